@@ -1,0 +1,30 @@
+#!/usr/bin/env node
+// Builds with `nest build` when dist/ is missing or older than any source file, so that
+// `npm start` on a fresh clone just works and later starts skip the compile.
+const { execSync } = require('node:child_process');
+const { existsSync, readdirSync, statSync, writeFileSync } = require('node:fs');
+const { join } = require('node:path');
+
+const root = join(__dirname, '..');
+const marker = join(root, 'dist', '.build-stamp');
+
+function newest(dir) {
+  let latest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) latest = Math.max(latest, newest(path));
+    else latest = Math.max(latest, statSync(path).mtimeMs);
+  }
+  return latest;
+}
+
+const sources = Math.max(
+  newest(join(root, 'src')),
+  ...['package.json', 'tsconfig.json', 'tsconfig.build.json', 'nest-cli.json'].map(
+    (f) => statSync(join(root, f)).mtimeMs,
+  ),
+);
+if (!existsSync(marker) || statSync(marker).mtimeMs < sources) {
+  execSync('npx nest build', { cwd: root, stdio: 'inherit' });
+  writeFileSync(marker, new Date().toISOString());
+}

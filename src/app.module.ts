@@ -1,0 +1,47 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
+import { ThrottlerModule } from '@nestjs/throttler';
+import { LoggerModule } from 'nestjs-pino';
+import { ApiKeyGuard } from './auth/api-key.guard';
+import { AuthModule } from './auth/auth.module';
+import { CommonModule } from './common/common.module';
+import { AllExceptionsFilter } from './common/filters/all-exceptions.filter';
+import { loggerOptions } from './common/logging';
+import { AppValidationPipe } from './common/pipes/validation.pipe';
+import { RateLimitGuard } from './common/rate-limit.guard';
+import { AppConfig } from './config/app-config';
+import { ConfigModule } from './config/config.module';
+import { CustomersModule } from './customers/customers.module';
+import { DatabaseModule } from './database/database.module';
+import { HealthModule } from './health/health.module';
+import { MerchantsModule } from './merchants/merchants.module';
+import { SettingsModule } from './settings/settings.module';
+
+/** The whole service, built from a validated config and a database URL. */
+@Module({})
+export class AppModule {
+  static forRoot(config: AppConfig, databaseUrl: string): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        LoggerModule.forRoot(loggerOptions(config)),
+        DatabaseModule.forRoot(databaseUrl, config.DATABASE_POOL_SIZE),
+        ThrottlerModule.forRoot([{ ttl: 60_000, limit: config.RATE_LIMIT_PER_MINUTE }]),
+        CommonModule,
+        AuthModule,
+        MerchantsModule,
+        CustomersModule,
+        SettingsModule,
+        HealthModule,
+      ],
+      providers: [
+        // Guards run in this order: authenticate, then rate-limit per key.
+        { provide: APP_GUARD, useClass: ApiKeyGuard },
+        { provide: APP_GUARD, useClass: RateLimitGuard },
+        { provide: APP_PIPE, useClass: AppValidationPipe },
+        { provide: APP_FILTER, useClass: AllExceptionsFilter },
+      ],
+    };
+  }
+}

@@ -1,0 +1,24 @@
+import { Module } from '@nestjs/common';
+import { PassportModule } from '@nestjs/passport';
+import { ApiKeyCache } from './api-key-cache';
+import { ApiKeyStrategy } from './api-key.strategy';
+import { ApiKeysService } from './api-keys.service';
+import { LastUsedRecorder } from './last-used-recorder';
+import { RevocationListener } from './revocation-listener';
+
+/**
+ * API-key authentication and the key lifecycle used by merchants and settings. The global
+ * `ApiKeyGuard` is registered by the app module, before the rate limiter.
+ */
+@Module({
+  imports: [PassportModule],
+  providers: [
+    { provide: ApiKeyCache, useFactory: () => new ApiKeyCache() },
+    ApiKeysService,
+    ApiKeyStrategy,
+    LastUsedRecorder,
+    RevocationListener,
+  ],
+  exports: [ApiKeysService],
+})
+export class AuthModule {}

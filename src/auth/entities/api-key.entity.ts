@@ -1,0 +1,35 @@
+import { Entity, Index, ManyToOne, Property, type Ref } from '@mikro-orm/core';
+import { BaseEntity } from '../../common/base.entity';
+import { Merchant } from '../../merchants/entities/merchant.entity';
+
+/** An API key. Only the SHA-256 of the secret is stored; `prefix` is the first 8 hex characters of it. */
+@Entity({ tableName: 'api_keys' })
+@Index({ name: 'api_keys_merchant_active_idx', properties: ['merchant', 'createdAt'], options: {} })
+export class ApiKey extends BaseEntity {
+  @ManyToOne(() => Merchant, { ref: true, deleteRule: 'cascade' })
+  merchant: Ref<Merchant>;
+
+  @Property({ type: 'string', length: 100, nullable: true })
+  label: string | null;
+
+  @Property({ type: 'string', length: 64, unique: true, hidden: true })
+  keyHash: string;
+
+  @Property({ type: 'string', length: 8 })
+  prefix: string;
+
+  @Property({ type: 'datetime', columnType: 'timestamptz(3)', nullable: true })
+  lastUsedAt: Date | null = null;
+
+  @Property({ type: 'datetime', columnType: 'timestamptz(3)', nullable: true })
+  revokedAt: Date | null = null;
+
+  constructor(input: { merchant: Ref<Merchant>; label: string | null; keyHash: string; now: Date }) {
+    super();
+    this.merchant = input.merchant;
+    this.label = input.label;
+    this.keyHash = input.keyHash;
+    this.prefix = input.keyHash.slice(0, 8);
+    this.stamp(input.now);
+  }
+}

@@ -1,0 +1,66 @@
+import { EntityManager } from '@mikro-orm/postgresql';
+import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { AppConfig } from '../config/app-config';
+
+/**
+ * Records each key's latest authenticated use without a write per request: uses are buffered in
+ * memory and written in one statement every `API_KEY_LAST_USED_FLUSH_MS` (1 s by default), so a
+ * use is visible in the database within about a second.
+ */
+@Injectable()
+export class LastUsedRecorder implements OnModuleInit, OnApplicationShutdown {
+  private readonly logger = new Logger(LastUsedRecorder.name);
+  private pending = new Map<string, Date>();
+  private timer?: NodeJS.Timeout;
+  private flushing?: Promise<void>;
+
+  constructor(
+    private readonly em: EntityManager,
+    private readonly config: AppConfig,
+  ) {}
+
+  onModuleInit(): void {
+    this.timer = setInterval(() => void this.flush(), this.config.API_KEY_LAST_USED_FLUSH_MS);
+    this.timer.unref();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    clearInterval(this.timer);
+    await this.flush();
+  }
+
+  record(apiKeyId: string, at: Date): void {
+    this.pending.set(apiKeyId, at);
+  }
+
+  /** A use not written yet, so this instance never shows an older value than it knows. */
+  unflushed(apiKeyId: string): Date | undefined {
+    return this.pending.get(apiKeyId);
+  }
+
+  /** Writes the buffered uses; never moves `lastUsedAt` backwards. */
+  async flush(): Promise<void> {
+    if (this.flushing) return this.flushing;
+    if (this.pending.size === 0) return;
+    const batch = this.pending;
+    this.pending = new Map();
+    const rows = [...batch].map(([id, at]) => ({ id, at: at.toISOString() }));
+    this.flushing = this.em
+      .getConnection()
+      .execute(
+        `UPDATE api_keys AS k SET last_used_at = GREATEST(k.last_used_at, v.at)
+           FROM json_to_recordset(?::json) AS v(id uuid, at timestamptz)
+          WHERE k.id = v.id`,
+        [JSON.stringify(rows)],
+      )
+      .then(() => undefined)
+      .catch((error: unknown) => {
+        this.logger.warn({ err: error }, 'Could not record API key use; will retry');
+        for (const [id, at] of batch) if (!this.pending.has(id)) this.pending.set(id, at);
+      })
+      .finally(() => {
+        this.flushing = undefined;
+      });
+    return this.flushing;
+  }
+}

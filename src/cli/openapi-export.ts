@@ -1,0 +1,31 @@
+/**
+ * `npm run openapi:export`: writes the running app's OpenAPI document to openapi.json (committed;
+ * a test fails when it differs from what the app serves at /docs-json).
+ */
+import { writeFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { createApp } from '../app.factory';
+import { buildOpenApiDocument } from '../app.setup';
+import { parseConfig } from '../config/load-config';
+import { openDatabase } from '../database/database-connection';
+import { runMigrations } from '../database/migrate';
+import { runCli } from './run-cli';
+
+runCli(async (out) => {
+  const config = parseConfig({ ...process.env, LOG_LEVEL: 'silent' });
+  const db = await openDatabase(config);
+  try {
+    await runMigrations(db.url);
+    const app = await createApp(config, db.url);
+    try {
+      await app.init();
+      const path = resolve(process.cwd(), 'openapi.json');
+      await writeFile(path, `${JSON.stringify(buildOpenApiDocument(app), null, 2)}\n`);
+      out(`Wrote ${path}`);
+    } finally {
+      await app.close();
+    }
+  } finally {
+    await db.release();
+  }
+});

@@ -1,0 +1,167 @@
+import {
+  ArgumentsHost,
+  Catch,
+  ExceptionFilter,
+  HttpException,
+  HttpStatus,
+  Logger,
+} from '@nestjs/common';
+import {
+  ConnectionException,
+  DriverException,
+  ForeignKeyConstraintViolationException,
+  NotFoundError as OrmNotFoundError,
+  NotNullConstraintViolationException,
+  UniqueConstraintViolationException,
+} from '@mikro-orm/core';
+import { ThrottlerException } from '@nestjs/throttler';
+import type { Request, Response } from 'express';
+import { DomainError, FieldError } from '../errors/domain-error';
+import { ERROR_STATUS, ErrorCode } from '../errors/error-codes';
+import { requestId as assignRequestId } from '../logging';
+
+/** The D1 error body. */
+export interface ErrorBody {
+  error: { code: ErrorCode; message: string; details?: FieldError[]; requestId: string };
+}
+
+interface Classified {
+  code: ErrorCode;
+  message: string;
+  details?: FieldError[];
+  status?: number;
+}
+
+/** Errors raised by express's body parser before a route runs. */
+interface BodyParserError {
+  type: string;
+  status?: number;
+  statusCode?: number;
+}
+
+const STATUS_CODES: Record<number, ErrorCode> = {
+  400: ErrorCode.VALIDATION_ERROR,
+  401: ErrorCode.UNAUTHORIZED,
+  404: ErrorCode.NOT_FOUND,
+  405: ErrorCode.NOT_FOUND,
+  409: ErrorCode.CONFLICT,
+  413: ErrorCode.PAYLOAD_TOO_LARGE,
+  415: ErrorCode.UNSUPPORTED_MEDIA_TYPE,
+  429: ErrorCode.RATE_LIMITED,
+  503: ErrorCode.SERVICE_UNAVAILABLE,
+};
+
+/**
+ * Turns every error into a D1 body with the right status: domain errors, Nest HTTP exceptions,
+ * body-parser failures (malformed JSON, oversized or mis-encoded bodies), MikroORM not-found and
+ * constraint errors. Anything else is a 500 whose body says nothing internal.
+ */
+@Catch()
+export class AllExceptionsFilter implements ExceptionFilter {
+  private readonly logger = new Logger(AllExceptionsFilter.name);
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const ctx = host.switchToHttp();
+    const req = ctx.getRequest<Request & { id?: string }>();
+    const res = ctx.getResponse<Response>();
+    const classified = classify(exception);
+    const status = classified.status ?? ERROR_STATUS[classified.code];
+    if (status >= 500) {
+      this.logger.error(
+        { err: exception, requestId: req.id, method: req.method, url: req.originalUrl },
+        'Request failed',
+      );
+    }
+    // Errors raised before the logger middleware (body parsing) have no id yet: assign one.
+    const requestId = req.id ?? assignRequestId(req, res);
+    const body: ErrorBody = {
+      error: {
+        code: classified.code,
+        message: classified.message,
+        ...(classified.details ? { details: classified.details } : {}),
+        requestId,
+      },
+    };
+    if (res.headersSent) return;
+    res.status(status).json(body);
+  }
+}
+
+export function classify(exception: unknown): Classified {
+  if (exception instanceof DomainError) {
+    return { code: exception.code, message: exception.message, details: exception.details };
+  }
+  if (exception instanceof ThrottlerException) {
+    return { code: ErrorCode.RATE_LIMITED, message: 'Too many requests; retry later' };
+  }
+  if (exception instanceof HttpException) return classifyHttp(exception);
+  if (isBodyParserError(exception)) return classifyBodyParser(exception);
+  if (exception instanceof OrmNotFoundError) {
+    return { code: ErrorCode.NOT_FOUND, message: 'Record not found' };
+  }
+  if (exception instanceof UniqueConstraintViolationException) {
+    return { code: ErrorCode.CONFLICT, message: 'A record with the same unique value already exists' };
+  }
+  if (exception instanceof ForeignKeyConstraintViolationException) {
+    return { code: ErrorCode.CONFLICT, message: 'The request refers to a record that does not exist' };
+  }
+  if (exception instanceof NotNullConstraintViolationException) {
+    return { code: ErrorCode.VALIDATION_ERROR, message: 'A required value is missing' };
+  }
+  if (exception instanceof ConnectionException) {
+    return { code: ErrorCode.SERVICE_UNAVAILABLE, message: 'The database is unavailable; retry later' };
+  }
+  if (exception instanceof DriverException && isConnectionLoss(exception)) {
+    return { code: ErrorCode.SERVICE_UNAVAILABLE, message: 'The database is unavailable; retry later' };
+  }
+  return { code: ErrorCode.INTERNAL_ERROR, message: 'Internal server error' };
+}
+
+function classifyHttp(exception: HttpException): Classified {
+  const status = exception.getStatus();
+  if (status === HttpStatus.NOT_FOUND && /^Cannot [A-Z]+ /.test(exception.message)) {
+    return { code: ErrorCode.NOT_FOUND, message: `Route not found: ${exception.message.slice(7)}` };
+  }
+  const code = STATUS_CODES[status] ?? (status >= 500 ? ErrorCode.INTERNAL_ERROR : undefined);
+  if (code === undefined) return { code: ErrorCode.VALIDATION_ERROR, message: exception.message, status };
+  if (code === ErrorCode.INTERNAL_ERROR) return { code, message: 'Internal server error' };
+  if (code === ErrorCode.UNAUTHORIZED) {
+    return { code, message: 'A valid API key is required: Authorization: Bearer <key>' };
+  }
+  return { code, message: exception.message };
+}
+
+function isBodyParserError(e: unknown): e is BodyParserError {
+  return (
+    typeof e === 'object' &&
+    e !== null &&
+    typeof (e as BodyParserError).type === 'string' &&
+    typeof ((e as BodyParserError).status ?? (e as BodyParserError).statusCode) === 'number'
+  );
+}
+
+function classifyBodyParser(e: BodyParserError): Classified {
+  switch (e.type) {
+    case 'entity.parse.failed':
+      return { code: ErrorCode.VALIDATION_ERROR, message: 'Malformed JSON in request body' };
+    case 'entity.verify.failed':
+      return { code: ErrorCode.VALIDATION_ERROR, message: 'The request body could not be read' };
+    case 'entity.too.large':
+      return { code: ErrorCode.PAYLOAD_TOO_LARGE, message: 'Request body is too large' };
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return { code: ErrorCode.UNSUPPORTED_MEDIA_TYPE, message: 'Unsupported request body encoding' };
+    default: {
+      const status = e.status ?? e.statusCode ?? 400;
+      const code = STATUS_CODES[status] ?? ErrorCode.VALIDATION_ERROR;
+      return status >= 500
+        ? { code: ErrorCode.INTERNAL_ERROR, message: 'Internal server error' }
+        : { code, message: 'The request body could not be read', status };
+    }
+  }
+}
+
+function isConnectionLoss(e: DriverException): boolean {
+  const code = (e as { code?: string }).code ?? '';
+  return code.startsWith('08') || code === '57P01' || code === 'ECONNREFUSED';
+}

@@ -1,0 +1,115 @@
+import { Transform } from 'class-transformer';
+import {
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  IsUrl,
+  Max,
+  MaxLength,
+  Min,
+  MinLength,
+} from 'class-validator';
+
+export const SOLANA_CLUSTERS = ['localnet', 'devnet', 'mainnet-beta'] as const;
+export type SolanaCluster = (typeof SOLANA_CLUSTERS)[number];
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+const toInt = ({ value }: { value: unknown }): unknown =>
+  typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value;
+
+const emptyToUndefined = ({ value }: { value: unknown }): unknown =>
+  typeof value === 'string' && value.trim() === '' ? undefined : value;
+
+/**
+ * The whole runtime configuration, read once from the environment (and `.env`) at start-up.
+ * Property names are the environment variable names so that a validation error names the variable.
+ * Documented in `.env.example` and the README's configuration table.
+ */
+export class AppConfig {
+  /** HTTP port of the API. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(65535)
+  PORT: number = 3000;
+
+  /** Interface the HTTP server binds to. */
+  @IsString()
+  @MinLength(1)
+  HOST: string = '0.0.0.0';
+
+  /** Directory for local state: embedded PostgreSQL data, localnet chain, generated keypairs. */
+  @IsString()
+  @MinLength(1)
+  DATA_DIR: string = '.data';
+
+  /** PostgreSQL connection string. When unset, an embedded PostgreSQL runs under `$DATA_DIR/postgres`. */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsUrl({ protocols: ['postgres', 'postgresql'], require_tld: false, require_protocol: true })
+  DATABASE_URL?: string;
+
+  /** Port of the embedded PostgreSQL; 0 picks a free port (recorded in its `postmaster.pid`). */
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(65535)
+  EMBEDDED_POSTGRES_PORT: number = 0;
+
+  /** Size of the database connection pool of each instance. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(200)
+  DATABASE_POOL_SIZE: number = 10;
+
+  /** Base URL customers and merchants reach this service at (checkout links). Defaults to http://localhost:$PORT. */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsUrl({ protocols: ['http', 'https'], require_tld: false, require_protocol: true })
+  PUBLIC_BASE_URL?: string;
+
+  /** Solana cluster: localnet (embedded chain), devnet or mainnet-beta. */
+  @IsIn(SOLANA_CLUSTERS)
+  SOLANA_CLUSTER: SolanaCluster = 'localnet';
+
+  /** Log level of the structured JSON logs. */
+  @IsIn(LOG_LEVELS)
+  LOG_LEVEL: LogLevel = 'info';
+
+  /** Largest accepted request body, in bytes. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1024)
+  @Max(10 * 1024 * 1024)
+  MAX_BODY_BYTES: number = 100 * 1024;
+
+  /** How often buffered API-key `lastUsedAt` updates are written, in milliseconds. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(50)
+  @Max(2000)
+  API_KEY_LAST_USED_FLUSH_MS: number = 1000;
+
+  /** Requests per minute allowed for one API key (or one IP for unauthenticated routes). */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  RATE_LIMIT_PER_MINUTE: number = 6000;
+
+  /** Create a demo merchant and print its API key on the first start with an empty database. */
+  @IsIn(['true', 'false'])
+  @MaxLength(5)
+  DEMO_MERCHANT: 'true' | 'false' = 'true';
+
+  get publicBaseUrl(): string {
+    return (this.PUBLIC_BASE_URL ?? `http://localhost:${this.PORT}`).replace(/\/+$/, '');
+  }
+
+  get isLocalnet(): boolean {
+    return this.SOLANA_CLUSTER === 'localnet';
+  }
+}

@@ -1,0 +1,69 @@
+import { Body, Controller, Get, HttpCode, HttpStatus, Patch, Post, Query } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { MerchantId } from '../common/decorators/current-merchant.decorator';
+import { IdParam } from '../common/decorators/id-param.decorator';
+import { ErrorCode } from '../common/errors/error-codes';
+import { ApiAuthenticated, ApiErrors } from '../common/swagger/api-errors.decorator';
+import { CustomersService } from './customers.service';
+import { CreateCustomerDto, ListCustomersQueryDto, UpdateCustomerDto } from './dto/customer.dto';
+import {
+  CustomerDetailResponse,
+  CustomerListItemResponse,
+  CustomerResponse,
+} from './dto/customer.response';
+
+@ApiTags('Customers')
+@ApiAuthenticated()
+@Controller('api/customers')
+export class CustomersController {
+  constructor(private readonly customers: CustomersService) {}
+
+  /** Lists the merchant's customers, newest first, each with `_count`. */
+  @Get()
+  @ApiOperation({ summary: 'List customers' })
+  @ApiErrors(ErrorCode.VALIDATION_ERROR)
+  list(
+    @MerchantId() merchantId: string,
+    @Query() query: ListCustomersQueryDto,
+  ): Promise<CustomerListItemResponse[]> {
+    return this.customers.list(merchantId, query);
+  }
+
+  /** The customer with its full invoice and subscription history. */
+  @Get(':id')
+  @ApiOperation({ summary: 'Get a customer' })
+  @ApiErrors(ErrorCode.NOT_FOUND)
+  get(
+    @MerchantId() merchantId: string,
+    @IdParam('Customer') id: string,
+  ): Promise<CustomerDetailResponse> {
+    return this.customers.get(merchantId, id);
+  }
+
+  /**
+   * Creates a customer, or (same wallet address) updates its e-mail and label where given and
+   * returns the existing customer. Always 201.
+   */
+  @Post()
+  @HttpCode(HttpStatus.CREATED)
+  @ApiOperation({ summary: 'Create or upsert a customer' })
+  @ApiErrors(ErrorCode.VALIDATION_ERROR)
+  async create(
+    @MerchantId() merchantId: string,
+    @Body() body: CreateCustomerDto,
+  ): Promise<CustomerResponse> {
+    return (await this.customers.upsert(merchantId, body)).customer;
+  }
+
+  /** Changes the supplied fields; `null` clears e-mail or label. */
+  @Patch(':id')
+  @ApiOperation({ summary: 'Update a customer' })
+  @ApiErrors(ErrorCode.NOT_FOUND, [ErrorCode.VALIDATION_ERROR, 'email: must be an email'])
+  update(
+    @MerchantId() merchantId: string,
+    @IdParam('Customer') id: string,
+    @Body() body: UpdateCustomerDto,
+  ): Promise<CustomerResponse> {
+    return this.customers.update(merchantId, id, body);
+  }
+}

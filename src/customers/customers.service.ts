@@ -1,0 +1,139 @@
+import { EntityManager } from '@mikro-orm/postgresql';
+import { Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { Clock } from '../common/clock';
+import { NotFoundError } from '../common/errors/domain-error';
+import { escapeLike } from '../database/sql';
+import { CUSTOMER_COLUMNS, CustomerRow, toCustomerResponse } from './customer.mapper';
+import { CreateCustomerDto, ListCustomersQueryDto, UpdateCustomerDto } from './dto/customer.dto';
+import {
+  CustomerDetailResponse,
+  CustomerListItemResponse,
+  CustomerResponse,
+} from './dto/customer.response';
+
+/** The outcome of an upsert: which record, and whether it was new or changed. */
+export interface UpsertedCustomer {
+  customer: CustomerResponse;
+  created: boolean;
+  changed: boolean;
+}
+
+/**
+ * Customers of a merchant. Every query filters by the merchant id, so another merchant's
+ * customer is indistinguishable from a missing one. Reads and the upsert are single SQL
+ * statements through MikroORM's connection (the hot paths; see docs/performance.md).
+ */
+@Injectable()
+export class CustomersService {
+  constructor(
+    private readonly em: EntityManager,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Newest first; `search` is a case-insensitive substring of wallet, label or e-mail. */
+  async list(merchantId: string, query: ListCustomersQueryDto): Promise<CustomerListItemResponse[]> {
+    const params: unknown[] = [merchantId];
+    let where = 'merchant_id = ?';
+    if (query.search) {
+      const pattern = `%${escapeLike(query.search)}%`;
+      where += ` AND (wallet_address ILIKE ? OR label ILIKE ? OR email ILIKE ?)`;
+      params.push(pattern, pattern, pattern);
+    }
+    const rows = await this.em
+      .getConnection()
+      .execute<CustomerRow[]>(
+        `SELECT ${CUSTOMER_COLUMNS} FROM customers WHERE ${where} ORDER BY created_at DESC, id DESC`,
+        params,
+      );
+    // Invoices and subscriptions are counted here once their modules exist; until then a
+    // customer has none of either.
+    return rows.map((row) => ({
+      ...toCustomerResponse(row),
+      _count: { invoices: 0, subscriptions: 0 },
+    }));
+  }
+
+  /** The customer with its invoice and subscription history (DESIGN D7). */
+  async get(merchantId: string, id: string): Promise<CustomerDetailResponse> {
+    const row = await this.findRow(merchantId, id);
+    return { ...toCustomerResponse(row), invoices: [], subscriptions: [] };
+  }
+
+  /**
+   * Creates the customer, or updates e-mail and label where given when the wallet is already a
+   * customer of this merchant. One atomic statement: concurrent upserts of one wallet never
+   * create a duplicate.
+   */
+  async upsert(merchantId: string, input: CreateCustomerDto): Promise<UpsertedCustomer> {
+    const now = this.clock.now();
+    const rows = await this.em.getConnection().execute<(CustomerRow & { created: boolean; changed: boolean })[]>(
+      `WITH previous AS (
+         SELECT email, label FROM customers WHERE merchant_id = ? AND wallet_address = ?
+       )
+       INSERT INTO customers (id, merchant_id, wallet_address, email, label, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (merchant_id, wallet_address) DO UPDATE SET
+         email = COALESCE(EXCLUDED.email, customers.email),
+         label = COALESCE(EXCLUDED.label, customers.label),
+         updated_at = CASE
+           WHEN (EXCLUDED.email IS NOT NULL AND EXCLUDED.email IS DISTINCT FROM customers.email)
+             OR (EXCLUDED.label IS NOT NULL AND EXCLUDED.label IS DISTINCT FROM customers.label)
+           THEN EXCLUDED.updated_at ELSE customers.updated_at END
+       RETURNING ${CUSTOMER_COLUMNS},
+         (xmax = 0) AS created,
+         (xmax = 0 OR NOT EXISTS (SELECT 1 FROM previous)
+           OR customers.email IS DISTINCT FROM (SELECT email FROM previous)
+           OR customers.label IS DISTINCT FROM (SELECT label FROM previous)) AS changed`,
+      [
+        merchantId,
+        input.walletAddress,
+        randomUUID(),
+        merchantId,
+        input.walletAddress,
+        input.email ?? null,
+        input.label ?? null,
+        now,
+        now,
+      ],
+    );
+    const row = rows[0];
+    return { customer: toCustomerResponse(row), created: row.created, changed: row.changed };
+  }
+
+  /** Changes only the supplied fields; `null` clears a field. */
+  async update(merchantId: string, id: string, input: UpdateCustomerDto): Promise<CustomerResponse> {
+    const sets: string[] = [];
+    const params: unknown[] = [];
+    if (input.email !== undefined) {
+      sets.push('email = ?');
+      params.push(input.email);
+    }
+    if (input.label !== undefined) {
+      sets.push('label = ?');
+      params.push(input.label);
+    }
+    if (sets.length === 0) return toCustomerResponse(await this.findRow(merchantId, id));
+    sets.push('updated_at = ?');
+    params.push(this.clock.now(), id, merchantId);
+    const rows = await this.em
+      .getConnection()
+      .execute<CustomerRow[]>(
+        `UPDATE customers SET ${sets.join(', ')} WHERE id = ? AND merchant_id = ? RETURNING ${CUSTOMER_COLUMNS}`,
+        params,
+      );
+    if (!rows[0]) throw new NotFoundError('Customer');
+    return toCustomerResponse(rows[0]);
+  }
+
+  private async findRow(merchantId: string, id: string): Promise<CustomerRow> {
+    const rows = await this.em
+      .getConnection()
+      .execute<CustomerRow[]>(
+        `SELECT ${CUSTOMER_COLUMNS} FROM customers WHERE id = ? AND merchant_id = ?`,
+        [id, merchantId],
+      );
+    if (!rows[0]) throw new NotFoundError('Customer');
+    return rows[0];
+  }
+}

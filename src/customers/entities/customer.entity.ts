@@ -1,0 +1,21 @@
+import { Entity, Index, ManyToOne, Property, Unique, type Ref } from '@mikro-orm/core';
+import { BaseEntity } from '../../common/base.entity';
+import { Merchant } from '../../merchants/entities/merchant.entity';
+
+/** A paying customer of one merchant, identified by wallet address (unique per merchant). */
+@Entity({ tableName: 'customers' })
+@Unique({ name: 'customers_merchant_wallet_unique', properties: ['merchant', 'walletAddress'] })
+@Index({ name: 'customers_merchant_created_idx', properties: ['merchant', 'createdAt', 'id'] })
+export class Customer extends BaseEntity {
+  @ManyToOne(() => Merchant, { ref: true, deleteRule: 'cascade' })
+  merchant!: Ref<Merchant>;
+
+  @Property({ type: 'string', length: 44 })
+  walletAddress!: string;
+
+  @Property({ type: 'string', length: 254, nullable: true })
+  email: string | null = null;
+
+  @Property({ type: 'string', length: 100, nullable: true })
+  label: string | null = null;
+}

@@ -1,0 +1,22 @@
+import { MikroOrmModule } from '@mikro-orm/nestjs';
+import { DynamicModule, Module } from '@nestjs/common';
+import { mikroOrmOptions } from './mikro-orm.options';
+
+/**
+ * MikroORM on PostgreSQL. There is no per-request context: services fork an EntityManager (or
+ * use `transactional`) for each unit of work, and hot paths run SQL on the connection directly.
+ */
+@Module({})
+export class DatabaseModule {
+  static forRoot(url: string, poolSize: number): DynamicModule {
+    return {
+      module: DatabaseModule,
+      imports: [
+        MikroOrmModule.forRoot({
+          ...mikroOrmOptions(url, { pool: { min: 0, max: poolSize } }),
+          registerRequestContext: false,
+        }),
+      ],
+    };
+  }
+}

@@ -1,0 +1,6 @@
+import { ApiKey } from '../auth/entities/api-key.entity';
+import { Customer } from '../customers/entities/customer.entity';
+import { Merchant } from '../merchants/entities/merchant.entity';
+
+/** Every entity of the service, registered explicitly (no file globbing at run time). */
+export const ENTITIES = [Merchant, ApiKey, Customer];

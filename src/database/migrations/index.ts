@@ -1,0 +1,11 @@
+import type { MigrationObject } from '@mikro-orm/core';
+import { Migration20261122022858 } from './Migration20261122022858';
+
+/**
+ * Every migration, in order. The MikroORM CLI writes new ones next to this file
+ * (`npm run db:migration:create`); add each here. A test fails when a file is missing from this
+ * list or when the entities and the migrations disagree.
+ */
+export const MIGRATIONS: MigrationObject[] = [
+  { name: 'Migration20261122022858', class: Migration20261122022858 },
+];

@@ -1,0 +1,47 @@
+import { Controller, Get, Res, ServiceUnavailableException } from '@nestjs/common';
+import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { HealthCheck, HealthCheckResult, HealthCheckService, MikroOrmHealthIndicator } from '@nestjs/terminus';
+import type { Response } from 'express';
+import { Public } from '../common/decorators/public.decorator';
+
+export class LivenessResponse {
+  /** @example "ok" */
+  status!: string;
+}
+
+@ApiTags('Health')
+@Public()
+@Controller('health')
+export class HealthController {
+  constructor(
+    private readonly health: HealthCheckService,
+    private readonly db: MikroOrmHealthIndicator,
+  ) {}
+
+  /**
+   * Readiness: 200 when the database answers, 503 otherwise (the chain RPC joins this check with
+   * the Solana layer). Body in the terminus format.
+   */
+  @Get()
+  @HealthCheck()
+  @ApiOperation({ summary: 'Readiness check (database)' })
+  async check(@Res({ passthrough: true }) res: Response): Promise<HealthCheckResult> {
+    try {
+      return await this.health.check([() => this.db.pingCheck('database', { timeout: 2000 })]);
+    } catch (error) {
+      if (error instanceof ServiceUnavailableException) {
+        res.status(503);
+        return error.getResponse() as HealthCheckResult;
+      }
+      throw error;
+    }
+  }
+
+  /** Liveness: the process serves HTTP. Touches nothing else. */
+  @Get('live')
+  @ApiOperation({ summary: 'Liveness check' })
+  @ApiResponse({ status: 200, type: LivenessResponse })
+  live(): LivenessResponse {
+    return { status: 'ok' };
+  }
+}

@@ -1,0 +1,90 @@
+import pino from 'pino';
+import { createApp } from './app.factory';
+import { AppConfig } from './config/app-config';
+import { ConfigError, loadConfig } from './config/load-config';
+import { DatabaseConnection, openDatabase } from './database/database-connection';
+import { runMigrations } from './database/migrate';
+import { DemoMerchant, ensureDemoMerchant } from './merchants/demo-merchant';
+import { MerchantsService } from './merchants/merchants.service';
+
+/**
+ * `npm start`: config -> database (embedded PostgreSQL unless DATABASE_URL) -> migrations, as a
+ * step of their own -> the HTTP app -> demo merchant on a fresh local install.
+ */
+async function main(): Promise<void> {
+  let config: AppConfig;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(2);
+    }
+    throw error;
+  }
+  const log = pino({ level: config.LOG_LEVEL, base: { context: 'Bootstrap' } });
+
+  const db = await openDatabase(config, (line) => log.debug({ postgres: line.trim() }));
+  log.info(
+    db.embedded
+      ? { port: db.embedded.port, owned: db.embedded.owned }
+      : { databaseUrl: redactUrl(db.url) },
+    db.embedded ? 'Embedded PostgreSQL ready' : 'Using DATABASE_URL',
+  );
+  const applied = await runMigrations(db.url);
+  if (applied.length) log.info({ migrations: applied }, 'Migrations applied');
+
+  const app = await createApp(config, db.url);
+  let stopping = false;
+  const stop = async (signal: string): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'Shutting down');
+    await app.close().catch((error: unknown) => log.error({ err: error }, 'Error while closing'));
+    await db.release().catch((error: unknown) => log.error({ err: error }, 'Error stopping PostgreSQL'));
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void stop('SIGINT'));
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+
+  await app.listen(config.PORT, config.HOST);
+  const demo =
+    db.embedded && config.DEMO_MERCHANT === 'true'
+      ? await ensureDemoMerchant(app.get(MerchantsService), config.DATA_DIR)
+      : undefined;
+  process.stdout.write(banner(config, db, demo));
+}
+
+function banner(config: AppConfig, db: DatabaseConnection, demo?: DemoMerchant): string {
+  const base = config.publicBaseUrl;
+  const lines = [
+    '',
+    `  Stablecoin billing service listening on ${config.HOST}:${config.PORT}`,
+    `  API docs (Swagger):  ${base}/docs`,
+    `  OpenAPI JSON:        ${base}/docs-json`,
+    `  Database:            ${db.embedded ? `embedded PostgreSQL on 127.0.0.1:${db.embedded.port}` : redactUrl(db.url)}`,
+  ];
+  if (demo) {
+    lines.push(
+      '',
+      '  Demo merchant created (first start). Keep this API key: it is not shown again.',
+      `    merchant id:     ${demo.merchant.id}`,
+      `    API key:         ${demo.apiKey}`,
+      `    wallet:          ${demo.merchant.walletAddress}`,
+      `    wallet keypair:  ${demo.walletKeypairPath}`,
+      `    saved to:        ${config.DATA_DIR}/demo-merchant.json`,
+      '',
+      `  Try: curl -H "Authorization: Bearer ${demo.apiKey}" ${base}/api/customers`,
+    );
+  }
+  return `${lines.join('\n')}\n\n`;
+}
+
+function redactUrl(url: string): string {
+  return url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@');
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`Start-up failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});

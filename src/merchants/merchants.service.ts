@@ -1,0 +1,69 @@
+import { EntityManager } from '@mikro-orm/postgresql';
+import { Injectable } from '@nestjs/common';
+import { ApiKeysService } from '../auth/api-keys.service';
+import { generateWebhookSecret } from '../auth/secrets';
+import { Clock } from '../common/clock';
+import { ValidationError } from '../common/errors/domain-error';
+import { isSolanaAddress } from '../common/validators/solana-address';
+import { Merchant } from './entities/merchant.entity';
+
+export interface NewMerchantInput {
+  name: string;
+  walletAddress: string;
+}
+
+/** A new merchant with the only copies of its first API key and webhook secret. */
+export interface CreatedMerchant {
+  merchant: { id: string; name: string; walletAddress: string };
+  apiKey: string;
+  webhookSecret: string;
+}
+
+@Injectable()
+export class MerchantsService {
+  constructor(
+    private readonly em: EntityManager,
+    private readonly clock: Clock,
+    private readonly apiKeys: ApiKeysService,
+  ) {}
+
+  /**
+   * Creates a merchant account with its webhook signing secret and a first API key, in one
+   * transaction. Used by the bootstrap CLI and the demo merchant of a fresh local install.
+   * @throws ValidationError for a blank or over-long name or an invalid wallet address.
+   */
+  async create(input: NewMerchantInput): Promise<CreatedMerchant> {
+    const name = input.name.trim();
+    if (name.length < 1 || name.length > 100) {
+      throw new ValidationError('name: must be 1-100 characters', [
+        { field: 'name', message: 'must be 1-100 characters' },
+      ]);
+    }
+    if (!isSolanaAddress(input.walletAddress)) {
+      throw new ValidationError('walletAddress: must be a base58 Solana address', [
+        { field: 'walletAddress', message: 'must be a base58 Solana address (32-44 characters, 32 bytes)' },
+      ]);
+    }
+    return this.em.fork().transactional(async (em) => {
+      const webhookSecret = generateWebhookSecret();
+      const merchant = new Merchant({
+        name,
+        walletAddress: input.walletAddress,
+        webhookSecret,
+        now: this.clock.now(),
+      });
+      em.persist(merchant);
+      const { key } = this.apiKeys.issue(em, merchant.id, 'Initial key');
+      await em.flush();
+      return {
+        merchant: { id: merchant.id, name: merchant.name, walletAddress: merchant.walletAddress },
+        apiKey: key,
+        webhookSecret,
+      };
+    });
+  }
+
+  async count(): Promise<number> {
+    return this.em.fork().count(Merchant);
+  }
+}
