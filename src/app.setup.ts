@@ -14,7 +14,7 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
   app.useLogger(app.get(Logger));
   app.disable('x-powered-by');
   app.use(requireJsonBody);
-  app.useBodyParser('json', { limit: config.MAX_BODY_BYTES, strict: true });
+  app.useBodyParser('json', { limit: config.MAX_BODY_BYTES, strict: true, reviver: refuseProtoKeys });
   app.use(defaultEmptyBody);
   const document = buildOpenApiDocument(app);
   SwaggerModule.setup('docs', app, document, {
@@ -59,4 +59,15 @@ function requireJsonBody(req: Request, _res: Response, next: NextFunction): void
 function defaultEmptyBody(req: Request, _res: Response, next: NextFunction): void {
   if (req.body === undefined && METHODS_WITH_BODY.has(req.method)) req.body = {};
   next();
+}
+
+const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
+/**
+ * `__proto__` in a JSON body would be swallowed silently when the DTO is built (it sets the
+ * prototype instead of a field), escaping the unknown-field check: refuse it while parsing.
+ */
+function refuseProtoKeys(key: string, value: unknown): unknown {
+  if (FORBIDDEN_KEYS.has(key)) throw new Error(`Forbidden JSON key: ${key}`);
+  return value;
 }

@@ -65,6 +65,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   await app.init();
 
   const db = new Client({ connectionString: databaseUrl });
+  db.on('error', () => undefined); // a test may take the database away on purpose
   await db.connect();
   let merchantCount = 0;
 

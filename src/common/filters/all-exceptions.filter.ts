@@ -142,8 +142,13 @@ function isBodyParserError(e: unknown): e is BodyParserError {
 
 function classifyBodyParser(e: BodyParserError): Classified {
   switch (e.type) {
-    case 'entity.parse.failed':
-      return { code: ErrorCode.VALIDATION_ERROR, message: 'Malformed JSON in request body' };
+    case 'entity.parse.failed': {
+      const reason = (e as { message?: string }).message ?? '';
+      return {
+        code: ErrorCode.VALIDATION_ERROR,
+        message: reason.startsWith('Forbidden JSON key') ? reason : 'Malformed JSON in request body',
+      };
+    }
     case 'entity.verify.failed':
       return { code: ErrorCode.VALIDATION_ERROR, message: 'The request body could not be read' };
     case 'entity.too.large':

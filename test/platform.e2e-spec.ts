@@ -1,0 +1,136 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createTestApp, TestApp, TestMerchant } from './helpers/test-app';
+
+describe('Platform: health, request ids, docs', () => {
+  let t: TestApp;
+  let m: TestMerchant;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    m = await t.createMerchant();
+  });
+  afterAll(() => t.close());
+
+  it('GET /health is public and reports the database up', async () => {
+    const res = await t.http.get('/health').expect(200);
+    expect(res.body).toMatchObject({ status: 'ok', info: { database: { status: 'up' } } });
+  });
+
+  it('GET /health/live answers without touching anything', async () => {
+    expect((await t.http.get('/health/live').expect(200)).body).toEqual({ status: 'ok' });
+  });
+
+  it('every response carries an x-request-id; a safe incoming one is echoed', async () => {
+    const fresh = await t.http.get('/health/live');
+    expect(fresh.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    const echoed = await t.http.get('/api/customers').set(m.auth).set('x-request-id', 'trace-abc.123');
+    expect(echoed.headers['x-request-id']).toBe('trace-abc.123');
+    const unsafe = await t.http.get('/api/nope').set('x-request-id', 'bad id\twith spaces');
+    expect(unsafe.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(unsafe.body.error.requestId).toBe(unsafe.headers['x-request-id']);
+  });
+
+  it('serves Swagger UI at /docs without a key', async () => {
+    const res = await t.http.get('/docs/').expect(200);
+    expect(res.text).toContain('swagger-ui');
+  });
+
+  describe('OpenAPI document', () => {
+    let doc: {
+      paths: Record<string, Record<string, { operationId: string; security?: unknown[]; responses: Record<string, unknown> }>>;
+      components: { securitySchemes: Record<string, unknown> };
+    };
+
+    beforeAll(async () => {
+      doc = (await t.http.get('/docs-json').expect(200)).body;
+    });
+
+    it('matches the committed openapi.json (run `npm run openapi:export` after API changes)', () => {
+      const committed = JSON.parse(readFileSync(join(__dirname, '..', 'openapi.json'), 'utf8'));
+      expect(doc).toEqual(committed);
+    });
+
+    it('documents every endpoint with a Controller_method operation id', () => {
+      const ops = Object.entries(doc.paths).flatMap(([path, methods]) =>
+        Object.entries(methods).map(([method, op]) => ({ path, method, op })),
+      );
+      expect(ops.map((o) => `${o.method.toUpperCase()} ${o.path}`).sort()).toEqual(
+        [
+          'GET /api/customers',
+          'POST /api/customers',
+          'GET /api/customers/{id}',
+          'PATCH /api/customers/{id}',
+          'GET /api/settings/api-keys',
+          'POST /api/settings/api-keys',
+          'DELETE /api/settings/api-keys/{id}',
+          'GET /api/settings/webhook',
+          'PUT /api/settings/webhook',
+          'GET /api/settings/webhook/secret',
+          'POST /api/settings/webhook/secret/rotate',
+          'GET /health',
+          'GET /health/live',
+        ].sort(),
+      );
+      for (const { op } of ops) expect(op.operationId).toMatch(/^[A-Z][A-Za-z]+Controller_[a-z][A-Za-z]+$/);
+    });
+
+    it('marks every /api operation with bearer security and documents 401 with an example', () => {
+      expect(doc.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
+      for (const [path, methods] of Object.entries(doc.paths)) {
+        for (const op of Object.values(methods)) {
+          if (!path.startsWith('/api/')) continue;
+          expect(op.security).toEqual([{ bearer: [] }]);
+          expect(JSON.stringify(op.responses['401'])).toContain('UNAUTHORIZED');
+        }
+      }
+    });
+
+    it('documents not-found on every operation with an id', () => {
+      for (const [path, methods] of Object.entries(doc.paths)) {
+        if (!path.includes('{id}')) continue;
+        for (const op of Object.values(methods)) expect(JSON.stringify(op.responses['404'])).toContain('NOT_FOUND');
+      }
+    });
+  });
+});
+
+describe('Platform: rate limiting', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp({ env: { RATE_LIMIT_PER_MINUTE: '5' } });
+  });
+  afterAll(() => t.close());
+
+  it('answers 429 RATE_LIMITED past the limit, counted per API key', async () => {
+    const a = await t.createMerchant('A');
+    const b = await t.createMerchant('B');
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++) statuses.push((await t.http.get('/api/customers').set(a.auth)).status);
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 429]);
+    const limited = await t.http.get('/api/customers').set(a.auth).expect(429);
+    expect(limited.body.error.code).toBe('RATE_LIMITED');
+    await t.http.get('/api/customers').set(b.auth).expect(200);
+  });
+});
+
+describe('Platform: database outage', () => {
+  it('is a 5xx (never a 401) and /health says 503', async () => {
+    const t = await createTestApp();
+    const m = await t.createMerchant();
+    const dbName = new URL(t.databaseUrl).pathname.slice(1);
+    try {
+      const { adminQuery } = await import('./setup/test-database');
+      await adminQuery(`DROP DATABASE "${dbName}" WITH (FORCE)`);
+      const health = await t.http.get('/health');
+      expect(health.status).toBe(503);
+      expect(health.body).toMatchObject({ status: 'error', error: { database: { status: 'down' } } });
+      const res = await t.http.get('/api/customers').set(m.auth);
+      expect(res.status).toBeGreaterThanOrEqual(500);
+      expect(JSON.stringify(res.body)).not.toMatch(/SELECT|customers|does not exist|at /);
+    } finally {
+      await t.close().catch(() => undefined);
+    }
+  });
+});
