@@ -7,6 +7,7 @@
 import { NestFactory } from '@nestjs/core';
 import { parseArgs } from 'node:util';
 import { ValidationError } from '../common/errors/domain-error';
+import { isSolanaAddress } from '../common/validators/solana-address';
 import { loadConfig } from '../config/load-config';
 import { openDatabase } from '../database/database-connection';
 import { runMigrations } from '../database/migrate';
@@ -36,6 +37,9 @@ runCli(async (out) => {
     return;
   }
   if (!values.name || !values.wallet) throw new UsageError(`--name and --wallet are required\n${USAGE}`);
+  if (!isSolanaAddress(values.wallet)) {
+    throw new UsageError('walletAddress: must be a base58 Solana address (32-44 characters, 32 bytes)');
+  }
 
   const config = loadConfig();
   const db = await openDatabase(config);

@@ -12,7 +12,6 @@ blocked.addAddress('::', 'ipv6');
 blocked.addAddress('::1', 'ipv6');
 blocked.addSubnet('fc00::', 7, 'ipv6');
 blocked.addSubnet('fe80::', 10, 'ipv6');
-blocked.addSubnet('::ffff:0:0', 96, 'ipv6');
 
 /** True for an IP literal in a loopback, private, link-local (metadata) or unspecified range. */
 export function isNonPublicAddress(address: string): boolean {

@@ -1,0 +1,51 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError, loadConfig, parseConfig } from './load-config';
+
+describe('configuration', () => {
+  it('has working defaults', () => {
+    const config = parseConfig({});
+    expect(config).toMatchObject({ PORT: 3000, DATA_DIR: '.data', SOLANA_CLUSTER: 'localnet', DATABASE_URL: undefined });
+    expect(config.publicBaseUrl).toBe('http://localhost:3000');
+    expect(config.isLocalnet).toBe(true);
+  });
+
+  it('converts numbers and trims a trailing slash from PUBLIC_BASE_URL', () => {
+    const config = parseConfig({ PORT: '8080', PUBLIC_BASE_URL: 'https://pay.example.com/' });
+    expect(config.PORT).toBe(8080);
+    expect(config.publicBaseUrl).toBe('https://pay.example.com');
+  });
+
+  it.each([
+    ['PORT', 'eighty'],
+    ['PORT', '70000'],
+    ['SOLANA_CLUSTER', 'testnet'],
+    ['DATABASE_URL', 'mysql://x@localhost/db'],
+    ['LOG_LEVEL', 'loud'],
+    ['MAX_BODY_BYTES', '1.5'],
+    ['PUBLIC_BASE_URL', 'not a url'],
+  ])('a bad %s=%s stops start-up with a message naming the variable', (name, value) => {
+    let error: unknown;
+    try {
+      parseConfig({ [name]: value });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).message).toContain(`${name}=`);
+  });
+
+  it('treats an empty DATABASE_URL as unset (embedded PostgreSQL)', () => {
+    expect(parseConfig({ DATABASE_URL: '' }).DATABASE_URL).toBeUndefined();
+  });
+
+  it('reads .env, and real environment variables win over it', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cfg-'));
+    const file = join(dir, '.env');
+    writeFileSync(file, 'PORT=4000\nLOG_LEVEL=debug\n');
+    const config = loadConfig({ LOG_LEVEL: 'warn' }, file);
+    expect(config.PORT).toBe(4000);
+    expect(config.LOG_LEVEL).toBe('warn');
+  });
+});

@@ -1,0 +1,150 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomWallet } from './helpers/test-app';
+
+/**
+ * The compiled entry points as a user runs them (`npm test` builds first): `npm start`'s
+ * main.js and the merchant bootstrap CLI, sharing one DATA_DIR and its embedded PostgreSQL.
+ */
+const ROOT = join(__dirname, '..');
+const MAIN = join(ROOT, 'dist', 'src', 'main.js');
+const CLI = join(ROOT, 'dist', 'src', 'cli', 'merchant-create.js');
+
+function env(dataDir: string, port = 0): NodeJS.ProcessEnv {
+  const { DATABASE_URL: _omit, ...rest } = process.env;
+  return { ...rest, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn' };
+}
+
+function run(args: string[], dataDir: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { env: env(dataDir), cwd: ROOT });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('exit', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+  });
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function startServer(dataDir: string): Promise<{ child: ChildProcess; base: string; output: () => string }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [MAIN], { env: env(dataDir, port), cwd: ROOT });
+  let output = '';
+  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+  const base = `http://127.0.0.1:${port}`;
+  const started = Date.now();
+  while (Date.now() - started < 30_000) {
+    if (child.exitCode !== null) throw new Error(`server exited: ${output}`);
+    const ok = await fetch(`${base}/health`).then((r) => r.ok, () => false);
+    if (ok && output.includes('listening')) return { child, base, output: () => output };
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  child.kill('SIGKILL');
+  throw new Error(`server did not start: ${output}`);
+}
+
+async function stopServer(child: ChildProcess): Promise<number | null> {
+  if (child.exitCode !== null) return child.exitCode;
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  child.kill('SIGTERM');
+  return exited;
+}
+
+function postmasterPid(dataDir: string): number | undefined {
+  const file = join(dataDir, 'postgres', 'postmaster.pid');
+  return existsSync(file) ? Number(readFileSync(file, 'utf8').split('\n')[0]) : undefined;
+}
+
+function alive(pid: number | undefined): boolean {
+  if (!pid) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('npm start and merchant:create on a local data directory', () => {
+  let dataDir: string;
+
+  beforeAll(() => {
+    dataDir = mkdtempSync(join(tmpdir(), 'billing-cli-'));
+  });
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it('first start creates and prints a working demo merchant; the server stops its PostgreSQL', async () => {
+    const server = await startServer(dataDir);
+    try {
+      const apiKey = /API key:\s+(sbk_\S+)/.exec(server.output())?.[1];
+      expect(apiKey).toBeDefined();
+      expect(server.output()).toContain('/docs');
+      const demo = JSON.parse(readFileSync(join(dataDir, 'demo-merchant.json'), 'utf8'));
+      expect(demo.apiKey).toBe(apiKey);
+      const keypair = JSON.parse(readFileSync(demo.walletKeypairPath, 'utf8'));
+      expect(keypair).toHaveLength(64);
+      const res = await fetch(`${server.base}/api/customers`, { headers: { Authorization: `Bearer ${apiKey}` } });
+      expect(res.status).toBe(200);
+    } finally {
+      expect(await stopServer(server.child)).toBe(0);
+    }
+    expect(alive(postmasterPid(dataDir))).toBe(false);
+  });
+
+  it('merchant:create --json with no server running starts and stops PostgreSQL itself', async () => {
+    const wallet = randomWallet();
+    const out = await run(['--name', 'Acme', '--wallet', wallet, '--json'], dataDir);
+    expect(out.code).toBe(0);
+    const body = JSON.parse(out.stdout.trim());
+    expect(Object.keys(body).sort()).toEqual(['apiKey', 'merchant', 'webhookSecret']);
+    expect(body.merchant).toEqual({ id: expect.any(String), name: 'Acme', walletAddress: wallet });
+    expect(body.apiKey).toMatch(/^sbk_/);
+    expect(body.webhookSecret).toMatch(/^whsec_/);
+    expect(alive(postmasterPid(dataDir))).toBe(false);
+  });
+
+  it('with the server running, reuses its PostgreSQL and the new key works against the server', async () => {
+    const server = await startServer(dataDir);
+    try {
+      expect(server.output()).not.toContain('Demo merchant created'); // data kept across restarts
+      const pid = postmasterPid(dataDir);
+      expect(alive(pid)).toBe(true);
+      const out = await run(['--name', 'Globex', '--wallet', randomWallet(), '--json'], dataDir);
+      expect(out.code).toBe(0);
+      const { apiKey } = JSON.parse(out.stdout.trim());
+      expect(postmasterPid(dataDir)).toBe(pid); // no second postmaster, and it is still up
+      const res = await fetch(`${server.base}/api/customers`, { headers: { Authorization: `Bearer ${apiKey}` } });
+      expect(res.status).toBe(200);
+      const health = await fetch(`${server.base}/health`);
+      expect(health.status).toBe(200);
+    } finally {
+      await stopServer(server.child);
+    }
+  });
+
+  it.each([
+    [['--name', 'Acme', '--wallet', 'not-base58!'], /walletAddress/],
+    [['--name', '', '--wallet', '9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin'], /--name and --wallet are required/],
+    [['--wallet', '9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin'], /--name and --wallet are required/],
+    [['--name', 'Acme', '--wallet', '9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin', '--color'], /Unknown option/],
+  ])('rejects bad input %j with exit code 2 and a message', async (args, message) => {
+    const out = await run(args, dataDir);
+    expect(out.code).toBe(2);
+    expect(out.stderr).toMatch(message);
+    expect(out.stdout).toBe('');
+  });
+});
