@@ -7,7 +7,8 @@
 import { mikroOrmOptions } from './src/database/mikro-orm.options';
 
 const url = process.env.DATABASE_URL;
-if (!url) throw new Error('DATABASE_URL must be set; run the CLI through `npm run db:migration:create`.');
+if (!url)
+  throw new Error('DATABASE_URL must be set; run the CLI through `npm run db:migration:create`.');
 
 const base = mikroOrmOptions(url);
 export default {

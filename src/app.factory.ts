@@ -5,11 +5,17 @@ import { configureApp } from './app.setup';
 import { AppConfig } from './config/app-config';
 
 /** Builds the configured (not yet listening) HTTP application. */
-export async function createApp(config: AppConfig, databaseUrl: string): Promise<NestExpressApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, databaseUrl), {
-    bodyParser: false,
-    bufferLogs: true,
-  });
+export async function createApp(
+  config: AppConfig,
+  databaseUrl: string,
+): Promise<NestExpressApplication> {
+  const app = await NestFactory.create<NestExpressApplication>(
+    AppModule.forRoot(config, databaseUrl),
+    {
+      bodyParser: false,
+      bufferLogs: true,
+    },
+  );
   configureApp(app, config);
   return app;
 }

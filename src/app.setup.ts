@@ -14,7 +14,11 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
   app.useLogger(app.get(Logger));
   app.disable('x-powered-by');
   app.use(requireJsonBody);
-  app.useBodyParser('json', { limit: config.MAX_BODY_BYTES, strict: true, reviver: refuseProtoKeys });
+  app.useBodyParser('json', {
+    limit: config.MAX_BODY_BYTES,
+    strict: true,
+    reviver: refuseProtoKeys,
+  });
   app.use(defaultEmptyBody);
   const document = buildOpenApiDocument(app);
   SwaggerModule.setup('docs', app, document, {
@@ -37,7 +41,8 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'API key (sbk_...)' })
     .build();
   return SwaggerModule.createDocument(app, builder, {
-    operationIdFactory: (controllerKey: string, methodKey: string) => `${controllerKey}_${methodKey}`,
+    operationIdFactory: (controllerKey: string, methodKey: string) =>
+      `${controllerKey}_${methodKey}`,
   });
 }
 

@@ -41,7 +41,9 @@ async function main(): Promise<void> {
     stopping = true;
     log.info({ signal }, 'Shutting down');
     await app.close().catch((error: unknown) => log.error({ err: error }, 'Error while closing'));
-    await db.release().catch((error: unknown) => log.error({ err: error }, 'Error stopping PostgreSQL'));
+    await db
+      .release()
+      .catch((error: unknown) => log.error({ err: error }, 'Error stopping PostgreSQL'));
     process.exit(0);
   };
   process.once('SIGINT', () => void stop('SIGINT'));
@@ -85,6 +87,8 @@ function redactUrl(url: string): string {
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`Start-up failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.stderr.write(
+    `Start-up failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
   process.exit(1);
 });

@@ -39,7 +39,10 @@ describe('API keys and authentication', () => {
     });
 
     it('does not accept a key in the query string', async () => {
-      const res = await t.http.get('/api/customers').query({ access_token: acme.apiKey }).expect(401);
+      const res = await t.http
+        .get('/api/customers')
+        .query({ access_token: acme.apiKey })
+        .expect(401);
       expect(res.body.error.code).toBe('UNAUTHORIZED');
     });
 
@@ -88,9 +91,15 @@ describe('API keys and authentication', () => {
     it('lists only active keys of the merchant, newest first', async () => {
       const m = await t.createMerchant('Keys');
       t.clock.advance(1000);
-      const second = await t.http.post('/api/settings/api-keys').set(m.auth).send({ label: 'second' });
+      const second = await t.http
+        .post('/api/settings/api-keys')
+        .set(m.auth)
+        .send({ label: 'second' });
       t.clock.advance(1000);
-      const third = await t.http.post('/api/settings/api-keys').set(m.auth).send({ label: 'third' });
+      const third = await t.http
+        .post('/api/settings/api-keys')
+        .set(m.auth)
+        .send({ label: 'third' });
       await t.http.delete(`/api/settings/api-keys/${second.body.id}`).set(m.auth).expect(200);
       const res = await t.http.get('/api/settings/api-keys').set(m.auth).expect(200);
       expect(res.body.map((k: { label: string }) => k.label)).toEqual(['third', 'Initial key']);
@@ -123,42 +132,69 @@ describe('API keys and authentication', () => {
 
   describe('DELETE /api/settings/api-keys/:id', () => {
     it('revokes: the key gets 401 at once, the row keeps revoked_at, the list drops it', async () => {
-      const created = await t.http.post('/api/settings/api-keys').set(acme.auth).send({ label: 'tmp' });
+      const created = await t.http
+        .post('/api/settings/api-keys')
+        .set(acme.auth)
+        .send({ label: 'tmp' });
       const auth = { Authorization: `Bearer ${created.body.key}` };
       await t.http.get('/api/customers').set(auth).expect(200); // now cached
-      const res = await t.http.delete(`/api/settings/api-keys/${created.body.id}`).set(acme.auth).expect(200);
+      const res = await t.http
+        .delete(`/api/settings/api-keys/${created.body.id}`)
+        .set(acme.auth)
+        .expect(200);
       expect(res.body).toEqual({ success: true });
       const denied = await t.http.get('/api/customers').set(auth).expect(401);
       expect(denied.body.error.code).toBe('UNAUTHORIZED');
-      const [row] = await t.sql<{ revoked_at: Date | null }>('SELECT revoked_at FROM api_keys WHERE id = $1', [
-        created.body.id,
-      ]);
+      const [row] = await t.sql<{ revoked_at: Date | null }>(
+        'SELECT revoked_at FROM api_keys WHERE id = $1',
+        [created.body.id],
+      );
       expect(row.revoked_at).toBeInstanceOf(Date);
     });
 
     it('a key may revoke itself', async () => {
-      const created = await t.http.post('/api/settings/api-keys').set(acme.auth).send({ label: 'self' });
+      const created = await t.http
+        .post('/api/settings/api-keys')
+        .set(acme.auth)
+        .send({ label: 'self' });
       const auth = { Authorization: `Bearer ${created.body.key}` };
       await t.http.delete(`/api/settings/api-keys/${created.body.id}`).set(auth).expect(200);
       await t.http.get('/api/settings/api-keys').set(auth).expect(401);
     });
 
-    it('already revoked, unknown, malformed or another merchant\'s key: 404 NOT_FOUND', async () => {
-      const created = await t.http.post('/api/settings/api-keys').set(acme.auth).send({ label: 'x' });
+    it("already revoked, unknown, malformed or another merchant's key: 404 NOT_FOUND", async () => {
+      const created = await t.http
+        .post('/api/settings/api-keys')
+        .set(acme.auth)
+        .send({ label: 'x' });
       await t.http.delete(`/api/settings/api-keys/${created.body.id}`).set(acme.auth).expect(200);
-      const other = await t.http.post('/api/settings/api-keys').set(globex.auth).send({ label: 'theirs' });
-      for (const id of [created.body.id, '00000000-0000-4000-8000-000000000001', 'nope', other.body.id]) {
+      const other = await t.http
+        .post('/api/settings/api-keys')
+        .set(globex.auth)
+        .send({ label: 'theirs' });
+      for (const id of [
+        created.body.id,
+        '00000000-0000-4000-8000-000000000001',
+        'nope',
+        other.body.id,
+      ]) {
         const res = await t.http.delete(`/api/settings/api-keys/${id}`).set(acme.auth).expect(404);
         expect(res.body.error).toMatchObject({ code: 'NOT_FOUND', message: 'API key not found' });
       }
       // Globex's key survived Acme's attempt.
-      await t.http.get('/api/customers').set('Authorization', `Bearer ${other.body.key}`).expect(200);
+      await t.http
+        .get('/api/customers')
+        .set('Authorization', `Bearer ${other.body.key}`)
+        .expect(200);
     });
   });
 
   describe('key cache', () => {
     it('a known key is served from memory: a revocation written behind its back is not seen until announced', async () => {
-      const created = await t.http.post('/api/settings/api-keys').set(acme.auth).send({ label: 'cache' });
+      const created = await t.http
+        .post('/api/settings/api-keys')
+        .set(acme.auth)
+        .send({ label: 'cache' });
       const auth = { Authorization: `Bearer ${created.body.key}` };
       await t.http.get('/api/customers').set(auth).expect(200);
       // Revoke in the database without the service: no lookup means the cache still answers.
@@ -169,13 +205,19 @@ describe('API keys and authentication', () => {
       await t.http.get('/api/customers').set(auth).expect(200);
       // Announcing it on the channel evicts it within a second.
       await t.sql('SELECT pg_notify($1, $2)', ['api_key_revoked', key_hash]);
-      await waitFor(async () => (await t.http.get('/api/customers').set(auth)).status === 401, 1000);
+      await waitFor(
+        async () => (await t.http.get('/api/customers').set(auth)).status === 401,
+        1000,
+      );
     });
 
     it('a revocation on one instance is refused by another within a second', async () => {
       const other = await createTestApp({ databaseUrl: t.databaseUrl });
       try {
-        const created = await t.http.post('/api/settings/api-keys').set(acme.auth).send({ label: 'multi' });
+        const created = await t.http
+          .post('/api/settings/api-keys')
+          .set(acme.auth)
+          .send({ label: 'multi' });
         const auth = { Authorization: `Bearer ${created.body.key}` };
         await other.http.get('/api/customers').set(auth).expect(200); // cached on the other instance
         await t.http.delete(`/api/settings/api-keys/${created.body.id}`).set(acme.auth).expect(200);

@@ -18,7 +18,10 @@ function env(dataDir: string, port = 0): NodeJS.ProcessEnv {
   return { ...rest, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn' };
 }
 
-function run(args: string[], dataDir: string): Promise<{ code: number; stdout: string; stderr: string }> {
+function run(
+  args: string[],
+  dataDir: string,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, ...args], { env: env(dataDir), cwd: ROOT });
     let stdout = '';
@@ -39,17 +42,22 @@ function freePort(): Promise<number> {
   });
 }
 
-async function startServer(dataDir: string): Promise<{ child: ChildProcess; base: string; output: () => string }> {
+async function startServer(
+  dataDir: string,
+): Promise<{ child: ChildProcess; base: string; output: () => string }> {
   const port = await freePort();
   const child = spawn(process.execPath, [MAIN], { env: env(dataDir, port), cwd: ROOT });
   let output = '';
-  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
   const base = `http://127.0.0.1:${port}`;
   const started = Date.now();
   while (Date.now() - started < 30_000) {
     if (child.exitCode !== null) throw new Error(`server exited: ${output}`);
-    const ok = await fetch(`${base}/health`).then((r) => r.ok, () => false);
+    const ok = await fetch(`${base}/health`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok && output.includes('listening')) return { child, base, output: () => output };
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -97,7 +105,9 @@ describe('npm start and merchant:create on a local data directory', () => {
       expect(demo.apiKey).toBe(apiKey);
       const keypair = JSON.parse(readFileSync(demo.walletKeypairPath, 'utf8'));
       expect(keypair).toHaveLength(64);
-      const res = await fetch(`${server.base}/api/customers`, { headers: { Authorization: `Bearer ${apiKey}` } });
+      const res = await fetch(`${server.base}/api/customers`, {
+        headers: { Authorization: `Bearer ${apiKey}` },
+      });
       expect(res.status).toBe(200);
     } finally {
       expect(await stopServer(server.child)).toBe(0);
@@ -127,7 +137,9 @@ describe('npm start and merchant:create on a local data directory', () => {
       expect(out.code).toBe(0);
       const { apiKey } = JSON.parse(out.stdout.trim());
       expect(postmasterPid(dataDir)).toBe(pid); // no second postmaster, and it is still up
-      const res = await fetch(`${server.base}/api/customers`, { headers: { Authorization: `Bearer ${apiKey}` } });
+      const res = await fetch(`${server.base}/api/customers`, {
+        headers: { Authorization: `Bearer ${apiKey}` },
+      });
       expect(res.status).toBe(200);
       const health = await fetch(`${server.base}/health`);
       expect(health.status).toBe(200);
@@ -138,9 +150,18 @@ describe('npm start and merchant:create on a local data directory', () => {
 
   it.each([
     [['--name', 'Acme', '--wallet', 'not-base58!'], /walletAddress/],
-    [['--name', '', '--wallet', '9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin'], /--name and --wallet are required/],
-    [['--wallet', '9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin'], /--name and --wallet are required/],
-    [['--name', 'Acme', '--wallet', '9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin', '--color'], /Unknown option/],
+    [
+      ['--name', '', '--wallet', '9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin'],
+      /--name and --wallet are required/,
+    ],
+    [
+      ['--wallet', '9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin'],
+      /--name and --wallet are required/,
+    ],
+    [
+      ['--name', 'Acme', '--wallet', '9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin', '--color'],
+      /Unknown option/,
+    ],
   ])('rejects bad input %j with exit code 2 and a message', async (args, message) => {
     const out = await run(args, dataDir);
     expect(out.code).toBe(2);

@@ -32,7 +32,9 @@ describe('Customers API', () => {
         label: 'Ada',
       });
       expect(res.body.createdAt).toMatch(ISO_MS);
-      const rows = await t.sql('SELECT merchant_id, email, label FROM customers WHERE id = $1', [res.body.id]);
+      const rows = await t.sql('SELECT merchant_id, email, label FROM customers WHERE id = $1', [
+        res.body.id,
+      ]);
       expect(rows).toEqual([{ merchant_id: acme.id, email: 'ada@example.com', label: 'Ada' }]);
     });
 
@@ -63,7 +65,10 @@ describe('Customers API', () => {
 
     it('an upsert that changes nothing keeps updatedAt', async () => {
       const wallet = randomWallet();
-      const first = await t.http.post('/api/customers').set(acme.auth).send({ walletAddress: wallet, label: 'Same' });
+      const first = await t.http
+        .post('/api/customers')
+        .set(acme.auth)
+        .send({ walletAddress: wallet, label: 'Same' });
       t.clock.advance(1000);
       const again = await t.http
         .post('/api/customers')
@@ -77,7 +82,10 @@ describe('Customers API', () => {
       const wallet = randomWallet();
       const results = await Promise.all(
         Array.from({ length: 8 }, (_, i) =>
-          t.http.post('/api/customers').set(acme.auth).send({ walletAddress: wallet, label: `L${i}` }),
+          t.http
+            .post('/api/customers')
+            .set(acme.auth)
+            .send({ walletAddress: wallet, label: `L${i}` }),
         ),
       );
       expect(results.map((r) => r.status)).toEqual(Array(8).fill(201));
@@ -86,8 +94,16 @@ describe('Customers API', () => {
 
     it('the same wallet is a separate customer for another merchant', async () => {
       const wallet = randomWallet();
-      const a = await t.http.post('/api/customers').set(acme.auth).send({ walletAddress: wallet }).expect(201);
-      const g = await t.http.post('/api/customers').set(globex.auth).send({ walletAddress: wallet }).expect(201);
+      const a = await t.http
+        .post('/api/customers')
+        .set(acme.auth)
+        .send({ walletAddress: wallet })
+        .expect(201);
+      const g = await t.http
+        .post('/api/customers')
+        .set(globex.auth)
+        .send({ walletAddress: wallet })
+        .expect(201);
       expect(g.body.id).not.toBe(a.body.id);
       expect(g.body.merchantId).toBe(globex.id);
     });
@@ -111,14 +127,20 @@ describe('Customers API', () => {
         await t.http
           .post('/api/customers')
           .set(m.auth)
-          .send({ walletAddress: wallet, label: spec.label, ...(spec.email ? { email: spec.email } : {}) })
+          .send({
+            walletAddress: wallet,
+            label: spec.label,
+            ...(spec.email ? { email: spec.email } : {}),
+          })
           .expect(201);
       }
     });
 
     it('lists newest first, each with _count', async () => {
       const res = await t.http.get('/api/customers').set(m.auth).expect(200);
-      expect(res.body.map((c: { walletAddress: string }) => c.walletAddress)).toEqual([...wallets].reverse());
+      expect(res.body.map((c: { walletAddress: string }) => c.walletAddress)).toEqual(
+        [...wallets].reverse(),
+      );
       for (const c of res.body) expect(c._count).toEqual({ invoices: 0, subscriptions: 0 });
     });
 
@@ -134,28 +156,45 @@ describe('Customers API', () => {
 
     it('searches by a fragment of the wallet address', async () => {
       const fragment = wallets[1].slice(5, 15).toLowerCase();
-      const res = await t.http.get('/api/customers').query({ search: fragment }).set(m.auth).expect(200);
+      const res = await t.http
+        .get('/api/customers')
+        .query({ search: fragment })
+        .set(m.auth)
+        .expect(200);
       expect(res.body.map((c: { walletAddress: string }) => c.walletAddress)).toContain(wallets[1]);
     });
 
     it("never shows another merchant's customers", async () => {
       const res = await t.http.get('/api/customers').set(globex.auth).expect(200);
       expect(res.body.every((c: { merchantId: string }) => c.merchantId === globex.id)).toBe(true);
-      const search = await t.http.get('/api/customers').query({ search: 'Lovelace' }).set(globex.auth).expect(200);
+      const search = await t.http
+        .get('/api/customers')
+        .query({ search: 'Lovelace' })
+        .set(globex.auth)
+        .expect(200);
       expect(search.body).toEqual([]);
     });
   });
 
   describe('GET /api/customers/:id', () => {
     it('returns the customer with its (empty) invoice and subscription history', async () => {
-      const created = await t.http.post('/api/customers').set(acme.auth).send({ walletAddress: randomWallet() });
+      const created = await t.http
+        .post('/api/customers')
+        .set(acme.auth)
+        .send({ walletAddress: randomWallet() });
       const res = await t.http.get(`/api/customers/${created.body.id}`).set(acme.auth).expect(200);
       expect(res.body).toEqual({ ...created.body, invoices: [], subscriptions: [] });
     });
 
     it("another merchant's customer is not found", async () => {
-      const created = await t.http.post('/api/customers').set(acme.auth).send({ walletAddress: randomWallet() });
-      const res = await t.http.get(`/api/customers/${created.body.id}`).set(globex.auth).expect(404);
+      const created = await t.http
+        .post('/api/customers')
+        .set(acme.auth)
+        .send({ walletAddress: randomWallet() });
+      const res = await t.http
+        .get(`/api/customers/${created.body.id}`)
+        .set(globex.auth)
+        .expect(404);
       expect(res.body.error).toMatchObject({ code: 'NOT_FOUND', message: 'Customer not found' });
     });
 
@@ -179,7 +218,11 @@ describe('Customers API', () => {
         .set(acme.auth)
         .send({ email: null })
         .expect(200);
-      expect(res.body).toMatchObject({ email: null, label: 'A', walletAddress: created.body.walletAddress });
+      expect(res.body).toMatchObject({
+        email: null,
+        label: 'A',
+        walletAddress: created.body.walletAddress,
+      });
       expect(Date.parse(res.body.updatedAt) - Date.parse(created.body.updatedAt)).toBe(5000);
       const relabel = await t.http
         .patch(`/api/customers/${created.body.id}`)
@@ -187,13 +230,22 @@ describe('Customers API', () => {
         .send({ label: 'B', email: 'b@example.com' })
         .expect(200);
       expect(relabel.body).toMatchObject({ email: 'b@example.com', label: 'B' });
-      const [row] = await t.sql('SELECT email, label FROM customers WHERE id = $1', [created.body.id]);
+      const [row] = await t.sql('SELECT email, label FROM customers WHERE id = $1', [
+        created.body.id,
+      ]);
       expect(row).toEqual({ email: 'b@example.com', label: 'B' });
     });
 
     it('an empty body changes nothing and returns the customer', async () => {
-      const created = await t.http.post('/api/customers').set(acme.auth).send({ walletAddress: randomWallet(), label: 'K' });
-      const res = await t.http.patch(`/api/customers/${created.body.id}`).set(acme.auth).send({}).expect(200);
+      const created = await t.http
+        .post('/api/customers')
+        .set(acme.auth)
+        .send({ walletAddress: randomWallet(), label: 'K' });
+      const res = await t.http
+        .patch(`/api/customers/${created.body.id}`)
+        .set(acme.auth)
+        .send({})
+        .expect(200);
       expect(res.body).toEqual(created.body);
     });
 
@@ -216,7 +268,10 @@ describe('Customers API', () => {
     });
 
     it("cannot change another merchant's customer", async () => {
-      const created = await t.http.post('/api/customers').set(acme.auth).send({ walletAddress: randomWallet(), label: 'Mine' });
+      const created = await t.http
+        .post('/api/customers')
+        .set(acme.auth)
+        .send({ walletAddress: randomWallet(), label: 'Mine' });
       const res = await t.http
         .patch(`/api/customers/${created.body.id}`)
         .set(globex.auth)

@@ -24,7 +24,10 @@ describe('Platform: health, request ids, docs', () => {
   it('every response carries an x-request-id; a safe incoming one is echoed', async () => {
     const fresh = await t.http.get('/health/live');
     expect(fresh.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
-    const echoed = await t.http.get('/api/customers').set(m.auth).set('x-request-id', 'trace-abc.123');
+    const echoed = await t.http
+      .get('/api/customers')
+      .set(m.auth)
+      .set('x-request-id', 'trace-abc.123');
     expect(echoed.headers['x-request-id']).toBe('trace-abc.123');
     const unsafe = await t.http.get('/api/nope').set('x-request-id', 'bad id\twith spaces');
     expect(unsafe.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
@@ -38,7 +41,13 @@ describe('Platform: health, request ids, docs', () => {
 
   describe('OpenAPI document', () => {
     let doc: {
-      paths: Record<string, Record<string, { operationId: string; security?: unknown[]; responses: Record<string, unknown> }>>;
+      paths: Record<
+        string,
+        Record<
+          string,
+          { operationId: string; security?: unknown[]; responses: Record<string, unknown> }
+        >
+      >;
       components: { securitySchemes: Record<string, unknown> };
     };
 
@@ -72,11 +81,15 @@ describe('Platform: health, request ids, docs', () => {
           'GET /health/live',
         ].sort(),
       );
-      for (const { op } of ops) expect(op.operationId).toMatch(/^[A-Z][A-Za-z]+Controller_[a-z][A-Za-z]+$/);
+      for (const { op } of ops)
+        expect(op.operationId).toMatch(/^[A-Z][A-Za-z]+Controller_[a-z][A-Za-z]+$/);
     });
 
     it('marks every /api operation with bearer security and documents 401 with an example', () => {
-      expect(doc.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
+      expect(doc.components.securitySchemes.bearer).toMatchObject({
+        type: 'http',
+        scheme: 'bearer',
+      });
       for (const [path, methods] of Object.entries(doc.paths)) {
         for (const op of Object.values(methods)) {
           if (!path.startsWith('/api/')) continue;
@@ -89,7 +102,8 @@ describe('Platform: health, request ids, docs', () => {
     it('documents not-found on every operation with an id', () => {
       for (const [path, methods] of Object.entries(doc.paths)) {
         if (!path.includes('{id}')) continue;
-        for (const op of Object.values(methods)) expect(JSON.stringify(op.responses['404'])).toContain('NOT_FOUND');
+        for (const op of Object.values(methods))
+          expect(JSON.stringify(op.responses['404'])).toContain('NOT_FOUND');
       }
     });
   });
@@ -107,7 +121,8 @@ describe('Platform: rate limiting', () => {
     const a = await t.createMerchant('A');
     const b = await t.createMerchant('B');
     const statuses: number[] = [];
-    for (let i = 0; i < 6; i++) statuses.push((await t.http.get('/api/customers').set(a.auth)).status);
+    for (let i = 0; i < 6; i++)
+      statuses.push((await t.http.get('/api/customers').set(a.auth)).status);
     expect(statuses).toEqual([200, 200, 200, 200, 200, 429]);
     const limited = await t.http.get('/api/customers').set(a.auth).expect(429);
     expect(limited.body.error.code).toBe('RATE_LIMITED');
@@ -125,7 +140,10 @@ describe('Platform: database outage', () => {
       await adminQuery(`DROP DATABASE "${dbName}" WITH (FORCE)`);
       const health = await t.http.get('/health');
       expect(health.status).toBe(503);
-      expect(health.body).toMatchObject({ status: 'error', error: { database: { status: 'down' } } });
+      expect(health.body).toMatchObject({
+        status: 'error',
+        error: { database: { status: 'down' } },
+      });
       const res = await t.http.get('/api/customers').set(m.auth);
       expect(res.status).toBeGreaterThanOrEqual(500);
       expect(JSON.stringify(res.body)).not.toMatch(/SELECT|customers|does not exist|at /);

@@ -19,13 +19,25 @@ describe('Webhook configuration', () => {
 
   it('sets, reads back and removes the endpoint, per merchant', async () => {
     const url = 'https://acme.example.com/hooks';
-    const put = await t.http.put('/api/settings/webhook').set(acme.auth).send({ webhookUrl: url }).expect(200);
+    const put = await t.http
+      .put('/api/settings/webhook')
+      .set(acme.auth)
+      .send({ webhookUrl: url })
+      .expect(200);
     expect(put.body).toEqual({ webhookUrl: url });
-    expect((await t.http.get('/api/settings/webhook').set(acme.auth)).body).toEqual({ webhookUrl: url });
-    expect((await t.http.get('/api/settings/webhook').set(globex.auth)).body).toEqual({ webhookUrl: null });
+    expect((await t.http.get('/api/settings/webhook').set(acme.auth)).body).toEqual({
+      webhookUrl: url,
+    });
+    expect((await t.http.get('/api/settings/webhook').set(globex.auth)).body).toEqual({
+      webhookUrl: null,
+    });
     const [row] = await t.sql('SELECT webhook_url FROM merchants WHERE id = $1', [acme.id]);
     expect(row.webhook_url).toBe(url);
-    const cleared = await t.http.put('/api/settings/webhook').set(acme.auth).send({ webhookUrl: null }).expect(200);
+    const cleared = await t.http
+      .put('/api/settings/webhook')
+      .set(acme.auth)
+      .send({ webhookUrl: null })
+      .expect(200);
     expect(cleared.body).toEqual({ webhookUrl: null });
     const [after] = await t.sql('SELECT webhook_url FROM merchants WHERE id = $1', [acme.id]);
     expect(after.webhook_url).toBeNull();
@@ -73,14 +85,22 @@ describe('Webhook configuration', () => {
 
     it('rotation issues a new secret and keeps the old one for 24 hours', async () => {
       const m = await t.createMerchant('Rotator');
-      const rotated = await t.http.post('/api/settings/webhook/secret/rotate').set(m.auth).expect(200);
+      const rotated = await t.http
+        .post('/api/settings/webhook/secret/rotate')
+        .set(m.auth)
+        .expect(200);
       expect(rotated.body.secret).not.toBe(m.webhookSecret);
-      expect(Date.parse(rotated.body.previousSecretExpiresAt) - t.clock.now().getTime()).toBe(24 * 3600 * 1000);
+      expect(Date.parse(rotated.body.previousSecretExpiresAt) - t.clock.now().getTime()).toBe(
+        24 * 3600 * 1000,
+      );
       const [row] = await t.sql(
         'SELECT webhook_secret, previous_webhook_secret FROM merchants WHERE id = $1',
         [m.id],
       );
-      expect(row).toEqual({ webhook_secret: rotated.body.secret, previous_webhook_secret: m.webhookSecret });
+      expect(row).toEqual({
+        webhook_secret: rotated.body.secret,
+        previous_webhook_secret: m.webhookSecret,
+      });
       const read = await t.http.get('/api/settings/webhook/secret').set(m.auth).expect(200);
       expect(read.body).toEqual(rotated.body);
       t.clock.advance(24 * 3600 * 1000 + 1);
@@ -101,7 +121,11 @@ describe('Webhook configuration outside localnet', () => {
   afterAll(() => t.close());
 
   it('accepts a public https URL', async () => {
-    await t.http.put('/api/settings/webhook').set(m.auth).send({ webhookUrl: 'https://example.com/h' }).expect(200);
+    await t.http
+      .put('/api/settings/webhook')
+      .set(m.auth)
+      .send({ webhookUrl: 'https://example.com/h' })
+      .expect(200);
   });
 
   it.each([
@@ -113,7 +137,11 @@ describe('Webhook configuration outside localnet', () => {
     'https://169.254.169.254/latest/meta-data',
     'https://[::1]/h',
   ])('refuses %s', async (webhookUrl) => {
-    const res = await t.http.put('/api/settings/webhook').set(m.auth).send({ webhookUrl }).expect(400);
+    const res = await t.http
+      .put('/api/settings/webhook')
+      .set(m.auth)
+      .send({ webhookUrl })
+      .expect(400);
     expect(res.body.error.code).toBe('VALIDATION_ERROR');
     const [row] = await t.sql('SELECT webhook_url FROM merchants WHERE id = $1', [m.id]);
     expect(row.webhook_url).toBe('https://example.com/h');

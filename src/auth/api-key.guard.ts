@@ -21,7 +21,7 @@ export class ApiKeyGuard extends AuthGuard(API_KEY_STRATEGY) {
   }
 
   override handleRequest<T>(error: unknown, user: T | false): T {
-    if (error) throw error;
+    if (error) throw error instanceof Error ? error : new UnauthorizedError();
     if (!user) throw new UnauthorizedError();
     return user;
   }

@@ -33,7 +33,11 @@ export class ApiKeysService {
    * Adds a new key to the caller's unit of work (so a merchant and its first key commit
    * together). The secret is returned here and never again.
    */
-  issue(em: EntityManager, merchantId: string, label: string | null): { apiKey: ApiKey; key: string } {
+  issue(
+    em: EntityManager,
+    merchantId: string,
+    label: string | null,
+  ): { apiKey: ApiKey; key: string } {
     const key = generateApiKey();
     const apiKey = new ApiKey({
       merchant: em.getReference(Merchant, merchantId, { wrapped: true }),
@@ -45,7 +49,10 @@ export class ApiKeysService {
     return { apiKey, key };
   }
 
-  async create(merchantId: string, label: string | null): Promise<{ view: ApiKeyView; key: string }> {
+  async create(
+    merchantId: string,
+    label: string | null,
+  ): Promise<{ view: ApiKeyView; key: string }> {
     const em = this.em.fork();
     const { apiKey, key } = this.issue(em, merchantId, label);
     await em.flush();
@@ -72,16 +79,14 @@ export class ApiKeysService {
   async revoke(merchantId: string, id: string): Promise<void> {
     const now = this.clock.now();
     const hash = await this.em.fork().transactional(async (em) => {
-      const ctx = em.getTransactionContext();
-      const rows = await em
-        .getConnection()
-        .execute<{ key_hash: string }[]>(
-          `UPDATE api_keys SET revoked_at = ?, updated_at = ?
+      const ctx: unknown = em.getTransactionContext();
+      const rows = await em.getConnection().execute<{ key_hash: string }[]>(
+        `UPDATE api_keys SET revoked_at = ?, updated_at = ?
             WHERE id = ? AND merchant_id = ? AND revoked_at IS NULL RETURNING key_hash`,
-          [now, now, id, merchantId],
-          'all',
-          ctx,
-        );
+        [now, now, id, merchantId],
+        'all',
+        ctx,
+      );
       const revoked = rows[0]?.key_hash;
       if (revoked) {
         this.cache.evict(revoked);
@@ -124,6 +129,12 @@ export class ApiKeysService {
     const unflushed = this.lastUsed.unflushed(key.id);
     const stored = key.lastUsedAt;
     const lastUsedAt = unflushed && (!stored || unflushed > stored) ? unflushed : stored;
-    return { id: key.id, label: key.label, prefix: key.prefix, lastUsedAt, createdAt: key.createdAt };
+    return {
+      id: key.id,
+      label: key.label,
+      prefix: key.prefix,
+      lastUsedAt,
+      createdAt: key.createdAt,
+    };
   }
 }

@@ -38,7 +38,8 @@ export class RevocationListener implements OnApplicationBootstrap, OnApplication
   private async connect(): Promise<void> {
     const client = new Client({ connectionString: this.orm.config.get('clientUrl') });
     client.on('notification', (message) => {
-      if (message.channel === REVOCATION_CHANNEL && message.payload) this.cache.evict(message.payload);
+      if (message.channel === REVOCATION_CHANNEL && message.payload)
+        this.cache.evict(message.payload);
     });
     client.on('error', (error) => this.lost(client, error));
     client.on('end', () => this.lost(client));
@@ -59,7 +60,10 @@ export class RevocationListener implements OnApplicationBootstrap, OnApplication
     this.cache.disable();
     if (this.client === client) this.client = undefined;
     if (this.stopped || this.retryTimer) return;
-    this.logger.warn({ err: error }, 'Revocation channel lost; API keys are checked in the database until it is back');
+    this.logger.warn(
+      { err: error },
+      'Revocation channel lost; API keys are checked in the database until it is back',
+    );
     this.retryTimer = setTimeout(() => {
       this.retryTimer = undefined;
       if (!this.stopped) void this.connect();

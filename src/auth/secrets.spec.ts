@@ -21,7 +21,8 @@ describe('secrets', () => {
     expect(hashApiKey('sbk_abc')).toBe(createHash('sha256').update('sbk_abc').digest('hex'));
   });
 
-  it.each(['', 'sbk_', 'Bearer sbk_x', 'sk_live_123', `sbk_${'0'.repeat(44)}`])('%j does not look like a key', (t) =>
-    expect(looksLikeApiKey(t)).toBe(false),
+  it.each(['', 'sbk_', 'Bearer sbk_x', 'sk_live_123', `sbk_${'0'.repeat(44)}`])(
+    '%j does not look like a key',
+    (t) => expect(looksLikeApiKey(t)).toBe(false),
   );
 });

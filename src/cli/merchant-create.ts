@@ -36,9 +36,12 @@ runCli(async (out) => {
     out(USAGE);
     return;
   }
-  if (!values.name || !values.wallet) throw new UsageError(`--name and --wallet are required\n${USAGE}`);
+  if (!values.name || !values.wallet)
+    throw new UsageError(`--name and --wallet are required\n${USAGE}`);
   if (!isSolanaAddress(values.wallet)) {
-    throw new UsageError('walletAddress: must be a base58 Solana address (32-44 characters, 32 bytes)');
+    throw new UsageError(
+      'walletAddress: must be a base58 Solana address (32-44 characters, 32 bytes)',
+    );
   }
 
   const config = loadConfig();

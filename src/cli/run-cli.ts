@@ -15,7 +15,9 @@ export function runCli(main: (out: (line: string) => void) => Promise<void>): vo
         process.stderr.write(`${error.message}\n`);
         process.exit(2);
       }
-      process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+      process.stderr.write(
+        `${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+      );
       process.exit(1);
     });
 }

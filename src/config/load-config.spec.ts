@@ -6,7 +6,12 @@ import { ConfigError, loadConfig, parseConfig } from './load-config';
 describe('configuration', () => {
   it('has working defaults', () => {
     const config = parseConfig({});
-    expect(config).toMatchObject({ PORT: 3000, DATA_DIR: '.data', SOLANA_CLUSTER: 'localnet', DATABASE_URL: undefined });
+    expect(config).toMatchObject({
+      PORT: 3000,
+      DATA_DIR: '.data',
+      SOLANA_CLUSTER: 'localnet',
+      DATABASE_URL: undefined,
+    });
     expect(config.publicBaseUrl).toBe('http://localhost:3000');
     expect(config.isLocalnet).toBe(true);
   });

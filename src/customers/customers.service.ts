@@ -32,7 +32,10 @@ export class CustomersService {
   ) {}
 
   /** Newest first; `search` is a case-insensitive substring of wallet, label or e-mail. */
-  async list(merchantId: string, query: ListCustomersQueryDto): Promise<CustomerListItemResponse[]> {
+  async list(
+    merchantId: string,
+    query: ListCustomersQueryDto,
+  ): Promise<CustomerListItemResponse[]> {
     const params: unknown[] = [merchantId];
     let where = 'merchant_id = ?';
     if (query.search) {
@@ -67,8 +70,10 @@ export class CustomersService {
    */
   async upsert(merchantId: string, input: CreateCustomerDto): Promise<UpsertedCustomer> {
     const now = this.clock.now();
-    const rows = await this.em.getConnection().execute<(CustomerRow & { created: boolean; changed: boolean })[]>(
-      `WITH previous AS (
+    const rows = await this.em
+      .getConnection()
+      .execute<(CustomerRow & { created: boolean; changed: boolean })[]>(
+        `WITH previous AS (
          SELECT email, label FROM customers WHERE merchant_id = ? AND wallet_address = ?
        )
        INSERT INTO customers (id, merchant_id, wallet_address, email, label, created_at, updated_at)
@@ -85,24 +90,28 @@ export class CustomersService {
          (xmax = 0 OR NOT EXISTS (SELECT 1 FROM previous)
            OR customers.email IS DISTINCT FROM (SELECT email FROM previous)
            OR customers.label IS DISTINCT FROM (SELECT label FROM previous)) AS changed`,
-      [
-        merchantId,
-        input.walletAddress,
-        randomUUID(),
-        merchantId,
-        input.walletAddress,
-        input.email ?? null,
-        input.label ?? null,
-        now,
-        now,
-      ],
-    );
+        [
+          merchantId,
+          input.walletAddress,
+          randomUUID(),
+          merchantId,
+          input.walletAddress,
+          input.email ?? null,
+          input.label ?? null,
+          now,
+          now,
+        ],
+      );
     const row = rows[0];
     return { customer: toCustomerResponse(row), created: row.created, changed: row.changed };
   }
 
   /** Changes only the supplied fields; `null` clears a field. */
-  async update(merchantId: string, id: string, input: UpdateCustomerDto): Promise<CustomerResponse> {
+  async update(
+    merchantId: string,
+    id: string,
+    input: UpdateCustomerDto,
+  ): Promise<CustomerResponse> {
     const sets: string[] = [];
     const params: unknown[] = [];
     if (input.email !== undefined) {

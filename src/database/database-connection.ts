@@ -23,7 +23,7 @@ export async function openDatabase(
   log?: (line: string) => void,
 ): Promise<DatabaseConnection> {
   if (config.DATABASE_URL) {
-    return { url: config.DATABASE_URL, release: async () => undefined };
+    return { url: config.DATABASE_URL, release: () => Promise.resolve() };
   }
   const embedded = await startEmbeddedPostgres(join(config.DATA_DIR, 'postgres'), {
     port: config.EMBEDDED_POSTGRES_PORT,

@@ -32,7 +32,7 @@ export async function startEmbeddedPostgres(
 ): Promise<EmbeddedPostgresHandle> {
   const dir = resolve(dataDir);
   const running = await runningServerPort(dir);
-  if (running !== undefined) return handle(running, false, async () => undefined);
+  if (running !== undefined) return handle(running, false, () => Promise.resolve());
 
   await prepareDirectory(dir);
   const port = options.port || (await freePort());
@@ -55,9 +55,9 @@ export async function startEmbeddedPostgres(
   } catch (error) {
     // Another process may have won the race for this directory: use its server.
     const winner = await runningServerPort(dir);
-    if (winner !== undefined) return handle(winner, false, async () => undefined);
+    if (winner !== undefined) return handle(winner, false, () => Promise.resolve());
     throw new Error(
-      `Embedded PostgreSQL failed to start in ${dir} on port ${port}${error ? `: ${String(error)}` : ''}`,
+      `Embedded PostgreSQL failed to start in ${dir} on port ${port}${error instanceof Error ? `: ${error.message}` : ''}`,
     );
   }
   return handle(port, true, () => pg.stop());

@@ -11,6 +11,7 @@ export function toDate(value: Date | string): Date {
   if (value instanceof Date) return value;
   const iso = value.replace(' ', 'T').replace(/([+-]\d\d)$/, '$1:00');
   const date = new Date(iso);
-  if (Number.isNaN(date.getTime())) throw new Error(`Unparseable timestamp from the database: ${value}`);
+  if (Number.isNaN(date.getTime()))
+    throw new Error(`Unparseable timestamp from the database: ${value}`);
   return date;
 }

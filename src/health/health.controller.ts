@@ -1,6 +1,11 @@
 import { Controller, Get, Res, ServiceUnavailableException } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { HealthCheck, HealthCheckResult, HealthCheckService, MikroOrmHealthIndicator } from '@nestjs/terminus';
+import {
+  HealthCheck,
+  HealthCheckResult,
+  HealthCheckService,
+  MikroOrmHealthIndicator,
+} from '@nestjs/terminus';
 import type { Response } from 'express';
 import { Public } from '../common/decorators/public.decorator';
 

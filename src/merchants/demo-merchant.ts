@@ -26,8 +26,13 @@ export async function ensureDemoMerchant(
   await mkdir(dataDir, { recursive: true });
   const walletKeypairPath = join(dataDir, 'demo-merchant-wallet.json');
   await writeFile(walletKeypairPath, JSON.stringify([...seed, ...pub]), { mode: 0o600 });
-  const created = await merchants.create({ name: 'Demo Merchant', walletAddress: bs58.encode(pub) });
+  const created = await merchants.create({
+    name: 'Demo Merchant',
+    walletAddress: bs58.encode(pub),
+  });
   const demo = { ...created, walletKeypairPath };
-  await writeFile(join(dataDir, 'demo-merchant.json'), JSON.stringify(demo, null, 2), { mode: 0o600 });
+  await writeFile(join(dataDir, 'demo-merchant.json'), JSON.stringify(demo, null, 2), {
+    mode: 0o600,
+  });
   return demo;
 }

@@ -41,7 +41,10 @@ export class MerchantsService {
     }
     if (!isSolanaAddress(input.walletAddress)) {
       throw new ValidationError('walletAddress: must be a base58 Solana address', [
-        { field: 'walletAddress', message: 'must be a base58 Solana address (32-44 characters, 32 bytes)' },
+        {
+          field: 'walletAddress',
+          message: 'must be a base58 Solana address (32-44 characters, 32 bytes)',
+        },
       ]);
     }
     return this.em.fork().transactional(async (em) => {

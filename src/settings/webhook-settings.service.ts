@@ -35,7 +35,9 @@ export class WebhookSettingsService {
     if (url !== null) {
       const problem = webhookUrlProblem(url, this.config.isLocalnet);
       if (problem) {
-        throw new ValidationError(`webhookUrl: ${problem}`, [{ field: 'webhookUrl', message: problem }]);
+        throw new ValidationError(`webhookUrl: ${problem}`, [
+          { field: 'webhookUrl', message: problem },
+        ]);
       }
     }
     const em = this.em.fork();

@@ -12,15 +12,27 @@ describe('webhookUrlProblem', () => {
     ['http://127.0.0.1:9000/x', true, undefined],
     ['ftp://example.com/x', true, 'must be an http(s) URL'],
     ['nonsense', true, 'must be a valid URL'],
-  ])('%s (localnet %s)', (url, localnet, problem) => expect(webhookUrlProblem(url, localnet)).toBe(problem));
+  ])('%s (localnet %s)', (url, localnet, problem) =>
+    expect(webhookUrlProblem(url, localnet)).toBe(problem),
+  );
 });
 
 describe('isNonPublicAddress', () => {
-  it.each(['127.0.0.1', '10.9.8.7', '172.20.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', '[::1]', 'fd00::1', '::ffff:127.0.0.1'])(
-    '%s is not public',
-    (ip) => expect(isNonPublicAddress(ip)).toBe(true),
-  );
-  it.each(['8.8.8.8', '1.1.1.1', '2606:4700::1111', 'example.com'])('%s is public or a name', (ip) =>
-    expect(isNonPublicAddress(ip)).toBe(false),
+  it.each([
+    '127.0.0.1',
+    '10.9.8.7',
+    '172.20.0.1',
+    '192.168.1.1',
+    '169.254.169.254',
+    '100.64.0.1',
+    '0.0.0.0',
+    '::1',
+    '[::1]',
+    'fd00::1',
+    '::ffff:127.0.0.1',
+  ])('%s is not public', (ip) => expect(isNonPublicAddress(ip)).toBe(true));
+  it.each(['8.8.8.8', '1.1.1.1', '2606:4700::1111', 'example.com'])(
+    '%s is public or a name',
+    (ip) => expect(isNonPublicAddress(ip)).toBe(false),
   );
 });

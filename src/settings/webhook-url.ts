@@ -34,7 +34,8 @@ export function webhookUrlProblem(raw: string, localnet: boolean): string | unde
     return 'must be a valid URL';
   }
   if (url.username || url.password) return 'must not contain credentials';
-  if (localnet) return ['https:', 'http:'].includes(url.protocol) ? undefined : 'must be an http(s) URL';
+  if (localnet)
+    return ['https:', 'http:'].includes(url.protocol) ? undefined : 'must be an http(s) URL';
   if (url.protocol !== 'https:') return 'must be an https URL';
   const host = url.hostname.toLowerCase();
   if (host === 'localhost' || host.endsWith('.localhost') || isNonPublicAddress(host)) {

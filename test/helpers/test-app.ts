@@ -56,11 +56,16 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     ...options.env,
   });
   const clock = new TestClock();
-  const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot(config, databaseUrl)] })
+  const moduleRef = await Test.createTestingModule({
+    imports: [AppModule.forRoot(config, databaseUrl)],
+  })
     .overrideProvider(Clock)
     .useValue(clock)
     .compile();
-  const app = moduleRef.createNestApplication<NestExpressApplication>({ bodyParser: false, logger: false });
+  const app = moduleRef.createNestApplication<NestExpressApplication>({
+    bodyParser: false,
+    logger: false,
+  });
   configureApp(app, config);
   await app.init();
 
@@ -74,7 +79,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     http: request(app.getHttpServer()),
     clock,
     databaseUrl,
-    sql: async <T>(query: string, params: unknown[] = []) => (await db.query(query, params)).rows as T[],
+    sql: async <T>(query: string, params: unknown[] = []) =>
+      (await db.query(query, params)).rows as T[],
     async createMerchant(name = `Merchant ${++merchantCount}`) {
       const walletAddress = randomWallet();
       const created = await app.get(MerchantsService).create({ name, walletAddress });

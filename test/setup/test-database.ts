@@ -8,7 +8,8 @@ export const TEMPLATE_DATABASE = 'billing_test_template';
 
 export function serverUrl(): string {
   const url = process.env[SERVER_URL_ENV];
-  if (!url) throw new Error(`${SERVER_URL_ENV} is not set: run the tests through jest (global setup)`);
+  if (!url)
+    throw new Error(`${SERVER_URL_ENV} is not set: run the tests through jest (global setup)`);
   return url;
 }
 
@@ -18,7 +19,10 @@ export function databaseUrl(server: string, database: string): string {
   return url.toString();
 }
 
-export async function adminQuery<T = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<T[]> {
+export async function adminQuery<T = Record<string, unknown>>(
+  sql: string,
+  params: unknown[] = [],
+): Promise<T[]> {
   const client = new Client({ connectionString: databaseUrl(serverUrl(), 'postgres') });
   await client.connect();
   try {
@@ -36,7 +40,9 @@ async function ensureTemplate(): Promise<void> {
   await client.connect();
   try {
     await client.query('SELECT pg_advisory_lock($1)', [TEMPLATE_LOCK]);
-    const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [TEMPLATE_DATABASE]);
+    const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [
+      TEMPLATE_DATABASE,
+    ]);
     if (found.rowCount === 0) {
       const building = `${TEMPLATE_DATABASE}_building`;
       await client.query(`DROP DATABASE IF EXISTS "${building}" WITH (FORCE)`);

@@ -24,7 +24,12 @@ export class ApiKey extends BaseEntity {
   @Property({ type: 'datetime', columnType: 'timestamptz(3)', nullable: true })
   revokedAt: Date | null = null;
 
-  constructor(input: { merchant: Ref<Merchant>; label: string | null; keyHash: string; now: Date }) {
+  constructor(input: {
+    merchant: Ref<Merchant>;
+    label: string | null;
+    keyHash: string;
+    now: Date;
+  }) {
     super();
     this.merchant = input.merchant;
     this.label = input.label;

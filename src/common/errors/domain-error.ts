@@ -42,6 +42,9 @@ export class UnauthorizedError extends DomainError {
 
 export class UnsupportedMediaTypeError extends DomainError {
   constructor() {
-    super(ErrorCode.UNSUPPORTED_MEDIA_TYPE, 'Request bodies must be JSON (Content-Type: application/json)');
+    super(
+      ErrorCode.UNSUPPORTED_MEDIA_TYPE,
+      'Request bodies must be JSON (Content-Type: application/json)',
+    );
   }
 }

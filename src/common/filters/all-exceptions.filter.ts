@@ -100,30 +100,43 @@ export function classify(exception: unknown): Classified {
     return { code: ErrorCode.NOT_FOUND, message: 'Record not found' };
   }
   if (exception instanceof UniqueConstraintViolationException) {
-    return { code: ErrorCode.CONFLICT, message: 'A record with the same unique value already exists' };
+    return {
+      code: ErrorCode.CONFLICT,
+      message: 'A record with the same unique value already exists',
+    };
   }
   if (exception instanceof ForeignKeyConstraintViolationException) {
-    return { code: ErrorCode.CONFLICT, message: 'The request refers to a record that does not exist' };
+    return {
+      code: ErrorCode.CONFLICT,
+      message: 'The request refers to a record that does not exist',
+    };
   }
   if (exception instanceof NotNullConstraintViolationException) {
     return { code: ErrorCode.VALIDATION_ERROR, message: 'A required value is missing' };
   }
   if (exception instanceof ConnectionException) {
-    return { code: ErrorCode.SERVICE_UNAVAILABLE, message: 'The database is unavailable; retry later' };
+    return {
+      code: ErrorCode.SERVICE_UNAVAILABLE,
+      message: 'The database is unavailable; retry later',
+    };
   }
   if (exception instanceof DriverException && isConnectionLoss(exception)) {
-    return { code: ErrorCode.SERVICE_UNAVAILABLE, message: 'The database is unavailable; retry later' };
+    return {
+      code: ErrorCode.SERVICE_UNAVAILABLE,
+      message: 'The database is unavailable; retry later',
+    };
   }
   return { code: ErrorCode.INTERNAL_ERROR, message: 'Internal server error' };
 }
 
 function classifyHttp(exception: HttpException): Classified {
   const status = exception.getStatus();
-  if (status === HttpStatus.NOT_FOUND && /^Cannot [A-Z]+ /.test(exception.message)) {
+  if (status === Number(HttpStatus.NOT_FOUND) && /^Cannot [A-Z]+ /.test(exception.message)) {
     return { code: ErrorCode.NOT_FOUND, message: `Route not found: ${exception.message.slice(7)}` };
   }
   const code = STATUS_CODES[status] ?? (status >= 500 ? ErrorCode.INTERNAL_ERROR : undefined);
-  if (code === undefined) return { code: ErrorCode.VALIDATION_ERROR, message: exception.message, status };
+  if (code === undefined)
+    return { code: ErrorCode.VALIDATION_ERROR, message: exception.message, status };
   if (code === ErrorCode.INTERNAL_ERROR) return { code, message: 'Internal server error' };
   if (code === ErrorCode.UNAUTHORIZED) {
     return { code, message: 'A valid API key is required: Authorization: Bearer <key>' };
@@ -146,7 +159,9 @@ function classifyBodyParser(e: BodyParserError): Classified {
       const reason = (e as { message?: string }).message ?? '';
       return {
         code: ErrorCode.VALIDATION_ERROR,
-        message: reason.startsWith('Forbidden JSON key') ? reason : 'Malformed JSON in request body',
+        message: reason.startsWith('Forbidden JSON key')
+          ? reason
+          : 'Malformed JSON in request body',
       };
     }
     case 'entity.verify.failed':
@@ -155,7 +170,10 @@ function classifyBodyParser(e: BodyParserError): Classified {
       return { code: ErrorCode.PAYLOAD_TOO_LARGE, message: 'Request body is too large' };
     case 'encoding.unsupported':
     case 'charset.unsupported':
-      return { code: ErrorCode.UNSUPPORTED_MEDIA_TYPE, message: 'Unsupported request body encoding' };
+      return {
+        code: ErrorCode.UNSUPPORTED_MEDIA_TYPE,
+        message: 'Unsupported request body encoding',
+      };
     default: {
       const status = e.status ?? e.statusCode ?? 400;
       const code = STATUS_CODES[status] ?? ErrorCode.VALIDATION_ERROR;

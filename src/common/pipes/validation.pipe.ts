@@ -29,7 +29,12 @@ export class AppValidationPipe extends ValidationPipe {
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     const isDto = typeof metadata.metatype === 'function' && !isPrimitive(metadata.metatype);
     if (metadata.type === 'body' && isDto) {
-      if (value === undefined || value === null || typeof value !== 'object' || Array.isArray(value)) {
+      if (
+        value === undefined ||
+        value === null ||
+        typeof value !== 'object' ||
+        Array.isArray(value)
+      ) {
         throw new ValidationError('Request body must be a JSON object', [
           { field: 'body', message: 'must be a JSON object' },
         ]);

@@ -23,7 +23,9 @@ function example(code: ErrorCode, message = EXAMPLE_MESSAGES[code]) {
       code,
       message,
       ...(code === ErrorCode.VALIDATION_ERROR
-        ? { details: [{ field: message.split(':')[0], message: message.split(': ')[1] ?? message }] }
+        ? {
+            details: [{ field: message.split(':')[0], message: message.split(': ')[1] ?? message }],
+          }
         : {}),
       requestId: '7f0c8a4e-2b7d-4f7a-9a55-2d7c0f0d1e11',
     },
@@ -34,7 +36,9 @@ function example(code: ErrorCode, message = EXAMPLE_MESSAGES[code]) {
  * Documents the error responses an operation can return, grouped by HTTP status, each with a D1
  * example body. Pass `[code, message]` to show an operation-specific message.
  */
-export function ApiErrors(...codes: (ErrorCode | [ErrorCode, string])[]): MethodDecorator & ClassDecorator {
+export function ApiErrors(
+  ...codes: (ErrorCode | [ErrorCode, string])[]
+): MethodDecorator & ClassDecorator {
   const byStatus = new Map<number, [ErrorCode, string][]>();
   for (const entry of codes) {
     const [code, message] = Array.isArray(entry) ? entry : [entry, EXAMPLE_MESSAGES[entry]];

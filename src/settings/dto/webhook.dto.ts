@@ -10,7 +10,12 @@ export class SetWebhookDto {
   @IsString()
   @MaxLength(2048)
   @IsUrl(
-    { protocols: ['https', 'http'], require_protocol: true, require_tld: false, allow_underscores: true },
+    {
+      protocols: ['https', 'http'],
+      require_protocol: true,
+      require_tld: false,
+      allow_underscores: true,
+    },
     { message: 'must be a valid http(s) URL' },
   )
   webhookUrl!: string | null;
