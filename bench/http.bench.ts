@@ -1,0 +1,306 @@
+/**
+ * HTTP benchmark of the foundation's hot paths (`npm run bench`). See bench/README.md.
+ *
+ * Starts the built service as a child process pinned to one core (taskset) on its own database,
+ * seeds a merchant with 100 customers, and drives each route with autocannon (50 connections)
+ * from this process. Every route is reported as a ratio to GET /health/live, a trivial
+ * unauthenticated route of the same app measured in the same run.
+ */
+import autocannon from 'autocannon';
+import bs58 from 'bs58';
+import { ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from 'pg';
+import { ensureDatabaseExists, startEmbeddedPostgres } from '../src/database/embedded-postgres';
+import { runMigrations } from '../src/database/migrate';
+
+const ROOT = join(__dirname, '..', '..');
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+
+interface Scenario {
+  name: string;
+  target: number; // minimum ratio to the trivial route
+  path: string;
+  options: Partial<autocannon.Options>;
+}
+
+interface Row {
+  name: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+  ratio: number;
+  target: number;
+}
+
+const wallet = () => bs58.encode(randomBytes(32));
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+function hasTaskset(): boolean {
+  return spawnSync('taskset', ['-c', '0', 'true']).status === 0;
+}
+
+async function startServer(
+  databaseUrl: string,
+  core: number,
+): Promise<{ child: ChildProcess; base: string }> {
+  const port = await freePort();
+  const main = join(ROOT, 'dist', 'src', 'main.js');
+  const [cmd, args] = hasTaskset()
+    ? ['taskset', ['-c', String(core), process.execPath, main]]
+    : [process.execPath, [main]];
+  const child = spawn(cmd, args, {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      PORT: String(port),
+      LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+      RATE_LIMIT_PER_MINUTE: '100000000',
+      DATA_DIR: mkdtempSync(join(tmpdir(), 'bench-data-')),
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 300; i++) {
+    if (
+      await fetch(`${base}/health`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      return { child, base };
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('server did not start');
+}
+
+function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+}
+
+async function run(
+  base: string,
+  scenario: Scenario,
+  pid: number,
+): Promise<Omit<Row, 'ratio'> & { rss: number }> {
+  await autocannon({
+    url: base + scenario.path,
+    connections: CONNECTIONS,
+    duration: 2,
+    ...scenario.options,
+  }); // warm-up
+  let rss = 0;
+  const sampler = setInterval(() => (rss = Math.max(rss, rssMb(pid))), 250);
+  const result = await autocannon({
+    url: base + scenario.path,
+    connections: CONNECTIONS,
+    duration: SECONDS,
+    ...scenario.options,
+  });
+  clearInterval(sampler);
+  return {
+    name: scenario.name,
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.timeouts,
+    non2xx: result.non2xx,
+    target: scenario.target,
+    rss,
+  };
+}
+
+async function apiKeyIndexScans(client: Client): Promise<number> {
+  const rows = await client.query<{ n: string }>(
+    "SELECT coalesce(idx_scan, 0) + coalesce(seq_scan, 0) AS n FROM pg_stat_user_tables WHERE relname = 'api_keys'",
+  );
+  return Number(rows.rows[0]?.n ?? 0);
+}
+
+async function main(): Promise<void> {
+  if (!existsSync(join(ROOT, 'dist', 'src', 'main.js')))
+    throw new Error('run `npm run build` first');
+  const tmp = mkdtempSync(join(tmpdir(), 'bench-pg-'));
+  execFileSync('chmod', ['755', tmp]);
+  const pg = process.env.BENCH_DATABASE_URL
+    ? undefined
+    : await startEmbeddedPostgres(join(tmp, 'postgres'));
+  // BENCH_DATABASE_URL: a server URL without a database name (postgres://user:pw@host:port).
+  const server = (process.env.BENCH_DATABASE_URL ?? pg!.serverUrl).replace(/\/$/, '');
+  const dbName = `bench_${Date.now()}`;
+  await ensureDatabaseExists(server, dbName);
+  const databaseUrl = `${server}/${dbName}`;
+  await runMigrations(databaseUrl);
+
+  const servers: ChildProcess[] = [];
+  try {
+    const a = await startServer(databaseUrl, 1);
+    servers.push(a.child);
+    const created = JSON.parse(
+      execFileSync(
+        process.execPath,
+        [
+          join(ROOT, 'dist', 'src', 'cli', 'merchant-create.js'),
+          '--name',
+          'Bench',
+          '--wallet',
+          wallet(),
+          '--json',
+        ],
+        {
+          env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' },
+        },
+      ).toString(),
+    ) as { apiKey: string };
+    const headers = {
+      Authorization: `Bearer ${created.apiKey}`,
+      'content-type': 'application/json',
+    };
+    let customerId = '';
+    for (let i = 0; i < 100; i++) {
+      const res = await fetch(`${a.base}/api/customers`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({
+          walletAddress: wallet(),
+          label: `Customer ${i}`,
+          email: `c${i}@example.com`,
+        }),
+      });
+      customerId = ((await res.json()) as { id: string }).id;
+    }
+
+    const scenarios: Scenario[] = [
+      { name: 'GET /health/live (baseline)', target: 1, path: '/health/live', options: {} },
+      {
+        name: 'GET /api/customers/:id',
+        target: 0.25,
+        path: `/api/customers/${customerId}`,
+        options: { headers },
+      },
+      {
+        name: 'GET /api/customers (100 rows)',
+        target: 0.08,
+        path: '/api/customers',
+        options: { headers },
+      },
+      {
+        name: 'POST /api/customers',
+        target: 0.12,
+        path: '/api/customers',
+        options: {
+          method: 'POST',
+          headers,
+          requests: [
+            {
+              setupRequest: (req) => ({
+                ...req,
+                body: JSON.stringify({ walletAddress: wallet(), label: 'Bench' }),
+              }),
+            },
+          ],
+        },
+      },
+    ];
+
+    const admin = new Client({ connectionString: databaseUrl });
+    await admin.connect();
+    const rows: Row[] = [];
+    let peakRss = 0;
+    let authScans = 0;
+    let authRequests = 0;
+    for (const scenario of scenarios) {
+      const before = await apiKeyIndexScans(admin);
+      const r = await run(a.base, scenario, a.child.pid!);
+      await new Promise((res) => setTimeout(res, 600)); // let pg_stat catch up
+      if (scenario.options.headers) {
+        authScans += (await apiKeyIndexScans(admin)) - before;
+        authRequests += r.rps * SECONDS;
+      }
+      peakRss = Math.max(peakRss, r.rss);
+      rows.push({ ...r, ratio: rows.length ? r.rps / rows[0].rps : 1 });
+      process.stderr.write(`  ${scenario.name}: ${r.rps.toFixed(0)} req/s\n`);
+    }
+
+    // Revocation: refused at once by the revoking instance, and how fast by another instance.
+    const b = await startServer(databaseUrl, 0);
+    servers.push(b.child);
+    const key = (await (
+      await fetch(`${a.base}/api/settings/api-keys`, { method: 'POST', headers, body: '{}' })
+    ).json()) as {
+      id: string;
+      key: string;
+    };
+    const auth = { Authorization: `Bearer ${key.key}` };
+    await fetch(`${b.base}/api/customers/${customerId}`, { headers: auth }); // cached on B
+    await fetch(`${a.base}/api/customers/${customerId}`, { headers: auth }); // cached on A
+    const revokedAt = performance.now();
+    await fetch(`${a.base}/api/settings/api-keys/${key.id}`, { method: 'DELETE', headers });
+    const sameInstance = (await fetch(`${a.base}/api/customers/${customerId}`, { headers: auth }))
+      .status;
+    let otherMs = -1;
+    while (performance.now() - revokedAt < 5000) {
+      if (
+        (await fetch(`${b.base}/api/customers/${customerId}`, { headers: auth })).status === 401
+      ) {
+        otherMs = performance.now() - revokedAt;
+        break;
+      }
+    }
+    await admin.end();
+
+    const pad = (s: string, n: number) => s.padEnd(n);
+    const lines = [
+      `HTTP benchmark: ${CONNECTIONS} connections, ${SECONDS}s per route, server pinned to one core: ${hasTaskset() ? 'yes' : 'no (taskset missing)'}`,
+      '',
+      `${pad('route', 32)}${pad('req/s', 10)}${pad('p50 ms', 8)}${pad('p99 ms', 8)}${pad('ratio', 8)}${pad('target', 8)}${pad('non-2xx', 9)}ok`,
+      ...rows.map(
+        (r) =>
+          `${pad(r.name, 32)}${pad(r.rps.toFixed(0), 10)}${pad(String(r.p50), 8)}${pad(String(r.p99), 8)}${pad(`${(r.ratio * 100).toFixed(1)}%`, 8)}${pad(`${(r.target * 100).toFixed(0)}%`, 8)}${pad(String(r.non2xx + r.errors), 9)}${r.ratio >= r.target && r.p99 < 50 && r.non2xx + r.errors === 0 ? 'yes' : 'NO'}`,
+      ),
+      '',
+      `peak server RSS: ${peakRss.toFixed(0)} MB (target < 300 MB)`,
+      `api_keys table scans per authenticated request: ${(authScans / Math.max(1, authRequests)).toFixed(5)} (${authScans} scans / ${authRequests.toFixed(0)} requests)`,
+      `revoked key on the revoking instance: HTTP ${sameInstance} (immediately after the DELETE returned)`,
+      `revoked key refused by a second instance after: ${otherMs < 0 ? 'NOT within 5 s' : `${otherMs.toFixed(0)} ms`} (target < 1000 ms)`,
+    ];
+    process.stdout.write(`\n${lines.join('\n')}\n`);
+    mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
+    writeFileSync(
+      join(ROOT, 'bench', 'results', `http-${new Date().toISOString().replace(/[:.]/g, '-')}.json`),
+      JSON.stringify({ rows, peakRss, authScans, authRequests, sameInstance, otherMs }, null, 2),
+    );
+  } finally {
+    for (const child of servers) child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 500));
+    await pg?.stop();
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    process.stderr.write(
+      `${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
+    process.exit(1);
+  },
+);
