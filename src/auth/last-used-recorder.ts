@@ -1,5 +1,5 @@
 import { EntityManager } from '@mikro-orm/postgresql';
-import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { BeforeApplicationShutdown, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 
 /**
@@ -8,7 +8,7 @@ import { AppConfig } from '../config/app-config';
  * use is visible in the database within about a second.
  */
 @Injectable()
-export class LastUsedRecorder implements OnModuleInit, OnApplicationShutdown {
+export class LastUsedRecorder implements OnModuleInit, BeforeApplicationShutdown {
   private readonly logger = new Logger(LastUsedRecorder.name);
   private pending = new Map<string, Date>();
   private timer?: NodeJS.Timeout;
@@ -24,7 +24,8 @@ export class LastUsedRecorder implements OnModuleInit, OnApplicationShutdown {
     this.timer.unref();
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  /** Before the ORM closes (its own shutdown hook), so the last uses are written. */
+  async beforeApplicationShutdown(): Promise<void> {
     clearInterval(this.timer);
     await this.flush();
   }

@@ -1,5 +1,10 @@
 import { MikroORM } from '@mikro-orm/postgresql';
-import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import {
+  BeforeApplicationShutdown,
+  Injectable,
+  Logger,
+  OnApplicationBootstrap,
+} from '@nestjs/common';
 import { Client } from 'pg';
 import { ApiKeyCache } from './api-key-cache';
 
@@ -12,7 +17,7 @@ export const REVOCATION_CHANNEL = 'api_key_revoked';
  * disabled and cleared, then re-enabled once listening again.
  */
 @Injectable()
-export class RevocationListener implements OnApplicationBootstrap, OnApplicationShutdown {
+export class RevocationListener implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(RevocationListener.name);
   private client?: Client;
   private stopped = false;
@@ -28,7 +33,7 @@ export class RevocationListener implements OnApplicationBootstrap, OnApplication
     await this.connect();
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  async beforeApplicationShutdown(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.retryTimer);
     this.cache.disable();
