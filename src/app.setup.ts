@@ -13,6 +13,8 @@ import { AppConfig } from './config/app-config';
 export function configureApp(app: NestExpressApplication, config: AppConfig): void {
   app.useLogger(app.get(Logger));
   app.disable('x-powered-by');
+  // JSON API responses are not cached by validators; hashing every body for an ETag costs CPU.
+  app.set('etag', false);
   app.use(requireJsonBody);
   app.useBodyParser('json', {
     limit: config.MAX_BODY_BYTES,

@@ -104,6 +104,11 @@ describe('API keys and authentication', () => {
       const res = await t.http.get('/api/settings/api-keys').set(m.auth).expect(200);
       expect(res.body.map((k: { label: string }) => k.label)).toEqual(['third', 'Initial key']);
       expect(res.body[0].id).toBe(third.body.id);
+      const [{ ids }] = await t.sql<{ ids: string[] }>(
+        'SELECT array_agg(id) AS ids FROM api_keys WHERE merchant_id = $1 AND revoked_at IS NULL',
+        [m.id],
+      );
+      expect(res.body.map((k: { id: string }) => k.id).sort()).toEqual([...ids].sort());
     });
   });
 

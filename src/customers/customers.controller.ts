@@ -3,7 +3,11 @@ import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { MerchantId } from '../common/decorators/current-merchant.decorator';
 import { IdParam } from '../common/decorators/id-param.decorator';
 import { ErrorCode } from '../common/errors/error-codes';
-import { ApiAuthenticated, ApiErrors } from '../common/swagger/api-errors.decorator';
+import {
+  ApiAuthenticated,
+  ApiErrors,
+  ApiJsonBodyErrors,
+} from '../common/swagger/api-errors.decorator';
 import { CustomersService } from './customers.service';
 import { CreateCustomerDto, ListCustomersQueryDto, UpdateCustomerDto } from './dto/customer.dto';
 import {
@@ -47,7 +51,7 @@ export class CustomersController {
   @Post()
   @HttpCode(HttpStatus.CREATED)
   @ApiOperation({ summary: 'Create or upsert a customer' })
-  @ApiErrors(ErrorCode.VALIDATION_ERROR)
+  @ApiJsonBodyErrors(ErrorCode.VALIDATION_ERROR)
   async create(
     @MerchantId() merchantId: string,
     @Body() body: CreateCustomerDto,
@@ -58,7 +62,7 @@ export class CustomersController {
   /** Changes the supplied fields; `null` clears e-mail or label. */
   @Patch(':id')
   @ApiOperation({ summary: 'Update a customer' })
-  @ApiErrors(ErrorCode.NOT_FOUND, [ErrorCode.VALIDATION_ERROR, 'email: must be an email'])
+  @ApiJsonBodyErrors(ErrorCode.NOT_FOUND, [ErrorCode.VALIDATION_ERROR, 'email: must be an email'])
   update(
     @MerchantId() merchantId: string,
     @IdParam('Customer') id: string,

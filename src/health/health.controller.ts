@@ -30,6 +30,18 @@ export class HealthController {
   @Get()
   @HealthCheck()
   @ApiOperation({ summary: 'Readiness check (database)' })
+  @ApiResponse({
+    status: 503,
+    description: 'A dependency is down (terminus body)',
+    schema: {
+      example: {
+        status: 'error',
+        info: {},
+        error: { database: { status: 'down', message: 'timeout of 2000ms exceeded' } },
+        details: { database: { status: 'down', message: 'timeout of 2000ms exceeded' } },
+      },
+    },
+  })
   async check(@Res({ passthrough: true }) res: Response): Promise<HealthCheckResult> {
     try {
       return await this.health.check([() => this.db.pingCheck('database', { timeout: 2000 })]);

@@ -4,7 +4,11 @@ import { ApiKeysService } from '../auth/api-keys.service';
 import { MerchantId } from '../common/decorators/current-merchant.decorator';
 import { IdParam } from '../common/decorators/id-param.decorator';
 import { ErrorCode } from '../common/errors/error-codes';
-import { ApiAuthenticated, ApiErrors } from '../common/swagger/api-errors.decorator';
+import {
+  ApiAuthenticated,
+  ApiErrors,
+  ApiJsonBodyErrors,
+} from '../common/swagger/api-errors.decorator';
 import { CreateApiKeyDto } from './dto/api-key.dto';
 import {
   ApiKeyResponse,
@@ -30,7 +34,10 @@ export class ApiKeysController {
   @Post()
   @HttpCode(HttpStatus.CREATED)
   @ApiOperation({ summary: 'Create an API key' })
-  @ApiErrors([ErrorCode.VALIDATION_ERROR, 'label: must be shorter than or equal to 100 characters'])
+  @ApiJsonBodyErrors([
+    ErrorCode.VALIDATION_ERROR,
+    'label: must be shorter than or equal to 100 characters',
+  ])
   async create(
     @MerchantId() merchantId: string,
     @Body() body: CreateApiKeyDto,

@@ -2,7 +2,7 @@ import { Body, Controller, Get, HttpCode, HttpStatus, Post, Put } from '@nestjs/
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { MerchantId } from '../common/decorators/current-merchant.decorator';
 import { ErrorCode } from '../common/errors/error-codes';
-import { ApiAuthenticated, ApiErrors } from '../common/swagger/api-errors.decorator';
+import { ApiAuthenticated, ApiJsonBodyErrors } from '../common/swagger/api-errors.decorator';
 import { SetWebhookDto, WebhookResponse, WebhookSecretResponse } from './dto/webhook.dto';
 import { WebhookSettingsService } from './webhook-settings.service';
 
@@ -22,7 +22,7 @@ export class WebhookSettingsController {
   /** Sets the endpoint (HTTPS), or removes it with null. */
   @Put()
   @ApiOperation({ summary: 'Set or remove the webhook endpoint' })
-  @ApiErrors([ErrorCode.VALIDATION_ERROR, 'webhookUrl: must be an https URL'])
+  @ApiJsonBodyErrors([ErrorCode.VALIDATION_ERROR, 'webhookUrl: must be an https URL'])
   set(@MerchantId() merchantId: string, @Body() body: SetWebhookDto): Promise<WebhookResponse> {
     return this.webhooks.set(merchantId, body.webhookUrl);
   }

@@ -62,6 +62,16 @@ export function ApiErrors(
   return applyDecorators(ApiExtraModels(ErrorResponseDto), ...responses);
 }
 
+/**
+ * An operation that takes a JSON body: besides its validation errors, a body over the size limit
+ * (413) or not JSON (415).
+ */
+export function ApiJsonBodyErrors(
+  ...codes: (ErrorCode | [ErrorCode, string])[]
+): MethodDecorator & ClassDecorator {
+  return ApiErrors(...codes, ErrorCode.PAYLOAD_TOO_LARGE, ErrorCode.UNSUPPORTED_MEDIA_TYPE);
+}
+
 /** An operation (or controller) that needs an API key: bearer security, 401 and 429 documented. */
 export function ApiAuthenticated(): MethodDecorator & ClassDecorator {
   return applyDecorators(

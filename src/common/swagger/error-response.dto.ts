@@ -1,3 +1,4 @@
+import { ApiProperty } from '@nestjs/swagger';
 import { ErrorCode } from '../errors/error-codes';
 
 export class FieldErrorDto {
@@ -15,10 +16,9 @@ export class FieldErrorDto {
 }
 
 export class ErrorDetailDto {
-  /**
-   * Machine-readable code.
-   * @example "VALIDATION_ERROR"
-   */
+  // The enum is explicit: the Swagger plugin's inferred order differs between builds.
+  /** Machine-readable code. */
+  @ApiProperty({ enum: Object.values(ErrorCode), example: ErrorCode.VALIDATION_ERROR })
   code!: ErrorCode;
 
   /**
