@@ -152,3 +152,20 @@ describe('Platform: database outage', () => {
     }
   });
 });
+
+describe('Platform: health is never rate limited', () => {
+  it('answers /health/live past the per-minute limit', async () => {
+    const t = await createTestApp({ env: { RATE_LIMIT_PER_MINUTE: '2' } });
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 5; i++) statuses.push((await t.http.get('/health/live')).status);
+      expect(statuses).toEqual([200, 200, 200, 200, 200]);
+      const m = await t.createMerchant();
+      const api: number[] = [];
+      for (let i = 0; i < 3; i++) api.push((await t.http.get('/api/customers').set(m.auth)).status);
+      expect(api).toEqual([200, 200, 429]); // the limit itself is in force
+    } finally {
+      await t.close();
+    }
+  });
+});

@@ -6,6 +6,7 @@ import {
   HealthCheckService,
   MikroOrmHealthIndicator,
 } from '@nestjs/terminus';
+import { SkipThrottle } from '@nestjs/throttler';
 import type { Response } from 'express';
 import { Public } from '../common/decorators/public.decorator';
 
@@ -16,6 +17,8 @@ export class LivenessResponse {
 
 @ApiTags('Health')
 @Public()
+// Load balancers and orchestrators poll these: never rate-limit them.
+@SkipThrottle()
 @Controller('health')
 export class HealthController {
   constructor(
