@@ -142,6 +142,9 @@ async function main(): Promise<void> {
   const pg = process.env.BENCH_DATABASE_URL
     ? undefined
     : await startEmbeddedPostgres(join(tmp, 'postgres'));
+  // The server runs alone on core 1 (see startServer); this load generator stays on core 0;
+  // PostgreSQL floats.
+  if (hasTaskset()) spawnSync('taskset', ['-p', '-c', '0', String(process.pid)]);
   // BENCH_DATABASE_URL: a server URL without a database name (postgres://user:pw@host:port).
   const server = (process.env.BENCH_DATABASE_URL ?? pg!.serverUrl).replace(/\/$/, '');
   const dbName = `bench_${Date.now()}`;

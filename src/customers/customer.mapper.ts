@@ -1,4 +1,4 @@
-import { toDate } from '../database/sql';
+import { isoTimestamp } from '../database/sql';
 import { CustomerResponse } from './dto/customer.response';
 
 /** A `customers` row as PostgreSQL returns it. */
@@ -8,12 +8,14 @@ export interface CustomerRow {
   wallet_address: string;
   email: string | null;
   label: string | null;
-  created_at: Date | string;
-  updated_at: Date | string;
+  /** ISO 8601 UTC, formatted by PostgreSQL (see CUSTOMER_COLUMNS). */
+  created_at: string;
+  updated_at: string;
 }
 
-export const CUSTOMER_COLUMNS =
-  'id, merchant_id, wallet_address, email, label, created_at, updated_at';
+export const CUSTOMER_COLUMNS = `id, merchant_id, wallet_address, email, label, ${isoTimestamp(
+  'created_at',
+)}, ${isoTimestamp('updated_at')}`;
 
 export function toCustomerResponse(row: CustomerRow): CustomerResponse {
   return {
@@ -22,7 +24,7 @@ export function toCustomerResponse(row: CustomerRow): CustomerResponse {
     walletAddress: row.wallet_address,
     email: row.email,
     label: row.label,
-    createdAt: toDate(row.created_at).toISOString(),
-    updatedAt: toDate(row.updated_at).toISOString(),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
   };
 }

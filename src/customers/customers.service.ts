@@ -46,7 +46,7 @@ export class CustomersService {
     const rows = await this.em
       .getConnection()
       .execute<CustomerRow[]>(
-        `SELECT ${CUSTOMER_COLUMNS} FROM customers WHERE ${where} ORDER BY created_at DESC, id DESC`,
+        `SELECT ${CUSTOMER_COLUMNS} FROM customers WHERE ${where} ORDER BY customers.created_at DESC, customers.id DESC`,
         params,
       );
     // Invoices and subscriptions are counted here once their modules exist; until then a

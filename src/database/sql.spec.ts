@@ -1,4 +1,4 @@
-import { escapeLike, toDate } from './sql';
+import { escapeLike, isoTimestamp } from './sql';
 
 describe('escapeLike', () => {
   it('escapes LIKE wildcards and the escape character', () => {
@@ -7,17 +7,10 @@ describe('escapeLike', () => {
   });
 });
 
-describe('toDate', () => {
-  it.each([
-    ['2026-11-22 02:29:38.39+00', '2026-11-22T02:29:38.390Z'],
-    ['2026-11-22 02:29:38+00', '2026-11-22T02:29:38.000Z'],
-    ['2026-11-22 04:29:38.123+02', '2026-11-22T02:29:38.123Z'],
-    ['2026-11-22 02:29:38.5+05:30', '2026-11-21T20:59:38.500Z'],
-  ])('parses PostgreSQL text %s', (text, iso) => expect(toDate(text).toISOString()).toBe(iso));
-
-  it('passes Dates through and refuses garbage', () => {
-    const d = new Date();
-    expect(toDate(d)).toBe(d);
-    expect(() => toDate('yesterday')).toThrow('Unparseable timestamp');
+describe('isoTimestamp', () => {
+  it('renders a column as an ISO 8601 UTC string with milliseconds', () => {
+    expect(isoTimestamp('created_at')).toBe(
+      `to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at`,
+    );
   });
 });

@@ -4,14 +4,9 @@ export function escapeLike(text: string): string {
 }
 
 /**
- * A `timestamptz` from a raw query. MikroORM's PostgreSQL driver leaves timestamps as text
- * (`2026-11-22 02:29:38.39+00`); entity reads get Dates. Accepts both.
+ * SQL for a `timestamptz` column rendered as the API's ISO 8601 UTC string with milliseconds
+ * (`2026-11-22T02:29:38.390Z`, DESIGN D5), so hot read paths never parse dates in JavaScript.
  */
-export function toDate(value: Date | string): Date {
-  if (value instanceof Date) return value;
-  const iso = value.replace(' ', 'T').replace(/([+-]\d\d)$/, '$1:00');
-  const date = new Date(iso);
-  if (Number.isNaN(date.getTime()))
-    throw new Error(`Unparseable timestamp from the database: ${value}`);
-  return date;
+export function isoTimestamp(column: string, alias = column): string {
+  return `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS ${alias}`;
 }
