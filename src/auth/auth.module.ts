@@ -1,6 +1,8 @@
 import { Module } from '@nestjs/common';
 import { PassportModule } from '@nestjs/passport';
+import { AppConfig } from '../config/app-config';
 import { ApiKeyCache } from './api-key-cache';
+import { AuthFailureLimiter } from './auth-failure-limiter';
 import { ApiKeyStrategy } from './api-key.strategy';
 import { ApiKeysService } from './api-keys.service';
 import { LastUsedRecorder } from './last-used-recorder';
@@ -14,11 +16,16 @@ import { RevocationListener } from './revocation-listener';
   imports: [PassportModule],
   providers: [
     { provide: ApiKeyCache, useFactory: () => new ApiKeyCache() },
+    {
+      provide: AuthFailureLimiter,
+      useFactory: (config: AppConfig) => new AuthFailureLimiter(config.AUTH_FAILURES_PER_MINUTE),
+      inject: [AppConfig],
+    },
     ApiKeysService,
     ApiKeyStrategy,
     LastUsedRecorder,
     RevocationListener,
   ],
-  exports: [ApiKeysService],
+  exports: [ApiKeysService, AuthFailureLimiter],
 })
 export class AuthModule {}

@@ -27,7 +27,11 @@ export class LastUsedRecorder implements OnModuleInit, BeforeApplicationShutdown
   /** Before the ORM closes (its own shutdown hook), so the last uses are written. */
   async beforeApplicationShutdown(): Promise<void> {
     clearInterval(this.timer);
-    await this.flush();
+    // A flush already under way does not carry uses recorded after it began: go until empty.
+    for (let attempt = 0; attempt < 5 && (this.flushing || this.pending.size > 0); attempt++) {
+      await this.flushing;
+      await this.flush();
+    }
   }
 
   record(apiKeyId: string, at: Date): void {

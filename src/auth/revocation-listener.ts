@@ -11,6 +11,9 @@ import { ApiKeyCache } from './api-key-cache';
 /** PostgreSQL channel on which revoked key hashes are announced to every instance. */
 export const REVOCATION_CHANNEL = 'api_key_revoked';
 
+/** How often the listening connection proves it is alive; a failure disables the cache. */
+const HEARTBEAT_MS = 5_000;
+
 /**
  * Keeps this instance's key cache honest: LISTENs for revocations made by any instance and evicts
  * them. The cache only serves while the channel is listening; on a dropped connection it is
@@ -23,6 +26,7 @@ export class RevocationListener implements OnApplicationBootstrap, BeforeApplica
   private stopped = false;
   private retryTimer?: NodeJS.Timeout;
   private retryDelayMs = 250;
+  private heartbeat?: NodeJS.Timeout;
 
   constructor(
     private readonly orm: MikroORM,
@@ -36,12 +40,18 @@ export class RevocationListener implements OnApplicationBootstrap, BeforeApplica
   async beforeApplicationShutdown(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.retryTimer);
+    clearInterval(this.heartbeat);
     this.cache.disable();
     await this.client?.end().catch(() => undefined);
   }
 
   private async connect(): Promise<void> {
-    const client = new Client({ connectionString: this.orm.config.get('clientUrl') });
+    const client = new Client({
+      connectionString: this.orm.config.get('clientUrl'),
+      keepAlive: true,
+      connectionTimeoutMillis: 5_000,
+      query_timeout: 5_000,
+    });
     client.on('notification', (message) => {
       if (message.channel === REVOCATION_CHANNEL && message.payload)
         this.cache.evict(message.payload);
@@ -51,19 +61,39 @@ export class RevocationListener implements OnApplicationBootstrap, BeforeApplica
     try {
       await client.connect();
       await client.query(`LISTEN ${REVOCATION_CHANNEL}`);
+      if (this.stopped) {
+        await client.end();
+        return;
+      }
       this.client = client;
       this.retryDelayMs = 250;
       this.cache.enable();
+      this.startHeartbeat(client);
     } catch (error) {
       await client.end().catch(() => undefined);
       this.lost(client, error);
     }
   }
 
+  /** A dropped connection may raise no event (NAT, proxy): ask it a question now and then. */
+  private startHeartbeat(client: Client): void {
+    clearInterval(this.heartbeat);
+    this.heartbeat = setInterval(() => {
+      client.query('SELECT 1').catch((error: unknown) => {
+        void client.end().catch(() => undefined);
+        this.lost(client, error);
+      });
+    }, HEARTBEAT_MS);
+    this.heartbeat.unref();
+  }
+
   private lost(client: Client, error?: unknown): void {
     if (this.client && this.client !== client) return; // a stale client; the live one is fine
     this.cache.disable();
-    if (this.client === client) this.client = undefined;
+    if (this.client === client) {
+      this.client = undefined;
+      clearInterval(this.heartbeat);
+    }
     if (this.stopped || this.retryTimer) return;
     this.logger.warn(
       { err: error },

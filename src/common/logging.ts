@@ -6,6 +6,11 @@ import type { AuthContext } from './decorators/current-merchant.decorator';
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/** A URL for the logs: an `access_token` query parameter (a key sent the wrong way) is redacted. */
+export function loggableUrl(url: string): string {
+  return url.replace(/([?&]access_token=)[^&]*/gi, '$1[redacted]');
+}
+
 /**
  * The request id: the caller's `x-request-id` when it is a short safe token, else a new UUID.
  * Echoed on every response and attached to every log line of the request.
@@ -35,7 +40,7 @@ export function loggerOptions(config: AppConfig): Params {
         req: (req: { id: string; method: string; url: string }) => ({
           id: req.id,
           method: req.method,
-          url: req.url,
+          url: loggableUrl(req.url),
         }),
         res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
       },

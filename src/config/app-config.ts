@@ -100,6 +100,12 @@ export class AppConfig {
   @Min(1)
   RATE_LIMIT_PER_MINUTE: number = 6000;
 
+  /** Failed authentications allowed per client IP per minute; beyond, 429 without a lookup. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  AUTH_FAILURES_PER_MINUTE: number = 60;
+
   /** Create a demo merchant and print its API key on the first start with an empty database. */
   @IsIn(['true', 'false'])
   @MaxLength(5)

@@ -41,6 +41,12 @@ describe('configuration', () => {
     expect((error as ConfigError).message).toContain(`${name}=`);
   });
 
+  it('never prints the credentials of a bad URL', () => {
+    const bad = { DATABASE_URL: 'postgres://app:s3cret#x@db/billing x' };
+    expect(() => parseConfig(bad)).toThrow(/DATABASE_URL="postgres:\/\/\*\*\*@db/);
+    expect(() => parseConfig(bad)).not.toThrow(/s3cret/);
+  });
+
   it('treats an empty DATABASE_URL as unset (embedded PostgreSQL)', () => {
     expect(parseConfig({ DATABASE_URL: '' }).DATABASE_URL).toBeUndefined();
   });

@@ -44,5 +44,8 @@ export function loadConfig(
 
 function describe(error: ValidationError): string {
   const reasons = Object.values(error.constraints ?? {}).join('; ');
-  return `${error.property}=${JSON.stringify(error.value)}: ${reasons}`;
+  const value = /URL$/.test(error.property)
+    ? String(error.value).replace(/\/\/[^@/]*@/, '//***@')
+    : String(error.value);
+  return `${error.property}=${JSON.stringify(value)}: ${reasons}`;
 }

@@ -9,6 +9,12 @@ describe('webhookUrlProblem', () => {
     ['https://10.0.0.1/x', false, 'must not point at a loopback, private or link-local host'],
     ['https://[fe80::1]/x', false, 'must not point at a loopback, private or link-local host'],
     ['https://u:p@example.com/x', false, 'must not contain credentials'],
+    ['https://localhost./x', false, 'must not point at a loopback, private or link-local host'],
+    [
+      'https://[64:ff9b::a00:1]/x',
+      false,
+      'must not point at a loopback, private or link-local host',
+    ],
     ['http://127.0.0.1:9000/x', true, undefined],
     ['ftp://example.com/x', true, 'must be an http(s) URL'],
     ['nonsense', true, 'must be a valid URL'],
@@ -30,6 +36,11 @@ describe('isNonPublicAddress', () => {
     '[::1]',
     'fd00::1',
     '::ffff:127.0.0.1',
+    '198.18.0.1',
+    '224.0.0.1',
+    '255.255.255.255',
+    '64:ff9b::10.0.0.1',
+    'ff02::1',
   ])('%s is not public', (ip) => expect(isNonPublicAddress(ip)).toBe(true));
   it.each(['8.8.8.8', '1.1.1.1', '2606:4700::1111', 'example.com'])(
     '%s is public or a name',

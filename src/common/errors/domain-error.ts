@@ -48,3 +48,9 @@ export class UnsupportedMediaTypeError extends DomainError {
     );
   }
 }
+
+export class RateLimitedError extends DomainError {
+  constructor(message = 'Too many requests; retry later') {
+    super(ErrorCode.RATE_LIMITED, message);
+  }
+}

@@ -18,7 +18,7 @@ import { ThrottlerException } from '@nestjs/throttler';
 import type { Request, Response } from 'express';
 import { DomainError, FieldError } from '../errors/domain-error';
 import { ERROR_STATUS, ErrorCode } from '../errors/error-codes';
-import { requestId as assignRequestId } from '../logging';
+import { requestId as assignRequestId, loggableUrl } from '../logging';
 
 /** The D1 error body. */
 export interface ErrorBody {
@@ -68,7 +68,12 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const status = classified.status ?? ERROR_STATUS[classified.code];
     if (status >= 500) {
       this.logger.error(
-        { err: exception, requestId: req.id, method: req.method, url: req.originalUrl },
+        {
+          err: exception,
+          requestId: req.id,
+          method: req.method,
+          url: loggableUrl(req.originalUrl),
+        },
         'Request failed',
       );
     }
@@ -118,6 +123,12 @@ export function classify(exception: unknown): Classified {
     return {
       code: ErrorCode.SERVICE_UNAVAILABLE,
       message: 'The database is unavailable; retry later',
+    };
+  }
+  if (exception instanceof DriverException && isBadText(exception)) {
+    return {
+      code: ErrorCode.VALIDATION_ERROR,
+      message: 'A value contains characters that cannot be stored',
     };
   }
   if (exception instanceof DriverException && isConnectionLoss(exception)) {
@@ -182,6 +193,12 @@ function classifyBodyParser(e: BodyParserError): Classified {
         : { code, message: 'The request body could not be read', status };
     }
   }
+}
+
+/** Invalid byte sequence / untranslatable character (e.g. NUL in text). */
+function isBadText(e: DriverException): boolean {
+  const code = (e as { code?: string }).code ?? '';
+  return code === '22021' || code === '22P05';
 }
 
 function isConnectionLoss(e: DriverException): boolean {

@@ -43,8 +43,25 @@ export class AppValidationPipe extends ValidationPipe {
     if (metadata.type === 'query' && isDto && (value === undefined || value === null)) {
       value = {};
     }
+    const nul = findNulByte(value);
+    if (nul !== undefined) {
+      throw new ValidationError(`${nul}: must not contain NUL characters`, [
+        { field: nul, message: 'must not contain NUL characters' },
+      ]);
+    }
     return super.transform(value, metadata);
   }
+}
+
+/** Path of the first string holding U+0000 (PostgreSQL text cannot store it), if any. */
+function findNulByte(value: unknown, path = ''): string | undefined {
+  if (typeof value === 'string') return value.includes('\u0000') ? path || 'value' : undefined;
+  if (typeof value !== 'object' || value === null) return undefined;
+  for (const [key, child] of Object.entries(value)) {
+    const found = findNulByte(child, path ? `${path}.${key}` : key);
+    if (found !== undefined) return found;
+  }
+  return undefined;
 }
 
 function isPrimitive(type: unknown): boolean {
