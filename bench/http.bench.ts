@@ -142,11 +142,16 @@ async function main(): Promise<void> {
   const pg = process.env.BENCH_DATABASE_URL
     ? undefined
     : await startEmbeddedPostgres(join(tmp, 'postgres'));
-  // The server runs alone on core 1 (see startServer); this load generator stays on core 0;
-  // PostgreSQL floats.
+  // The server runs alone on core 1 (see startServer); this load generator and PostgreSQL (its
+  // postmaster and the backends it forks) share core 0. Left floating, PostgreSQL backends woken
+  // by the server's queries run on the server's core and the server waits for them.
   if (hasTaskset()) spawnSync('taskset', ['-p', '-c', '0', String(process.pid)]);
   // BENCH_DATABASE_URL: a server URL without a database name (postgres://user:pw@host:port).
   const server = (process.env.BENCH_DATABASE_URL ?? pg!.serverUrl).replace(/\/$/, '');
+  if (pg && hasTaskset()) {
+    const postmaster = readFileSync(join(tmp, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0];
+    spawnSync('taskset', ['-a', '-p', '-c', '0', postmaster]);
+  }
   const dbName = `bench_${Date.now()}`;
   await ensureDatabaseExists(server, dbName);
   const databaseUrl = `${server}/${dbName}`;
