@@ -154,6 +154,33 @@ describe('Customers API', () => {
       expect(res.body.map((c: { label: string }) => c.label)).toEqual(labels);
     });
 
+    it('stores and finds text with quotes and backslashes literally (no SQL injection)', async () => {
+      const label = `O'Brien \\ "x"; DROP TABLE customers; --`;
+      const created = await t.http
+        .post('/api/customers')
+        .set(m.auth)
+        .send({ walletAddress: randomWallet(), label })
+        .expect(201);
+      expect(created.body.label).toBe(label);
+      const res = await t.http
+        .get('/api/customers')
+        .query({ search: "o'brien \\" })
+        .set(m.auth)
+        .expect(200);
+      expect(res.body.map((c: { id: string }) => c.id)).toEqual([created.body.id]);
+      const [row] = await t.sql('SELECT label FROM customers WHERE id = $1', [created.body.id]);
+      expect(row.label).toBe(label);
+      await t.http
+        .patch(`/api/customers/${created.body.id}`)
+        .set(m.auth)
+        .send({ label: "it's" })
+        .expect(200);
+      await t.http
+        .post('/api/customers')
+        .set(m.auth)
+        .send({ walletAddress: wallets[0], label: 'Ada Lovelace' });
+    });
+
     it('searches by a fragment of the wallet address', async () => {
       const fragment = wallets[1].slice(5, 15).toLowerCase();
       const res = await t.http
