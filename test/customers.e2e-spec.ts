@@ -175,10 +175,6 @@ describe('Customers API', () => {
         .set(m.auth)
         .send({ label: "it's" })
         .expect(200);
-      await t.http
-        .post('/api/customers')
-        .set(m.auth)
-        .send({ walletAddress: wallets[0], label: 'Ada Lovelace' });
     });
 
     it('searches by a fragment of the wallet address', async () => {
