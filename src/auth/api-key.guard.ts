@@ -1,53 +1,68 @@
-import { ExecutionContext, Injectable } from '@nestjs/common';
+import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { AuthGuard } from '@nestjs/passport';
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
+import { Authenticator } from 'passport';
+import { AuthContext } from '../common/decorators/current-merchant.decorator';
 import { IS_PUBLIC } from '../common/decorators/public.decorator';
 import { RateLimitedError, UnauthorizedError } from '../common/errors/domain-error';
+import { ApiKeysService } from './api-keys.service';
 import { AuthFailureLimiter } from './auth-failure-limiter';
-import { API_KEY_STRATEGY } from './api-key.strategy';
+import { API_KEY_STRATEGY, createApiKeyStrategy } from './api-key.strategy';
 
 /**
  * Global guard: every route needs an API key unless marked `@Public()`. A client IP with too many
  * failed attempts in the current minute gets 429 without a lookup.
+ *
+ * It owns its passport `Authenticator` rather than passport's process-wide one: strategies
+ * registered there are global by name, so two app instances in one process (the multi-instance
+ * tests) would authenticate through whichever registered last.
  */
 @Injectable()
-export class ApiKeyGuard extends AuthGuard(API_KEY_STRATEGY) {
+export class ApiKeyGuard implements CanActivate {
+  private readonly passport = new Authenticator();
+
   constructor(
     private readonly reflector: Reflector,
     private readonly failures: AuthFailureLimiter,
+    apiKeys: ApiKeysService,
   ) {
-    super();
+    this.passport.use(API_KEY_STRATEGY, createApiKeyStrategy(apiKeys));
   }
 
-  override canActivate(context: ExecutionContext) {
+  async canActivate(context: ExecutionContext): Promise<boolean> {
     const isPublic = this.reflector.getAllAndOverride<boolean | undefined>(IS_PUBLIC, [
       context.getHandler(),
       context.getClass(),
     ]);
     if (isPublic) return true;
-    if (this.failures.isBlocked(clientIp(context))) {
+    const http = context.switchToHttp();
+    const req = http.getRequest<Request & { user?: AuthContext }>();
+    const ip = req.ip ?? req.socket.remoteAddress ?? 'unknown';
+    if (this.failures.isBlocked(ip)) {
       throw new RateLimitedError('Too many failed authentication attempts; retry later');
     }
-    return super.canActivate(context);
-  }
-
-  override handleRequest<T>(
-    error: unknown,
-    user: T | false,
-    _info: unknown,
-    context: ExecutionContext,
-  ): T {
-    if (error) throw error instanceof Error ? error : new UnauthorizedError();
+    const user = await this.authenticate(req, http.getResponse<Response>());
     if (!user) {
-      this.failures.recordFailure(clientIp(context));
+      this.failures.recordFailure(ip);
       throw new UnauthorizedError();
     }
-    return user;
+    req.user = user;
+    return true;
   }
-}
 
-function clientIp(context: ExecutionContext): string {
-  const req = context.switchToHttp().getRequest<Request>();
-  return req.ip ?? req.socket.remoteAddress ?? 'unknown';
+  private authenticate(req: Request, res: Response): Promise<AuthContext | false> {
+    return new Promise((resolve, reject) => {
+      const middleware = this.passport.authenticate(
+        API_KEY_STRATEGY,
+        { session: false },
+        (error: unknown, user: AuthContext | false) => {
+          if (error) reject(error instanceof Error ? error : new UnauthorizedError());
+          else resolve(user);
+        },
+      ) as (req: Request, res: Response, next: (error?: unknown) => void) => void;
+      middleware(req, res, (error?: unknown) =>
+        error ? reject(error instanceof Error ? error : new UnauthorizedError()) : resolve(false),
+      );
+    });
+  }
 }

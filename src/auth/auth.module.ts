@@ -1,9 +1,7 @@
 import { Module } from '@nestjs/common';
-import { PassportModule } from '@nestjs/passport';
 import { AppConfig } from '../config/app-config';
 import { ApiKeyCache } from './api-key-cache';
 import { AuthFailureLimiter } from './auth-failure-limiter';
-import { ApiKeyStrategy } from './api-key.strategy';
 import { ApiKeysService } from './api-keys.service';
 import { LastUsedRecorder } from './last-used-recorder';
 import { RevocationListener } from './revocation-listener';
@@ -13,7 +11,6 @@ import { RevocationListener } from './revocation-listener';
  * `ApiKeyGuard` is registered by the app module, before the rate limiter.
  */
 @Module({
-  imports: [PassportModule],
   providers: [
     { provide: ApiKeyCache, useFactory: () => new ApiKeyCache() },
     {
@@ -22,7 +19,6 @@ import { RevocationListener } from './revocation-listener';
       inject: [AppConfig],
     },
     ApiKeysService,
-    ApiKeyStrategy,
     LastUsedRecorder,
     RevocationListener,
   ],

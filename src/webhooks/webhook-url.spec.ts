@@ -1,0 +1,49 @@
+import { isNonPublicAddress, webhookUrlProblem } from './webhook-url';
+
+describe('webhookUrlProblem', () => {
+  it.each([
+    ['https://example.com/hook', false, undefined],
+    ['http://example.com/hook', false, 'must be an https URL'],
+    ['https://localhost:3000/x', false, 'must not point at a loopback, private or link-local host'],
+    ['https://api.localhost/x', false, 'must not point at a loopback, private or link-local host'],
+    ['https://10.0.0.1/x', false, 'must not point at a loopback, private or link-local host'],
+    ['https://[fe80::1]/x', false, 'must not point at a loopback, private or link-local host'],
+    ['https://u:p@example.com/x', false, 'must not contain credentials'],
+    ['https://localhost./x', false, 'must not point at a loopback, private or link-local host'],
+    [
+      'https://[64:ff9b::a00:1]/x',
+      false,
+      'must not point at a loopback, private or link-local host',
+    ],
+    ['http://127.0.0.1:9000/x', true, undefined],
+    ['ftp://example.com/x', true, 'must be an http(s) URL'],
+    ['nonsense', true, 'must be a valid URL'],
+  ])('%s (localnet %s)', (url, localnet, problem) =>
+    expect(webhookUrlProblem(url, localnet)).toBe(problem),
+  );
+});
+
+describe('isNonPublicAddress', () => {
+  it.each([
+    '127.0.0.1',
+    '10.9.8.7',
+    '172.20.0.1',
+    '192.168.1.1',
+    '169.254.169.254',
+    '100.64.0.1',
+    '0.0.0.0',
+    '::1',
+    '[::1]',
+    'fd00::1',
+    '::ffff:127.0.0.1',
+    '198.18.0.1',
+    '224.0.0.1',
+    '255.255.255.255',
+    '64:ff9b::10.0.0.1',
+    'ff02::1',
+  ])('%s is not public', (ip) => expect(isNonPublicAddress(ip)).toBe(true));
+  it.each(['8.8.8.8', '1.1.1.1', '2606:4700::1111', 'example.com'])(
+    '%s is public or a name',
+    (ip) => expect(isNonPublicAddress(ip)).toBe(false),
+  );
+});
