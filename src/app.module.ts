@@ -16,6 +16,7 @@ import { DatabaseModule } from './database/database.module';
 import { HealthModule } from './health/health.module';
 import { MerchantsModule } from './merchants/merchants.module';
 import { SettingsModule } from './settings/settings.module';
+import { WebhooksModule } from './webhooks/webhooks.module';
 
 /** The whole service, built from a validated config and a database URL. */
 @Module({})
@@ -33,6 +34,7 @@ export class AppModule {
         MerchantsModule,
         CustomersModule,
         SettingsModule,
+        WebhooksModule,
         HealthModule,
       ],
       providers: [

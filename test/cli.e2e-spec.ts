@@ -1,4 +1,4 @@
-import { ChildProcess, spawn } from 'node:child_process';
+import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -209,5 +209,23 @@ describe('graceful shutdown with DATABASE_URL', () => {
       rmSync(dataDir, { recursive: true, force: true });
       await db.drop();
     }
+  });
+});
+
+describe('package export for webhook receivers', () => {
+  it("require('stablecoin-billing/webhooks') gives the built verifyWebhookSignature", () => {
+    const vectors = JSON.parse(
+      readFileSync(join(ROOT, 'docs', 'webhook-test-vectors.json'), 'utf8'),
+    ) as { vectors: { secrets: string[]; timestamp: number; body: string; header: string }[] };
+    const [v] = vectors.vectors;
+    const script = `
+      const { verifyWebhookSignature } = require('stablecoin-billing/webhooks');
+      const v = JSON.parse(process.argv[1]);
+      process.stdout.write(JSON.stringify([
+        verifyWebhookSignature(v.body, v.header, v.secrets[0], 300, v.timestamp),
+        verifyWebhookSignature(v.body + ' ', v.header, v.secrets[0], 300, v.timestamp),
+      ]));`;
+    const out = execFileSync(process.execPath, ['-e', script, JSON.stringify(v)], { cwd: ROOT });
+    expect(JSON.parse(out.toString())).toEqual([true, false]);
   });
 });

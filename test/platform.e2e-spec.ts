@@ -68,6 +68,9 @@ describe('Platform: health, request ids, docs', () => {
         [
           'GET /api/customers',
           'POST /api/customers',
+          'GET /api/events',
+          'GET /api/events/{id}',
+          'POST /api/events/{id}/redeliver',
           'GET /api/customers/{id}',
           'PATCH /api/customers/{id}',
           'GET /api/settings/api-keys',

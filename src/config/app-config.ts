@@ -14,6 +14,9 @@ import {
 export const SOLANA_CLUSTERS = ['localnet', 'devnet', 'mainnet-beta'] as const;
 export type SolanaCluster = (typeof SOLANA_CLUSTERS)[number];
 
+export const ROLES = ['all', 'api', 'worker'] as const;
+export type Role = (typeof ROLES)[number];
+
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
@@ -106,6 +109,34 @@ export class AppConfig {
   @Min(1)
   AUTH_FAILURES_PER_MINUTE: number = 60;
 
+  /**
+   * What this instance runs: `all` (HTTP and background work), `api` (HTTP only: no background
+   * work) or `worker` (background work: webhook delivery; its HTTP server stays up for health).
+   */
+  @IsIn(ROLES)
+  ROLE: Role = 'all';
+
+  /** Time allowed for one webhook POST (connect, headers and body), in milliseconds. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(100)
+  @Max(60_000)
+  WEBHOOK_TIMEOUT_MS: number = 10_000;
+
+  /** Webhook POSTs one instance keeps in flight at once. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  WEBHOOK_CONCURRENCY: number = 64;
+
+  /** How often the delivery worker looks for due retries (new events wake it at once). */
+  @Transform(toInt)
+  @IsInt()
+  @Min(20)
+  @Max(60_000)
+  WEBHOOK_POLL_INTERVAL_MS: number = 1000;
+
   /** Create a demo merchant and print its API key on the first start with an empty database. */
   @IsIn(['true', 'false'])
   @MaxLength(5)
@@ -113,6 +144,11 @@ export class AppConfig {
 
   get publicBaseUrl(): string {
     return (this.PUBLIC_BASE_URL ?? `http://localhost:${this.PORT}`).replace(/\/+$/, '');
+  }
+
+  /** Whether this instance runs background work (webhook delivery, scheduled jobs). */
+  get runsWorkers(): boolean {
+    return this.ROLE !== 'api';
   }
 
   get isLocalnet(): boolean {

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { Clock } from '../common/clock';
 import { NotFoundError } from '../common/errors/domain-error';
 import { escapeLike } from '../database/sql';
+import { EventsService } from '../webhooks/events.service';
 import { CUSTOMER_COLUMNS, CustomerRow, toCustomerResponse } from './customer.mapper';
 import { CreateCustomerDto, ListCustomersQueryDto, UpdateCustomerDto } from './dto/customer.dto';
 import {
@@ -29,6 +30,7 @@ export class CustomersService {
   constructor(
     private readonly em: EntityManager,
     private readonly clock: Clock,
+    private readonly events: EventsService,
   ) {}
 
   /** Newest first; `search` is a case-insensitive substring of wallet, label or e-mail. */
@@ -65,15 +67,25 @@ export class CustomersService {
 
   /**
    * Creates the customer, or updates e-mail and label where given when the wallet is already a
-   * customer of this merchant. One atomic statement: concurrent upserts of one wallet never
-   * create a duplicate.
+   * customer of this merchant, and records `customer.created` or `customer.updated` (nothing when
+   * nothing changed) in the same transaction.
    */
   async upsert(merchantId: string, input: CreateCustomerDto): Promise<UpsertedCustomer> {
+    return this.em.fork().transactional((em) => this.upsertIn(em, merchantId, input));
+  }
+
+  /**
+   * The upsert inside the caller's transaction (invoice creation upserts its customer). One
+   * atomic statement: concurrent upserts of one wallet never create a duplicate.
+   */
+  async upsertIn(
+    em: EntityManager,
+    merchantId: string,
+    input: CreateCustomerDto,
+  ): Promise<UpsertedCustomer> {
     const now = this.clock.now();
-    const rows = await this.em
-      .getConnection()
-      .execute<(CustomerRow & { created: boolean; changed: boolean })[]>(
-        `WITH previous AS (
+    const rows = await em.execute<(CustomerRow & { created: boolean; changed: boolean })[]>(
+      `WITH previous AS (
          SELECT email, label FROM customers WHERE merchant_id = ? AND wallet_address = ?
        )
        INSERT INTO customers (id, merchant_id, wallet_address, email, label, created_at, updated_at)
@@ -90,49 +102,58 @@ export class CustomersService {
          (xmax = 0 OR NOT EXISTS (SELECT 1 FROM previous)
            OR customers.email IS DISTINCT FROM (SELECT email FROM previous)
            OR customers.label IS DISTINCT FROM (SELECT label FROM previous)) AS changed`,
-        [
-          merchantId,
-          input.walletAddress,
-          randomUUID(),
-          merchantId,
-          input.walletAddress,
-          input.email ?? null,
-          input.label ?? null,
-          now,
-          now,
-        ],
-      );
+      [
+        merchantId,
+        input.walletAddress,
+        randomUUID(),
+        merchantId,
+        input.walletAddress,
+        input.email ?? null,
+        input.label ?? null,
+        now,
+        now,
+      ],
+    );
     const row = rows[0];
-    return { customer: toCustomerResponse(row), created: row.created, changed: row.changed };
+    const customer = toCustomerResponse(row);
+    if (row.changed) {
+      const type = row.created ? 'customer.created' : 'customer.updated';
+      await this.events.record(em, merchantId, type, customer);
+    }
+    return { customer, created: row.created, changed: row.changed };
   }
 
-  /** Changes only the supplied fields; `null` clears a field. */
+  /**
+   * Changes only the supplied fields; `null` clears a field. When a value really changes,
+   * `updatedAt` moves and `customer.updated` is recorded in the same transaction.
+   */
   async update(
     merchantId: string,
     id: string,
     input: UpdateCustomerDto,
   ): Promise<CustomerResponse> {
-    const sets: string[] = [];
-    const params: unknown[] = [];
-    if (input.email !== undefined) {
-      sets.push('email = ?');
-      params.push(input.email);
-    }
-    if (input.label !== undefined) {
-      sets.push('label = ?');
-      params.push(input.label);
-    }
-    if (sets.length === 0) return toCustomerResponse(await this.findRow(merchantId, id));
-    sets.push('updated_at = ?');
-    params.push(this.clock.now(), id, merchantId);
-    const rows = await this.em
-      .getConnection()
-      .execute<CustomerRow[]>(
-        `UPDATE customers SET ${sets.join(', ')} WHERE id = ? AND merchant_id = ? RETURNING ${CUSTOMER_COLUMNS}`,
-        params,
+    const fields = (['email', 'label'] as const).filter((f) => input[f] !== undefined);
+    if (fields.length === 0) return toCustomerResponse(await this.findRow(merchantId, id));
+    return this.em.fork().transactional(async (em) => {
+      const values = fields.map((f) => input[f] ?? null);
+      const differs = fields.map((f) => `? IS DISTINCT FROM previous.old_${f}`).join(' OR ');
+      const rows = await em.execute<(CustomerRow & { changed: boolean })[]>(
+        `WITH previous AS (
+           SELECT id AS old_id, email AS old_email, label AS old_label FROM customers
+            WHERE id = ? AND merchant_id = ? FOR UPDATE
+         )
+         UPDATE customers SET ${fields.map((f) => `${f} = ?`).join(', ')},
+           updated_at = CASE WHEN ${differs} THEN ? ELSE updated_at END
+         FROM previous WHERE customers.id = previous.old_id
+         RETURNING ${CUSTOMER_COLUMNS}, (${differs}) AS changed`,
+        [id, merchantId, ...values, ...values, this.clock.now(), ...values],
       );
-    if (!rows[0]) throw new NotFoundError('Customer');
-    return toCustomerResponse(rows[0]);
+      const row = rows[0];
+      if (!row) throw new NotFoundError('Customer');
+      const customer = toCustomerResponse(row);
+      if (row.changed) await this.events.record(em, merchantId, 'customer.updated', customer);
+      return customer;
+    });
   }
 
   private async findRow(merchantId: string, id: string): Promise<CustomerRow> {

@@ -7,7 +7,7 @@ import { NotFoundError, ValidationError } from '../common/errors/domain-error';
 import { AppConfig } from '../config/app-config';
 import { Merchant } from '../merchants/entities/merchant.entity';
 import { WebhookResponse, WebhookSecretResponse } from './dto/webhook.dto';
-import { webhookUrlProblem } from './webhook-url';
+import { webhookUrlProblem } from '../webhooks/webhook-url';
 
 /** How long a rotated-out secret keeps signing alongside the new one (DESIGN D13). */
 export const SECRET_ROTATION_GRACE_MS = 24 * 60 * 60 * 1000;

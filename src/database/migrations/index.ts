@@ -1,5 +1,6 @@
 import type { MigrationObject } from '@mikro-orm/core';
 import { Migration20261122022858 } from './Migration20261122022858';
+import { Migration20261123015901 } from './Migration20261123015901';
 
 /**
  * Every migration, in order. The MikroORM CLI writes new ones next to this file
@@ -8,4 +9,5 @@ import { Migration20261122022858 } from './Migration20261122022858';
  */
 export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261122022858', class: Migration20261122022858 },
+  { name: 'Migration20261123015901', class: Migration20261123015901 },
 ];

@@ -1,0 +1,58 @@
+import { Entity, Enum, Index, ManyToOne, Property, type Ref } from '@mikro-orm/core';
+import { BaseEntity } from '../../common/base.entity';
+import { Merchant } from '../../merchants/entities/merchant.entity';
+import { WebhookEvent } from './event.entity';
+
+/**
+ * `pending`: waiting for its next attempt (or being attempted); `delivered`: a 2xx came back;
+ * `failed`: no 2xx within the retry window; `skipped`: the merchant had no endpoint when it was due.
+ */
+export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed', 'skipped'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+/**
+ * One delivery of an event to the merchant's endpoint, with its attempts. The outbox write
+ * creates the first; each manual redelivery adds another. The worker claims due rows with
+ * `FOR UPDATE SKIP LOCKED` and leases them by moving `nextAttemptAt` past the attempt's
+ * timeout under a fresh `lockToken`, so a crashed instance's claim comes due again by itself.
+ */
+@Entity({ tableName: 'webhook_deliveries' })
+@Index({
+  name: 'webhook_deliveries_due_idx',
+  expression:
+    `create index "webhook_deliveries_due_idx" on "webhook_deliveries" ("next_attempt_at") ` +
+    `where "status" = 'pending'`,
+})
+@Index({ name: 'webhook_deliveries_event_idx', properties: ['event', 'createdAt'] })
+export class WebhookDelivery extends BaseEntity {
+  @ManyToOne(() => WebhookEvent, { ref: true, deleteRule: 'cascade' })
+  event!: Ref<WebhookEvent>;
+
+  @ManyToOne(() => Merchant, { ref: true, deleteRule: 'cascade', index: true })
+  merchant!: Ref<Merchant>;
+
+  @Enum({ items: () => [...DELIVERY_STATUSES], type: 'string', length: 16 })
+  status!: DeliveryStatus;
+
+  @Property({ type: 'integer' })
+  attempts: number = 0;
+
+  @Property({ type: 'datetime', columnType: 'timestamptz(3)', nullable: true })
+  nextAttemptAt: Date | null = null;
+
+  @Property({ type: 'datetime', columnType: 'timestamptz(3)', nullable: true })
+  lastAttemptAt: Date | null = null;
+
+  @Property({ type: 'smallint', nullable: true })
+  lastHttpStatus: number | null = null;
+
+  @Property({ type: 'string', length: 500, nullable: true })
+  lastError: string | null = null;
+
+  @Property({ type: 'datetime', columnType: 'timestamptz(3)', nullable: true })
+  deliveredAt: Date | null = null;
+
+  /** Who holds the current attempt; a result is written only by the holder. */
+  @Property({ type: 'uuid', nullable: true })
+  lockToken: string | null = null;
+}

@@ -1,0 +1,100 @@
+import { createServer, Server } from 'node:http';
+import type { lookup as dnsLookup, LookupAddress } from 'node:dns';
+import { AddressInfo } from 'node:net';
+import { Agent, request } from 'undici';
+import { publicOnlyLookup } from './webhook-sender';
+
+/** A resolver answering from a fixed table, as `dns.lookup` with `all: true` would. */
+function fakeDns(table: Record<string, LookupAddress[]>): typeof dnsLookup {
+  return ((
+    hostname: string,
+    _options: unknown,
+    callback: (error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void,
+  ) => {
+    const answer = table[hostname];
+    if (!answer) {
+      const error: NodeJS.ErrnoException = new Error(`getaddrinfo ENOTFOUND ${hostname}`);
+      error.code = 'ENOTFOUND';
+      callback(error, []);
+    } else callback(null, answer);
+  }) as unknown as typeof dnsLookup;
+}
+
+function resolveWith(
+  lookup: ReturnType<typeof publicOnlyLookup>,
+  hostname: string,
+  all: boolean,
+): Promise<{ error: NodeJS.ErrnoException | null; address: unknown; family?: number }> {
+  return new Promise((resolve) =>
+    lookup(hostname, { all }, (error, address, family) => resolve({ error, address, family })),
+  );
+}
+
+describe('publicOnlyLookup', () => {
+  const lookup = publicOnlyLookup(
+    fakeDns({
+      'public.test': [{ address: '93.184.215.14', family: 4 }],
+      'dual.test': [
+        { address: '2606:2800:21f:cb07:6820:80da:af6b:8b2c', family: 6 },
+        { address: '93.184.215.14', family: 4 },
+      ],
+      'loopback.test': [{ address: '127.0.0.1', family: 4 }],
+      'metadata.test': [{ address: '169.254.169.254', family: 4 }],
+      'private.test': [{ address: '10.0.0.7', family: 4 }],
+      'v6-loopback.test': [{ address: '::1', family: 6 }],
+      'mixed.test': [
+        { address: '93.184.215.14', family: 4 },
+        { address: '192.168.1.10', family: 4 },
+      ],
+    }),
+  );
+
+  it('passes public addresses through, one or all', async () => {
+    expect(await resolveWith(lookup, 'public.test', false)).toEqual({
+      error: null,
+      address: '93.184.215.14',
+      family: 4,
+    });
+    const all = await resolveWith(lookup, 'dual.test', true);
+    expect(all.error).toBeNull();
+    expect(all.address).toHaveLength(2);
+  });
+
+  it.each(['loopback.test', 'metadata.test', 'private.test', 'v6-loopback.test', 'mixed.test'])(
+    'refuses %s (any non-public address in the answer)',
+    async (host) => {
+      const { error } = await resolveWith(lookup, host, false);
+      expect(error?.code).toBe('EBLOCKED');
+      expect(error?.message).toMatch(/non-public address/);
+    },
+  );
+
+  it('passes resolver errors on', async () => {
+    expect((await resolveWith(lookup, 'nowhere.test', false)).error?.code).toBe('ENOTFOUND');
+  });
+
+  describe('as the socket lookup of an undici agent', () => {
+    let server: Server;
+    let port: number;
+    let hits = 0;
+
+    beforeAll(async () => {
+      server = createServer((_req, res) => {
+        hits++;
+        res.end('ok');
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      port = (server.address() as AddressInfo).port;
+    });
+    afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+    it('never connects to a name that resolves to loopback', async () => {
+      const agent = new Agent({ connect: { lookup } });
+      await expect(
+        request(`http://loopback.test:${port}/`, { method: 'POST', body: '{}', dispatcher: agent }),
+      ).rejects.toMatchObject({ code: 'EBLOCKED' });
+      expect(hits).toBe(0);
+      await agent.close();
+    });
+  });
+});

@@ -1,0 +1,114 @@
+import { Injectable, OnApplicationShutdown } from '@nestjs/common';
+import { lookup as dnsLookup, LookupAddress, LookupOptions } from 'node:dns';
+import { Agent, request } from 'undici';
+import { AppConfig } from '../config/app-config';
+import { isNonPublicAddress, webhookUrlProblem } from './webhook-url';
+
+/** What one POST to a merchant endpoint came to. */
+export interface SendResult {
+  /** The HTTP status, when a response arrived. */
+  status?: number;
+  /** Why no response arrived (timeout, refused, blocked address), or a short reason for a non-2xx. */
+  error?: string;
+  /** The `Retry-After` header of a 429 or 503. */
+  retryAfter?: string;
+}
+
+type LookupCallback = (
+  error: NodeJS.ErrnoException | null,
+  address: string | LookupAddress[],
+  family?: number,
+) => void;
+
+/**
+ * A DNS lookup that refuses names resolving to loopback, private, link-local (cloud metadata) or
+ * other non-public addresses. Used as the socket's own lookup, so the address checked is the
+ * address connected to: a DNS answer cannot change between the check and the connection.
+ */
+export function publicOnlyLookup(
+  resolve: typeof dnsLookup = dnsLookup,
+): (hostname: string, options: LookupOptions, callback: LookupCallback) => void {
+  return (hostname, options, callback) => {
+    resolve(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
+      if (error) return callback(error, []);
+      const blocked = addresses.find((a) => isNonPublicAddress(a.address));
+      if (blocked || addresses.length === 0) {
+        const refused: NodeJS.ErrnoException = new Error(
+          `${hostname} resolves to a non-public address (${blocked?.address ?? 'none'}); refused`,
+        );
+        refused.code = 'EBLOCKED';
+        return callback(refused, []);
+      }
+      if (options.all) return callback(null, addresses);
+      callback(null, addresses[0].address, addresses[0].family);
+    });
+  };
+}
+
+/**
+ * POSTs webhook bodies over a keep-alive undici agent. Redirects are not followed (a 3xx is a
+ * failed attempt). Outside localnet, targets must be public: IP literals are checked before
+ * connecting and host names after resolution.
+ */
+@Injectable()
+export class WebhookSender implements OnApplicationShutdown {
+  private readonly agent: Agent;
+  private readonly publicOnly: boolean;
+
+  constructor(private readonly config: AppConfig) {
+    this.publicOnly = !config.isLocalnet;
+    this.agent = new Agent({
+      keepAliveTimeout: 30_000,
+      connections: 32,
+      connect: {
+        timeout: config.WEBHOOK_TIMEOUT_MS,
+        ...(this.publicOnly ? { lookup: publicOnlyLookup() } : {}),
+      },
+    });
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.agent.close();
+  }
+
+  async post(url: string, body: string, headers: Record<string, string>): Promise<SendResult> {
+    if (this.publicOnly) {
+      const problem = webhookUrlProblem(url, false);
+      if (problem) return { error: `Endpoint refused: ${problem}` };
+    }
+    try {
+      const response = await request(url, {
+        method: 'POST',
+        body,
+        headers: { 'content-type': 'application/json', ...headers },
+        dispatcher: this.agent,
+        signal: AbortSignal.timeout(this.config.WEBHOOK_TIMEOUT_MS),
+      });
+      // The response body is not kept; read it so the connection can be reused.
+      await response.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
+      const retryAfter = response.headers['retry-after'];
+      return {
+        status: response.statusCode,
+        ...(response.statusCode >= 200 && response.statusCode < 300
+          ? {}
+          : { error: `HTTP ${response.statusCode}` }),
+        ...((response.statusCode === 429 || response.statusCode === 503) &&
+        typeof retryAfter === 'string'
+          ? { retryAfter }
+          : {}),
+      };
+    } catch (error) {
+      return { error: describeFailure(error, this.config.WEBHOOK_TIMEOUT_MS) };
+    }
+  }
+}
+
+function describeFailure(error: unknown, timeoutMs: number): string {
+  const err = error as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
+  const code = err?.code ?? err?.cause?.code;
+  if (err?.name === 'TimeoutError' || code === 'UND_ERR_CONNECT_TIMEOUT')
+    return `Timed out after ${timeoutMs} ms`;
+  if (code === 'EBLOCKED') return `Endpoint refused: ${err.message}`;
+  const message = err?.message ?? String(error);
+  return (code ? `${code}: ${message}` : message).slice(0, 500);
+}

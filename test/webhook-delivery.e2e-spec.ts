@@ -1,0 +1,434 @@
+import { verifyWebhookSignature } from '../src/webhooks/signature';
+import { createTestDatabase } from './setup/test-database';
+import { createTestApp, randomWallet, TestApp, TestMerchant } from './helpers/test-app';
+import { waitFor, WebhookReceiver } from './helpers/webhook-receiver';
+
+const S = 1000;
+/** Fast polling and a short HTTP timeout, so retries and timeouts run in test time. */
+const FAST = { WEBHOOK_POLL_INTERVAL_MS: '30', WEBHOOK_TIMEOUT_MS: '400' };
+
+interface DeliveryRow {
+  status: string;
+  attempts: number;
+  last_http_status: number | null;
+  last_error: string | null;
+  next_attempt_at: Date | null;
+  last_attempt_at: Date | null;
+  delivered_at: Date | null;
+  lock_token: string | null;
+}
+
+async function deliveries(t: TestApp, eventId: string): Promise<DeliveryRow[]> {
+  return t.sql<DeliveryRow>(
+    `SELECT status, attempts, last_http_status, last_error, next_attempt_at, last_attempt_at,
+            delivered_at, lock_token
+       FROM webhook_deliveries WHERE event_id = $1 ORDER BY created_at, id`,
+    [eventId.replace(/^evt_/, '')],
+  );
+}
+
+async function setEndpoint(t: TestApp, m: TestMerchant, url: string | null): Promise<void> {
+  await t.http.put('/api/settings/webhook').set(m.auth).send({ webhookUrl: url }).expect(200);
+}
+
+/** Creates a customer and returns the id of the `customer.created` event it recorded. */
+async function createCustomer(t: TestApp, m: TestMerchant, label = 'Ada'): Promise<string> {
+  const res = await t.http
+    .post('/api/customers')
+    .set(m.auth)
+    .send({ walletAddress: randomWallet(), label })
+    .expect(201);
+  const [event] = await t.sql<{ id: string }>(
+    `SELECT id FROM events WHERE merchant_id = $1 AND payload->'data'->'object'->>'id' = $2`,
+    [m.id, res.body.id],
+  );
+  return `evt_${event.id}`;
+}
+
+/** Resolves once the delivery's attempt count reaches `attempts` and it is not in flight. */
+async function settled(t: TestApp, eventId: string, attempts: number): Promise<DeliveryRow> {
+  let row: DeliveryRow | undefined;
+  await waitFor(
+    async () => {
+      [row] = (await deliveries(t, eventId)).slice(-1);
+      return !!row && row.attempts >= attempts && row.lock_token === null;
+    },
+    5000,
+    () => `delivery of ${eventId} to settle after ${attempts} attempts: ${JSON.stringify(row)}`,
+  );
+  return row!;
+}
+
+const quiet = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('Webhook delivery', () => {
+  let t: TestApp;
+  let receiver: WebhookReceiver;
+
+  beforeAll(async () => {
+    receiver = await new WebhookReceiver().start();
+    t = await createTestApp({ env: FAST });
+  });
+  afterAll(async () => {
+    await t.close();
+    await receiver.stop();
+  });
+  beforeEach(() => {
+    receiver.behaviour = { status: 200 };
+  });
+
+  it('delivers a signed customer.created within a couple of seconds, woken by NOTIFY', async () => {
+    // Polling every minute: only the NOTIFY of the committed event can wake the worker in time.
+    const slow = await createTestApp({
+      env: { WEBHOOK_POLL_INTERVAL_MS: '60000' },
+    });
+    const own = await new WebhookReceiver().start();
+    try {
+      const m = await slow.createMerchant('Acme');
+      await setEndpoint(slow, m, own.url);
+      const started = Date.now();
+      const res = await slow.http
+        .post('/api/customers')
+        .set(m.auth)
+        .send({ walletAddress: randomWallet(), email: 'ada@example.com', label: 'Ada' })
+        .expect(201);
+      const [hook] = await own.waitForCount(1, 2000);
+      expect(hook.receivedAt - started).toBeLessThan(2000);
+
+      expect(hook.headers['content-type']).toBe('application/json');
+      expect(hook.headers['service-event-type']).toBe('customer.created');
+      expect(hook.headers['service-event-id']).toBe(hook.body.id);
+      expect(hook.body).toEqual({
+        id: expect.stringMatching(/^evt_[0-9a-f-]{36}$/),
+        type: 'customer.created',
+        createdAt: res.body.createdAt,
+        data: { object: res.body },
+      });
+      expect(Object.keys(hook.body)).toEqual(['id', 'type', 'createdAt', 'data']);
+
+      const header = hook.headers['service-signature'] as string;
+      expect(header).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
+      expect(Math.abs(Number(/t=(\d+)/.exec(header)![1]) - Date.now() / 1000)).toBeLessThan(5);
+      expect(verifyWebhookSignature(hook.rawBody, header, m.webhookSecret, 300)).toBe(true);
+      // A tampered body, an old timestamp, another merchant's secret: all refused.
+      const tampered = hook.rawBody.replace('"label":"Ada"', '"label":"Eve"');
+      expect(tampered).not.toBe(hook.rawBody);
+      expect(verifyWebhookSignature(tampered, header, m.webhookSecret, 300)).toBe(false);
+      const t0 = Number(/t=(\d+)/.exec(header)![1]);
+      expect(verifyWebhookSignature(hook.rawBody, header, m.webhookSecret, 300, t0 + 301)).toBe(
+        false,
+      );
+      const other = await slow.createMerchant('Other');
+      expect(verifyWebhookSignature(hook.rawBody, header, other.webhookSecret, 300)).toBe(false);
+
+      const row = await settled(slow, hook.body.id, 1);
+      expect(row).toMatchObject({ status: 'delivered', attempts: 1, last_http_status: 200 });
+      expect(row.delivered_at).not.toBeNull();
+      expect(row.next_attempt_at).toBeNull();
+    } finally {
+      await slow.close();
+      await own.stop();
+    }
+  });
+
+  it('retries a 500 on the backoff schedule and delivers once the receiver recovers', async () => {
+    const m = await t.createMerchant();
+    await setEndpoint(t, m, receiver.url);
+    receiver.behaviour = { status: 500 };
+    const eventId = await createCustomer(t, m);
+    const first = await settled(t, eventId, 1);
+    expect(first).toMatchObject({
+      status: 'pending',
+      attempts: 1,
+      last_http_status: 500,
+      last_error: 'HTTP 500',
+    });
+    const delay = first.next_attempt_at!.getTime() - first.last_attempt_at!.getTime();
+    expect(delay).toBeGreaterThanOrEqual(24 * S); // 30 s ± 20 %
+    expect(delay).toBeLessThanOrEqual(36 * S);
+
+    t.clock.advance(20 * S); // not due yet
+    await quiet(200);
+    expect(receiver.forEvent(eventId)).toHaveLength(1);
+
+    t.clock.advance(20 * S); // 40 s: due; fails again, next in 60 s ± 20 %
+    const second = await settled(t, eventId, 2);
+    expect(second).toMatchObject({ status: 'pending', attempts: 2, last_http_status: 500 });
+    const delay2 = second.next_attempt_at!.getTime() - second.last_attempt_at!.getTime();
+    expect(delay2).toBeGreaterThanOrEqual(48 * S);
+    expect(delay2).toBeLessThanOrEqual(72 * S);
+
+    receiver.behaviour = { status: 204 };
+    t.clock.advance(80 * S);
+    const done = await settled(t, eventId, 3);
+    expect(done).toMatchObject({ status: 'delivered', attempts: 3, last_http_status: 204 });
+    expect(done.last_error).toBeNull();
+    const got = receiver.forEvent(eventId);
+    expect(got).toHaveLength(3);
+    expect(new Set(got.map((g) => g.rawBody)).size).toBe(1); // every attempt sends the same bytes
+  });
+
+  it('honours Retry-After on a 429', async () => {
+    const m = await t.createMerchant();
+    await setEndpoint(t, m, receiver.url);
+    receiver.behaviour = { status: 429, headers: { 'retry-after': '120' } };
+    const eventId = await createCustomer(t, m);
+    const first = await settled(t, eventId, 1);
+    expect(first).toMatchObject({ status: 'pending', last_http_status: 429 });
+    expect(first.next_attempt_at!.getTime() - first.last_attempt_at!.getTime()).toBe(120 * S);
+
+    receiver.behaviour = { status: 200 };
+    t.clock.advance(90 * S); // past the 30 s backoff, short of Retry-After
+    await quiet(200);
+    expect(receiver.forEvent(eventId)).toHaveLength(1);
+    t.clock.advance(31 * S);
+    expect(await settled(t, eventId, 2)).toMatchObject({ status: 'delivered', attempts: 2 });
+  });
+
+  it('gives up on a receiver that hangs past the timeout, then retries', async () => {
+    const m = await t.createMerchant();
+    await setEndpoint(t, m, receiver.url);
+    receiver.behaviour = 'hang';
+    const eventId = await createCustomer(t, m);
+    const first = await settled(t, eventId, 1);
+    expect(first).toMatchObject({
+      status: 'pending',
+      last_http_status: null,
+      last_error: 'Timed out after 400 ms',
+    });
+    receiver.behaviour = { status: 200 };
+    t.clock.advance(40 * S);
+    expect(await settled(t, eventId, 2)).toMatchObject({ status: 'delivered', attempts: 2 });
+  });
+
+  it('marks a delivery failed once its 3-day retry window is over', async () => {
+    const m = await t.createMerchant();
+    await setEndpoint(t, m, receiver.url);
+    receiver.behaviour = { status: 503 };
+    const eventId = await createCustomer(t, m);
+    await settled(t, eventId, 1);
+    // Jump to 10 s before the window closes: the next retry (60 s ± 20 %) would fall past it.
+    await t.sql(
+      `UPDATE webhook_deliveries SET next_attempt_at = $2, created_at = $3 WHERE event_id = $1`,
+      [
+        eventId.slice(4),
+        new Date(t.clock.now().getTime()),
+        new Date(t.clock.now().getTime() - 72 * 3600 * S + 10 * S),
+      ],
+    );
+    const row = await settled(t, eventId, 2);
+    expect(row).toMatchObject({ status: 'failed', attempts: 2, last_http_status: 503 });
+    expect(row.next_attempt_at).toBeNull();
+    t.clock.advance(3600 * S);
+    await quiet(200);
+    expect(receiver.forEvent(eventId)).toHaveLength(2);
+  });
+
+  it('sends deliveries not yet made to the endpoint configured now, and skips them without one', async () => {
+    const m = await t.createMerchant();
+    const down = new WebhookReceiver();
+    await down.start();
+    await setEndpoint(t, m, down.url);
+    await down.stop(); // connection refused
+    const eventId = await createCustomer(t, m);
+    const first = await settled(t, eventId, 1);
+    expect(first.status).toBe('pending');
+    expect(first.last_error).toMatch(/ECONNREFUSED/);
+
+    await setEndpoint(t, m, receiver.url);
+    t.clock.advance(40 * S);
+    expect(await settled(t, eventId, 2)).toMatchObject({ status: 'delivered' });
+    expect(receiver.forEvent(eventId)).toHaveLength(1);
+
+    // Endpoint removed while a retry is pending: the retry is skipped, nothing is sent.
+    receiver.behaviour = { status: 500 };
+    const second = await createCustomer(t, m, 'Bob');
+    await settled(t, second, 1);
+    await setEndpoint(t, m, null);
+    t.clock.advance(40 * S);
+    let row: DeliveryRow | undefined;
+    await waitFor(async () => ([row] = await deliveries(t, second)) && row.status === 'skipped');
+    expect(row).toMatchObject({ status: 'skipped', attempts: 1, next_attempt_at: null });
+    expect(receiver.forEvent(second)).toHaveLength(1);
+  });
+
+  it('records events but delivers nothing when the merchant has no endpoint', async () => {
+    const m = await t.createMerchant();
+    const before = receiver.received.length;
+    const eventId = await createCustomer(t, m);
+    await quiet(200);
+    expect(await deliveries(t, eventId)).toEqual([]);
+    const res = await t.http.get(`/api/events/${eventId}`).set(m.auth).expect(200);
+    expect(res.body.delivery).toBeNull();
+    expect(receiver.received.length).toBe(before);
+  });
+
+  it('signs with both secrets during a rotation, and with the new one only after 24 hours', async () => {
+    const m = await t.createMerchant();
+    await setEndpoint(t, m, receiver.url);
+    const rotated = await t.http
+      .post('/api/settings/webhook/secret/rotate')
+      .set(m.auth)
+      .expect(200);
+    const during = await createCustomer(t, m);
+    await settled(t, during, 1);
+    const [a] = receiver.forEvent(during);
+    const header = a.headers['service-signature'] as string;
+    expect(header).toMatch(/^t=\d+,v1=[0-9a-f]{64},v1=[0-9a-f]{64}$/);
+    expect(verifyWebhookSignature(a.rawBody, header, rotated.body.secret)).toBe(true);
+    expect(verifyWebhookSignature(a.rawBody, header, m.webhookSecret)).toBe(true);
+
+    t.clock.advance(24 * 3600 * S + S);
+    const after = await createCustomer(t, m, 'Later');
+    await settled(t, after, 1);
+    const [b] = receiver.forEvent(after);
+    const header2 = b.headers['service-signature'] as string;
+    expect(header2).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
+    expect(verifyWebhookSignature(b.rawBody, header2, rotated.body.secret)).toBe(true);
+    expect(verifyWebhookSignature(b.rawBody, header2, m.webhookSecret)).toBe(false);
+  });
+});
+
+describe('Webhook delivery across restarts and instances', () => {
+  let receiver: WebhookReceiver;
+  let database: { url: string; drop: () => Promise<void> };
+
+  beforeAll(async () => {
+    receiver = await new WebhookReceiver().start();
+    database = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await receiver.stop();
+    await database.drop();
+  });
+
+  it('an instance with ROLE=api records events and leaves their delivery to workers', async () => {
+    const api = await createTestApp({ env: { ...FAST, ROLE: 'api' }, databaseUrl: database.url });
+    const m = await api.createMerchant();
+    await setEndpoint(api, m, receiver.url);
+    const eventId = await createCustomer(api, m);
+    await quiet(300);
+    expect(await deliveries(api, eventId)).toMatchObject([{ status: 'pending', attempts: 0 }]);
+    expect(receiver.forEvent(eventId)).toHaveLength(0);
+    const worker = await createTestApp({
+      env: { ...FAST, ROLE: 'worker' },
+      databaseUrl: database.url,
+    });
+    try {
+      expect(await settled(worker, eventId, 1)).toMatchObject({ status: 'delivered' });
+      expect(receiver.forEvent(eventId)).toHaveLength(1);
+    } finally {
+      await worker.close();
+      await api.close();
+    }
+  });
+
+  it('loses nothing when the receiver is down and the service restarts in between', async () => {
+    const first = await createTestApp({ env: FAST, databaseUrl: database.url });
+    const m = await first.createMerchant();
+    await setEndpoint(first, m, receiver.url);
+    await receiver.stop();
+    const eventId = await createCustomer(first, m);
+    const failed = await settled(first, eventId, 1);
+    expect(failed.status).toBe('pending');
+    const due = failed.next_attempt_at!;
+    await first.close();
+
+    await receiver.start();
+    const second = await createTestApp({ env: FAST, databaseUrl: database.url });
+    try {
+      second.clock.set(new Date(due.getTime() + S));
+      expect(await settled(second, eventId, 2)).toMatchObject({
+        status: 'delivered',
+        attempts: 2,
+      });
+      expect(receiver.forEvent(eventId)).toHaveLength(1);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('an attempt claimed by an instance that died comes due again after its lease', async () => {
+    const app = await createTestApp({ env: { ...FAST, ROLE: 'api' }, databaseUrl: database.url });
+    const m = await app.createMerchant();
+    await setEndpoint(app, m, receiver.url);
+    const eventId = await createCustomer(app, m);
+    // What a claim leaves behind when its instance dies before recording the result.
+    const lease = new Date(app.clock.now().getTime() + 60 * S);
+    await app.sql(
+      `UPDATE webhook_deliveries SET attempts = 1, lock_token = gen_random_uuid(), next_attempt_at = $2
+        WHERE event_id = $1`,
+      [eventId.slice(4), lease],
+    );
+    await app.close();
+
+    const worker = await createTestApp({ env: FAST, databaseUrl: database.url });
+    try {
+      await quiet(200);
+      expect(receiver.forEvent(eventId)).toHaveLength(0); // still leased
+      worker.clock.set(new Date(lease.getTime() + S));
+      expect(await settled(worker, eventId, 2)).toMatchObject({ status: 'delivered' });
+      expect(receiver.forEvent(eventId)).toHaveLength(1);
+    } finally {
+      await worker.close();
+    }
+  });
+
+  it('two instances on one database deliver every event exactly once', async () => {
+    const a = await createTestApp({ env: FAST, databaseUrl: database.url });
+    const b = await createTestApp({ env: FAST, databaseUrl: database.url });
+    try {
+      const m = await a.createMerchant();
+      await setEndpoint(a, m, receiver.url);
+      const before = receiver.received.length;
+      const ids = await Promise.all(
+        Array.from({ length: 120 }, (_, i) => createCustomer(i % 2 ? a : b, m, `C${i}`)),
+      );
+      await receiver.waitForCount(before + ids.length, 15_000);
+      await quiet(300); // any duplicate would arrive by now
+      const got = receiver.received.slice(before).map((r) => r.body.id);
+      expect(got).toHaveLength(ids.length);
+      expect(new Set(got)).toEqual(new Set(ids));
+      const [{ delivered }] = await a.sql<{ delivered: string }>(
+        `SELECT count(*) FILTER (WHERE status = 'delivered' AND attempts = 1) AS delivered
+           FROM webhook_deliveries WHERE merchant_id = $1`,
+        [m.id],
+      );
+      expect(Number(delivered)).toBe(ids.length);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+});
+
+describe('Webhook delivery outside localnet (SSRF)', () => {
+  let t: TestApp;
+  let receiver: WebhookReceiver;
+
+  beforeAll(async () => {
+    receiver = await new WebhookReceiver().start();
+    t = await createTestApp({ env: { ...FAST, SOLANA_CLUSTER: 'devnet' } });
+  });
+  afterAll(async () => {
+    await t.close();
+    await receiver.stop();
+  });
+
+  it.each([
+    ['a loopback IP', (port: number) => `https://127.0.0.1:${port}/hooks`],
+    ['localhost', (port: number) => `https://localhost:${port}/hooks`],
+    ['the metadata address', () => 'https://169.254.169.254/latest/meta-data'],
+  ])('refuses to deliver to %s even when stored behind validation', async (_, url) => {
+    const m = await t.createMerchant();
+    const port = Number(new URL(receiver.url).port);
+    // As if DNS or the stored value changed after the PUT checked it.
+    await t.sql('UPDATE merchants SET webhook_url = $2 WHERE id = $1', [m.id, url(port)]);
+    const eventId = await createCustomer(t, m);
+    const row = await settled(t, eventId, 1);
+    expect(row.status).toBe('pending');
+    expect(row.last_http_status).toBeNull();
+    expect(row.last_error).toMatch(/^Endpoint refused/);
+    expect(receiver.received).toHaveLength(0);
+  });
+});
