@@ -7,18 +7,21 @@
  * unauthenticated route of the same app measured in the same run.
  */
 import autocannon from 'autocannon';
-import bs58 from 'bs58';
-import { ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { Client } from 'pg';
-import { ensureDatabaseExists, startEmbeddedPostgres } from '../src/database/embedded-postgres';
-import { runMigrations } from '../src/database/migrate';
+import {
+  BenchServer,
+  createMerchant,
+  hasTaskset,
+  pin,
+  runBench,
+  saveResults,
+  startDatabase,
+  startServer,
+  stopServers,
+  wallet,
+} from './harness';
 
-const ROOT = join(__dirname, '..', '..');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 
@@ -38,56 +41,6 @@ interface Row {
   non2xx: number;
   ratio: number;
   target: number;
-}
-
-const wallet = () => bs58.encode(randomBytes(32));
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-function hasTaskset(): boolean {
-  return spawnSync('taskset', ['-c', '0', 'true']).status === 0;
-}
-
-async function startServer(
-  databaseUrl: string,
-  core: number,
-): Promise<{ child: ChildProcess; base: string }> {
-  const port = await freePort();
-  const main = join(ROOT, 'dist', 'src', 'main.js');
-  const [cmd, args] = hasTaskset()
-    ? ['taskset', ['-c', String(core), process.execPath, main]]
-    : [process.execPath, [main]];
-  const child = spawn(cmd, args, {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      DATABASE_URL: databaseUrl,
-      PORT: String(port),
-      LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
-      RATE_LIMIT_PER_MINUTE: '100000000',
-      DATA_DIR: mkdtempSync(join(tmpdir(), 'bench-data-')),
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 300; i++) {
-    if (
-      await fetch(`${base}/health`).then(
-        (r) => r.ok,
-        () => false,
-      )
-    )
-      return { child, base };
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('server did not start');
 }
 
 function rssMb(pid: number): number {
@@ -135,48 +88,19 @@ async function apiKeyIndexScans(client: Client): Promise<number> {
 }
 
 async function main(): Promise<void> {
-  if (!existsSync(join(ROOT, 'dist', 'src', 'main.js')))
-    throw new Error('run `npm run build` first');
-  const tmp = mkdtempSync(join(tmpdir(), 'bench-pg-'));
-  execFileSync('chmod', ['755', tmp]);
-  const pg = process.env.BENCH_DATABASE_URL
-    ? undefined
-    : await startEmbeddedPostgres(join(tmp, 'postgres'));
-  // The server runs alone on core 1 (see startServer); this load generator and PostgreSQL (its
-  // postmaster and the backends it forks) share core 0. Left floating, PostgreSQL backends woken
-  // by the server's queries run on the server's core and the server waits for them.
-  if (hasTaskset()) spawnSync('taskset', ['-p', '-c', '0', String(process.pid)]);
-  // BENCH_DATABASE_URL: a server URL without a database name (postgres://user:pw@host:port).
-  const server = (process.env.BENCH_DATABASE_URL ?? pg!.serverUrl).replace(/\/$/, '');
-  if (pg && hasTaskset()) {
-    const postmaster = readFileSync(join(tmp, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0];
-    spawnSync('taskset', ['-a', '-p', '-c', '0', postmaster]);
-  }
-  const dbName = `bench_${Date.now()}`;
-  await ensureDatabaseExists(server, dbName);
-  const databaseUrl = `${server}/${dbName}`;
-  await runMigrations(databaseUrl);
+  const db = await startDatabase();
+  // The server runs alone on core 1; this load generator and PostgreSQL (its postmaster and the
+  // backends it forks) share core 0. Left floating, PostgreSQL backends woken by the server's
+  // queries run on the server's core and the server waits for them.
+  pin(process.pid, 0);
+  if (db.postmasterPid) pin(db.postmasterPid, 0);
+  const databaseUrl = db.url;
 
-  const servers: ChildProcess[] = [];
+  const servers: BenchServer[] = [];
   try {
-    const a = await startServer(databaseUrl, 1);
-    servers.push(a.child);
-    const created = JSON.parse(
-      execFileSync(
-        process.execPath,
-        [
-          join(ROOT, 'dist', 'src', 'cli', 'merchant-create.js'),
-          '--name',
-          'Bench',
-          '--wallet',
-          wallet(),
-          '--json',
-        ],
-        {
-          env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' },
-        },
-      ).toString(),
-    ) as { apiKey: string };
+    const a = await startServer(databaseUrl, { core: 1 });
+    servers.push(a);
+    const created = createMerchant(databaseUrl);
     const headers = {
       Authorization: `Bearer ${created.apiKey}`,
       'content-type': 'application/json',
@@ -248,8 +172,8 @@ async function main(): Promise<void> {
     }
 
     // Revocation: refused at once by the revoking instance, and how fast by another instance.
-    const b = await startServer(databaseUrl, 0);
-    servers.push(b.child);
+    const b = await startServer(databaseUrl, { core: 0 });
+    servers.push(b);
     const key = (await (
       await fetch(`${a.base}/api/settings/api-keys`, { method: 'POST', headers, body: '{}' })
     ).json()) as {
@@ -290,25 +214,11 @@ async function main(): Promise<void> {
       `revoked key refused by a second instance after: ${otherMs < 0 ? 'NOT within 5 s' : `${otherMs.toFixed(0)} ms`} (target < 1000 ms)`,
     ];
     process.stdout.write(`\n${lines.join('\n')}\n`);
-    mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
-    writeFileSync(
-      join(ROOT, 'bench', 'results', `http-${new Date().toISOString().replace(/[:.]/g, '-')}.json`),
-      JSON.stringify({ rows, peakRss, authScans, authRequests, sameInstance, otherMs }, null, 2),
-    );
+    saveResults('http', { rows, peakRss, authScans, authRequests, sameInstance, otherMs });
   } finally {
-    for (const child of servers) child.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 500));
-    await pg?.stop();
-    rmSync(tmp, { recursive: true, force: true });
+    await stopServers(servers);
+    await db.stop();
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    process.stderr.write(
-      `${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-    );
-    process.exit(1);
-  },
-);
+runBench(main);

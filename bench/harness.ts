@@ -1,0 +1,183 @@
+/**
+ * What every benchmark needs: a migrated database of its own, the built service as child
+ * processes (optionally pinned to a core), and a merchant made by the merchant CLI.
+ */
+import bs58 from 'bs58';
+import { ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ensureDatabaseExists, startEmbeddedPostgres } from '../src/database/embedded-postgres';
+import { runMigrations } from '../src/database/migrate';
+
+export const ROOT = join(__dirname, '..', '..');
+
+export const wallet = (): string => bs58.encode(randomBytes(32));
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export function hasTaskset(): boolean {
+  return spawnSync('taskset', ['-c', '0', 'true']).status === 0;
+}
+
+/** Pins a running process (all its threads) to one core, when taskset exists. */
+export function pin(pid: number, core: number): void {
+  if (hasTaskset()) spawnSync('taskset', ['-a', '-p', '-c', String(core), String(pid)]);
+}
+
+export interface BenchDatabase {
+  url: string;
+  /** The embedded server's postmaster pid, to pin it; undefined with BENCH_DATABASE_URL. */
+  postmasterPid?: number;
+  stop(): Promise<void>;
+}
+
+/**
+ * A fresh, migrated database: on BENCH_DATABASE_URL's server (a URL without a database name) or
+ * on an embedded PostgreSQL in a temp directory.
+ */
+export async function startDatabase(): Promise<BenchDatabase> {
+  if (!existsSync(join(ROOT, 'dist', 'src', 'main.js')))
+    throw new Error('run `npm run build` first');
+  const tmp = mkdtempSync(join(tmpdir(), 'bench-pg-'));
+  execFileSync('chmod', ['755', tmp]);
+  const pg = process.env.BENCH_DATABASE_URL
+    ? undefined
+    : await startEmbeddedPostgres(join(tmp, 'postgres'));
+  const server = (process.env.BENCH_DATABASE_URL ?? pg!.serverUrl).replace(/\/$/, '');
+  const dbName = `bench_${Date.now()}`;
+  await ensureDatabaseExists(server, dbName);
+  const url = `${server}/${dbName}`;
+  await runMigrations(url);
+  return {
+    url,
+    postmasterPid: pg
+      ? Number(readFileSync(join(tmp, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0])
+      : undefined,
+    stop: async () => {
+      await pg?.stop();
+      rmSync(tmp, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface BenchServer {
+  child: ChildProcess;
+  base: string;
+}
+
+/** Starts the built service on the database and waits until /health answers. */
+export async function startServer(
+  databaseUrl: string,
+  options: { core?: number; env?: NodeJS.ProcessEnv } = {},
+): Promise<BenchServer> {
+  const port = await freePort();
+  const main = join(ROOT, 'dist', 'src', 'main.js');
+  const [cmd, args] =
+    options.core !== undefined && hasTaskset()
+      ? ['taskset', ['-c', String(options.core), process.execPath, main]]
+      : [process.execPath, [main]];
+  const child = spawn(cmd, args, {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      PORT: String(port),
+      LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+      RATE_LIMIT_PER_MINUTE: '100000000',
+      DATA_DIR: mkdtempSync(join(tmpdir(), 'bench-data-')),
+      ...options.env,
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 300; i++) {
+    if (
+      await fetch(`${base}/health`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      return { child, base };
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('server did not start');
+}
+
+/** Stops servers with SIGTERM and waits for them to exit. */
+export async function stopServers(servers: BenchServer[]): Promise<void> {
+  await Promise.all(
+    servers.map(
+      ({ child }) =>
+        new Promise<void>((resolve) => {
+          if (child.exitCode !== null) return resolve();
+          child.once('exit', () => resolve());
+          child.kill('SIGTERM');
+        }),
+    ),
+  );
+}
+
+/** A merchant made with the bootstrap CLI: its id, API key and webhook secret. */
+export function createMerchant(databaseUrl: string): {
+  merchant: { id: string };
+  apiKey: string;
+  webhookSecret: string;
+} {
+  return JSON.parse(
+    execFileSync(
+      process.execPath,
+      [
+        join(ROOT, 'dist', 'src', 'cli', 'merchant-create.js'),
+        '--name',
+        'Bench',
+        '--wallet',
+        wallet(),
+        '--json',
+      ],
+      { env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' } },
+    ).toString(),
+  ) as { merchant: { id: string }; apiKey: string; webhookSecret: string };
+}
+
+/** Writes a run's figures as JSON under bench/results/ (not committed). */
+export function saveResults(name: string, data: unknown): void {
+  mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
+  writeFileSync(
+    join(
+      ROOT,
+      'bench',
+      'results',
+      `${name}-${new Date().toISOString().replace(/[:.]/g, '-')}.json`,
+    ),
+    JSON.stringify(data, null, 2),
+  );
+}
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+/** Runs a benchmark's main and exits with its outcome. */
+export function runBench(main: () => Promise<void>): void {
+  main().then(
+    () => process.exit(0),
+    (error: unknown) => {
+      process.stderr.write(
+        `${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+      );
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,309 @@
+/**
+ * Webhook benchmark (`npm run bench:webhooks`). See bench/README.md.
+ *
+ * 1. Delivery throughput: N queued deliveries are released at once to two service instances
+ *    (ROLE=worker) on one database, which POST them signed to a local receiver in this process.
+ *    Baseline, same run: a bare undici client POSTing the same bodies to the same receiver with
+ *    the same number in flight (no database, no signing).
+ * 2. Recording cost: the median latency of a customer upsert that changes a value (records
+ *    `customer.updated`: event row, delivery row, NOTIFY) against the same upsert changing
+ *    nothing (no event), sequential requests on one connection, interleaved in blocks.
+ */
+import { createServer, Server } from 'node:http';
+import { AddressInfo } from 'node:net';
+import { Worker } from 'node:worker_threads';
+import { Client } from 'pg';
+import { Agent, request } from 'undici';
+import {
+  BenchServer,
+  createMerchant,
+  median,
+  pin,
+  runBench,
+  saveResults,
+  startDatabase,
+  startServer,
+  stopServers,
+  wallet,
+} from './harness';
+
+const EVENTS = Number(process.env.BENCH_EVENTS ?? 20_000);
+const CONCURRENCY = Number(process.env.BENCH_WEBHOOK_CONCURRENCY ?? 64); // per instance
+const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 2000); // per kind of request
+
+/** A receiver that answers 200 at once and counts deliveries per event id. */
+class Receiver {
+  readonly seen = new Map<string, number>();
+  total = 0;
+  onCount?: () => void;
+  private server?: Server;
+
+  async start(): Promise<string> {
+    this.server = createServer((req, res) => {
+      const id = req.headers['service-event-id'];
+      req.resume();
+      req.on('end', () => {
+        res.end();
+        if (typeof id === 'string') this.seen.set(id, (this.seen.get(id) ?? 0) + 1);
+        this.total++;
+        this.onCount?.();
+      });
+    });
+    this.server.keepAliveTimeout = 65_000;
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/hooks`;
+  }
+
+  reset(): void {
+    this.seen.clear();
+    this.total = 0;
+  }
+
+  waitFor(count: number, timeoutMs: number): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`receiver got ${this.total}/${count} in ${timeoutMs} ms`)),
+        timeoutMs,
+      );
+      this.onCount = () => {
+        if (this.total >= count) {
+          clearTimeout(timer);
+          this.onCount = undefined;
+          resolve();
+        }
+      };
+      this.onCount();
+    });
+  }
+
+  stop(): Promise<void> {
+    this.server?.closeAllConnections();
+    return new Promise((resolve) => this.server?.close(() => resolve()) ?? resolve());
+  }
+}
+
+/**
+ * The bare client, on a thread of its own (as the service is a process of its own): `inFlight`
+ * loops POSTing `count` HMAC-signed event bodies back to back over a keep-alive undici agent.
+ * Returns POSTs per second.
+ */
+function bareClient(url: string, count: number, inFlight: number): Promise<number> {
+  const code = `
+    const { parentPort, workerData } = require('node:worker_threads');
+    const { createHmac, randomUUID } = require('node:crypto');
+    const { Agent, request } = require('undici');
+    const { url, count, inFlight } = workerData;
+    const agent = new Agent({ keepAliveTimeout: 30000, connections: 64 });
+    const bodies = Array.from({ length: count }, () => {
+      const id = 'evt_' + randomUUID();
+      return [id, JSON.stringify({ id, type: 'customer.updated', createdAt: new Date().toISOString(),
+        data: { object: { id: randomUUID(), walletAddress: '9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin',
+          email: 'ada@example.com', label: 'Ada Lovelace' } } })];
+    });
+    let next = 0;
+    const started = performance.now();
+    Promise.all(Array.from({ length: inFlight }, async () => {
+      while (next < count) {
+        const [id, body] = bodies[next++];
+        const t = Math.floor(Date.now() / 1000);
+        const v1 = createHmac('sha256', 'whsec_bench').update(t + '.' + body).digest('hex');
+        const res = await request(url, { method: 'POST', body, dispatcher: agent, headers: {
+          'content-type': 'application/json', 'service-event-id': id,
+          'service-signature': 't=' + t + ',v1=' + v1 } });
+        await res.body.dump();
+      }
+    })).then(() => parentPort.postMessage(count / ((performance.now() - started) / 1000)))
+      .finally(() => agent.close());
+  `;
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(code, { eval: true, workerData: { url, count, inFlight } });
+    worker.once('message', (rate: number) => resolve(rate));
+    worker.once('error', reject);
+  });
+}
+
+/** Queues `count` deliveries due far in the future (so nothing starts yet). */
+async function queue(db: Client, merchantId: string, count: number): Promise<void> {
+  await db.query(
+    `WITH ids AS (SELECT gen_random_uuid() AS id FROM generate_series(1, $2)),
+     e AS (
+       INSERT INTO events (id, merchant_id, type, payload, created_at)
+       SELECT id, $1::uuid, 'customer.updated', json_build_object(
+           'id', 'evt_' || id, 'type', 'customer.updated', 'createdAt', now(),
+           'data', json_build_object('object', json_build_object(
+             'id', gen_random_uuid(), 'merchantId', $1::text,
+             'walletAddress', '9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin',
+             'email', 'ada@example.com', 'label', 'Ada Lovelace',
+             'createdAt', now(), 'updatedAt', now()))), now()
+         FROM ids RETURNING id
+     )
+     INSERT INTO webhook_deliveries
+       (id, event_id, merchant_id, status, attempts, next_attempt_at, created_at, updated_at)
+     SELECT gen_random_uuid(), e.id, $1::uuid, 'pending', 0, now() + interval '1 day', now(), now()
+       FROM e`,
+    [merchantId, count],
+  );
+}
+
+async function deliveryThroughput(
+  databaseUrl: string,
+  receiver: Receiver,
+  url: string,
+): Promise<Record<string, number>> {
+  const merchant = createMerchant(databaseUrl);
+  const db = new Client({ connectionString: databaseUrl });
+  await db.connect();
+  await db.query('UPDATE merchants SET webhook_url = $2 WHERE id = $1', [
+    merchant.merchant.id,
+    url,
+  ]);
+  const workerEnv = {
+    ROLE: 'worker',
+    WEBHOOK_CONCURRENCY: String(CONCURRENCY),
+    LOG_LEVEL: 'warn',
+  };
+  const servers: BenchServer[] = [];
+  try {
+    // Baseline: the same receiver, the same total in flight, no service in between.
+    await bareClient(url, 2000, 2 * CONCURRENCY); // warm-up
+    receiver.reset();
+    const bare = await bareClient(url, EVENTS, 2 * CONCURRENCY);
+    process.stderr.write(`  bare undici client: ${bare.toFixed(0)} POST/s\n`);
+
+    servers.push(await startServer(databaseUrl, { env: workerEnv }));
+    servers.push(await startServer(databaseUrl, { env: workerEnv }));
+    // Warm-up round through the service.
+    await queue(db, merchant.merchant.id, 2000);
+    receiver.reset();
+    await db.query(`UPDATE webhook_deliveries SET next_attempt_at = now() - interval '1 second'
+                     WHERE status = 'pending'; NOTIFY webhook_delivery_queued`);
+    await receiver.waitFor(2000, 60_000);
+
+    await queue(db, merchant.merchant.id, EVENTS);
+    receiver.reset();
+    const started = performance.now();
+    await db.query(`UPDATE webhook_deliveries SET next_attempt_at = now() - interval '1 second'
+                     WHERE status = 'pending'; NOTIFY webhook_delivery_queued`);
+    await receiver.waitFor(EVENTS, 300_000);
+    const seconds = (performance.now() - started) / 1000;
+    await new Promise((r) => setTimeout(r, 1000)); // late duplicates would arrive by now
+    const duplicates = [...receiver.seen.values()].filter((n) => n > 1).length;
+    const { rows } = await db.query<{ status: string; n: string }>(
+      `SELECT status, count(*) AS n FROM webhook_deliveries GROUP BY status`,
+    );
+    const delivered = Number(rows.find((r) => r.status === 'delivered')?.n ?? 0);
+    const rate = EVENTS / seconds;
+    process.stderr.write(`  2 instances: ${rate.toFixed(0)} deliveries/s\n`);
+    return {
+      bareRate: bare,
+      rate,
+      seconds,
+      duplicates,
+      distinct: receiver.seen.size,
+      deliveredRows: delivered,
+    };
+  } finally {
+    await stopServers(servers);
+    await db.end();
+  }
+}
+
+async function recordingCost(databaseUrl: string, url: string): Promise<Record<string, number>> {
+  const merchant = createMerchant(databaseUrl);
+  const db = new Client({ connectionString: databaseUrl });
+  await db.connect();
+  // A realistic merchant: with an endpoint, so recording writes the event, a delivery and a NOTIFY.
+  await db.query('UPDATE merchants SET webhook_url = $2 WHERE id = $1', [
+    merchant.merchant.id,
+    url,
+  ]);
+  await db.end();
+  // ROLE=api: nothing delivers in this process, so only the request path is measured. The
+  // server runs on core 1, this client and PostgreSQL on core 0.
+  pin(process.pid, 0);
+  const server = await startServer(databaseUrl, { core: 1, env: { ROLE: 'api' } });
+  const agent = new Agent({ connections: 1 });
+  const headers = {
+    authorization: `Bearer ${merchant.apiKey}`,
+    'content-type': 'application/json',
+  };
+  const walletAddress = wallet();
+  let flip = 0;
+  const post = async (label: string): Promise<number> => {
+    const t0 = performance.now();
+    const res = await request(`${server.base}/api/customers`, {
+      method: 'POST',
+      dispatcher: agent,
+      headers,
+      body: JSON.stringify({ walletAddress, label }),
+    });
+    await res.body.dump();
+    if (res.statusCode !== 201) throw new Error(`HTTP ${res.statusCode}`);
+    return performance.now() - t0;
+  };
+  try {
+    const withEvent: number[] = [];
+    const without: number[] = [];
+    for (let i = 0; i < 300; i++) await post(i % 2 ? 'A' : 'B'); // warm-up
+    for (let block = 0; block < SAMPLES / 100; block++) {
+      await post('Same'); // untimed: sets the label back, which is a change
+      for (let i = 0; i < 100; i++) without.push(await post('Same')); // no change: no event
+      for (let i = 0; i < 100; i++) withEvent.push(await post(flip++ % 2 ? 'A' : 'B'));
+    }
+    const check = new Client({ connectionString: databaseUrl });
+    await check.connect();
+    const counted = await check.query<{ n: string }>(
+      'SELECT count(*) AS n FROM events WHERE merchant_id = $1',
+      [merchant.merchant.id],
+    );
+    await check.end();
+    const events = Number(counted.rows[0].n);
+    const unchanged = median(without);
+    const changed = median(withEvent);
+
+    return {
+      unchangedMedianMs: unchanged,
+      changedMedianMs: changed,
+      addedMs: changed - unchanged,
+      eventsRecorded: events,
+    };
+  } finally {
+    await agent.close();
+    await stopServers([server]);
+  }
+}
+
+async function main(): Promise<void> {
+  const db = await startDatabase();
+  const receiver = new Receiver();
+  const url = await receiver.start();
+  try {
+    process.stderr.write('delivery throughput...\n');
+    const delivery = await deliveryThroughput(db.url, receiver, url);
+    process.stderr.write('recording cost...\n');
+    if (db.postmasterPid) pin(db.postmasterPid, 0); // new backends inherit core 0
+    const recording = await recordingCost(db.url, url);
+
+    const ratio = delivery.rate / delivery.bareRate;
+    const lines = [
+      `Webhook benchmark: ${EVENTS} events, 2 instances x ${CONCURRENCY} in flight, receiver in the bench process`,
+      '',
+      `bare undici client -> receiver (baseline):   ${delivery.bareRate.toFixed(0)} POST/s`,
+      `service, 2 instances -> receiver:            ${delivery.rate.toFixed(0)} deliveries/s  (${(ratio * 100).toFixed(1)}% of baseline; target >= 1000/s: ${delivery.rate >= 1000 ? 'yes' : 'NO'})`,
+      `  ${delivery.distinct} distinct events received in ${delivery.seconds.toFixed(1)} s, ${delivery.duplicates} duplicates, ${delivery.deliveredRows} rows marked delivered`,
+      '',
+      `POST /api/customers, sequential, one connection, median of ${SAMPLES} each:`,
+      `  upsert changing nothing (no event):        ${recording.unchangedMedianMs.toFixed(3)} ms`,
+      `  upsert changing the label (event recorded): ${recording.changedMedianMs.toFixed(3)} ms`,
+      `  recording an event adds:                   ${recording.addedMs.toFixed(3)} ms (target < 1 ms: ${recording.addedMs < 1 ? 'yes' : 'NO'})`,
+      `  events recorded: ${recording.eventsRecorded} (expected ${300 + SAMPLES + SAMPLES / 100}: one per upsert that changes the label)`,
+    ];
+    process.stdout.write(`\n${lines.join('\n')}\n`);
+    saveResults('webhooks', { delivery, recording });
+  } finally {
+    await receiver.stop();
+    await db.stop();
+  }
+}
+
+runBench(main);
