@@ -248,7 +248,15 @@ describe('Webhook delivery', () => {
     t.clock.advance(40 * S);
     let row: DeliveryRow | undefined;
     await waitFor(async () => ([row] = await deliveries(t, second)) && row.status === 'skipped');
-    expect(row).toMatchObject({ status: 'skipped', attempts: 1, next_attempt_at: null });
+    // The last real attempt (a 500) stays on record; the skip is not an attempt.
+    expect(row).toMatchObject({
+      status: 'skipped',
+      attempts: 1,
+      last_http_status: 500,
+      last_error: 'No webhook endpoint',
+      next_attempt_at: null,
+    });
+    expect(row!.last_attempt_at).not.toBeNull();
     expect(receiver.forEvent(second)).toHaveLength(1);
   });
 

@@ -111,7 +111,8 @@ export class AppConfig {
 
   /**
    * What this instance runs: `all` (HTTP and background work), `api` (HTTP only: no background
-   * work) or `worker` (background work: webhook delivery; its HTTP server stays up for health).
+   * work) or `worker` (background work: webhook delivery). A worker still serves the same HTTP
+   * app, for `/health`; keep it out of the API's load balancer.
    */
   @IsIn(ROLES)
   ROLE: Role = 'all';

@@ -223,20 +223,28 @@ export class WebhookDeliveryWorker
       : [delivery.webhook_secret];
   }
 
-  /** Writes the result, unless the lease was lost to another instance meanwhile. */
+  /**
+   * Writes the result, unless the lease was lost to another instance meanwhile. A skipped
+   * delivery sent nothing: its attempt is not counted and the last real attempt's details stay.
+   */
   private async complete(delivery: ClaimedDelivery, outcome: Outcome): Promise<void> {
     const now = this.clock.now();
+    const result =
+      outcome.status === 'skipped'
+        ? `attempts = attempts - 1, last_error = ?`
+        : `last_error = ?, last_http_status = ?, last_attempt_at = ?`;
+    const resultParams =
+      outcome.status === 'skipped'
+        ? [outcome.error]
+        : [outcome.error?.slice(0, 500) ?? null, outcome.httpStatus, now];
     await this.em.getConnection().execute(
       `UPDATE webhook_deliveries
-          SET status = ?, attempts = attempts - ?, last_http_status = ?, last_error = ?, last_attempt_at = ?,
-              next_attempt_at = ?, delivered_at = ?, lock_token = NULL, updated_at = ?
+          SET status = ?, ${result}, next_attempt_at = ?, delivered_at = ?,
+              lock_token = NULL, updated_at = ?
         WHERE id = ? AND lock_token = ?`,
       [
         outcome.status,
-        outcome.status === 'skipped' ? 1 : 0, // nothing was sent
-        outcome.httpStatus,
-        outcome.error?.slice(0, 500) ?? null,
-        outcome.status === 'skipped' ? null : now,
+        ...resultParams,
         outcome.next,
         outcome.status === 'delivered' ? now : null,
         now,
