@@ -1,4 +1,6 @@
+import type { lookup, LookupAddress } from 'node:dns';
 import { verifyWebhookSignature } from '../src/webhooks/signature';
+import { DNS_LOOKUP } from '../src/webhooks/webhook-sender';
 import { createTestDatabase } from './setup/test-database';
 import { createTestApp, randomWallet, TestApp, TestMerchant } from './helpers/test-app';
 import { waitFor, WebhookReceiver } from './helpers/webhook-receiver';
@@ -6,6 +8,16 @@ import { waitFor, WebhookReceiver } from './helpers/webhook-receiver';
 const S = 1000;
 /** Fast polling and a short HTTP timeout, so retries and timeouts run in test time. */
 const FAST = { WEBHOOK_POLL_INTERVAL_MS: '30', WEBHOOK_TIMEOUT_MS: '400' };
+
+/** DNS answers for the SSRF tests: a public-looking name that resolves to loopback. */
+const FAKE_DNS = ((
+  hostname: string,
+  _options: unknown,
+  callback: (error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void,
+) => {
+  if (hostname === 'hooks.rebound.test') callback(null, [{ address: '127.0.0.1', family: 4 }]);
+  else callback(Object.assign(new Error(`ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), []);
+}) as unknown as typeof lookup;
 
 interface DeliveryRow {
   status: string;
@@ -295,6 +307,32 @@ describe('Webhook delivery', () => {
     expect(verifyWebhookSignature(b.rawBody, header2, rotated.body.secret)).toBe(true);
     expect(verifyWebhookSignature(b.rawBody, header2, m.webhookSecret)).toBe(false);
   });
+  it('one merchant with a hanging endpoint does not hold up another merchant', async () => {
+    // 4 in flight per instance, at most 1 per merchant.
+    const own = await createTestApp({
+      env: { WEBHOOK_POLL_INTERVAL_MS: '30', WEBHOOK_TIMEOUT_MS: '3000', WEBHOOK_CONCURRENCY: '4' },
+    });
+    const slow = await new WebhookReceiver().start();
+    const fast = await new WebhookReceiver().start();
+    try {
+      slow.behaviour = 'hang';
+      const stuck = await own.createMerchant('Stuck');
+      const healthy = await own.createMerchant('Healthy');
+      await setEndpoint(own, stuck, slow.url);
+      await setEndpoint(own, healthy, fast.url);
+      for (let i = 0; i < 8; i++) await createCustomer(own, stuck, `S${i}`);
+      await slow.waitForCount(1);
+      const started = Date.now();
+      await createCustomer(own, healthy);
+      await fast.waitForCount(1, 2000); // well inside the stuck merchant's 3 s timeouts
+      expect(Date.now() - started).toBeLessThan(2000);
+      expect(slow.received).toHaveLength(1); // the stuck merchant never had more than one slot
+    } finally {
+      await own.close();
+      await slow.stop();
+      await fast.stop();
+    }
+  });
 });
 
 describe('Webhook delivery across restarts and instances', () => {
@@ -356,25 +394,31 @@ describe('Webhook delivery across restarts and instances', () => {
     }
   });
 
-  it('an attempt claimed by an instance that died comes due again after its lease', async () => {
+  it('an attempt leased by an instance that died is taken again once the lease ends', async () => {
     const app = await createTestApp({ env: { ...FAST, ROLE: 'api' }, databaseUrl: database.url });
     const m = await app.createMerchant();
     await setEndpoint(app, m, receiver.url);
     const eventId = await createCustomer(app, m);
     // What a claim leaves behind when its instance dies before recording the result.
-    const lease = new Date(app.clock.now().getTime() + 60 * S);
     await app.sql(
-      `UPDATE webhook_deliveries SET attempts = 1, lock_token = gen_random_uuid(), next_attempt_at = $2
+      `UPDATE webhook_deliveries
+          SET attempts = 1, lock_token = gen_random_uuid(), leased_until = now() + interval '1 minute'
         WHERE event_id = $1`,
-      [eventId.slice(4), lease],
+      [eventId.slice(4)],
     );
     await app.close();
 
     const worker = await createTestApp({ env: FAST, databaseUrl: database.url });
     try {
-      await quiet(200);
-      expect(receiver.forEvent(eventId)).toHaveLength(0); // still leased
-      worker.clock.set(new Date(lease.getTime() + S));
+      // Moving the domain clock does not free a lease: it is held in the database's real time.
+      worker.clock.advance(3600 * S);
+      await quiet(300);
+      expect(receiver.forEvent(eventId)).toHaveLength(0);
+      // The lease runs out (a minute later in real life; here, moved back).
+      await worker.sql(
+        `UPDATE webhook_deliveries SET leased_until = now() - interval '1 second' WHERE event_id = $1`,
+        [eventId.slice(4)],
+      );
       expect(await settled(worker, eventId, 2)).toMatchObject({ status: 'delivered' });
       expect(receiver.forEvent(eventId)).toHaveLength(1);
     } finally {
@@ -384,7 +428,8 @@ describe('Webhook delivery across restarts and instances', () => {
 
   it('two instances on one database deliver every event exactly once', async () => {
     const a = await createTestApp({ env: FAST, databaseUrl: database.url });
-    const b = await createTestApp({ env: FAST, databaseUrl: database.url });
+    // One clock for both, so every event is due for both instances at once: they contend.
+    const b = await createTestApp({ env: FAST, databaseUrl: database.url, clock: a.clock });
     try {
       const m = await a.createMerchant();
       await setEndpoint(a, m, receiver.url);
@@ -416,7 +461,10 @@ describe('Webhook delivery outside localnet (SSRF)', () => {
 
   beforeAll(async () => {
     receiver = await new WebhookReceiver().start();
-    t = await createTestApp({ env: { ...FAST, SOLANA_CLUSTER: 'devnet' } });
+    t = await createTestApp({
+      env: { ...FAST, SOLANA_CLUSTER: 'devnet' },
+      overrides: [{ token: DNS_LOOKUP, value: FAKE_DNS }],
+    });
   });
   afterAll(async () => {
     await t.close();
@@ -437,6 +485,20 @@ describe('Webhook delivery outside localnet (SSRF)', () => {
     expect(row.status).toBe('pending');
     expect(row.last_http_status).toBeNull();
     expect(row.last_error).toMatch(/^Endpoint refused/);
-    expect(receiver.received).toHaveLength(0);
+  });
+
+  it('refuses a public-looking name that resolves to loopback, checked in the socket lookup', async () => {
+    const m = await t.createMerchant();
+    // Accepted when set: the name looks public...
+    await setEndpoint(t, m, `https://hooks.rebound.test:${new URL(receiver.url).port}/hooks`);
+    const eventId = await createCustomer(t, m);
+    const row = await settled(t, eventId, 1);
+    // ...but its address is not: refused before any connection is made.
+    expect(row).toMatchObject({
+      status: 'pending',
+      last_http_status: null,
+      last_error:
+        'Endpoint refused: hooks.rebound.test resolves to a non-public address (127.0.0.1); refused',
+    });
   });
 });

@@ -84,27 +84,20 @@ export class CustomersService {
     input: CreateCustomerDto,
   ): Promise<UpsertedCustomer> {
     const now = this.clock.now();
-    const rows = await em.execute<(CustomerRow & { created: boolean; changed: boolean })[]>(
-      `WITH previous AS (
-         SELECT email, label FROM customers WHERE merchant_id = ? AND wallet_address = ?
-       )
-       INSERT INTO customers (id, merchant_id, wallet_address, email, label, created_at, updated_at)
+    // The conflict branch updates only when a given value differs from the row as locked: that
+    // comparison sees the latest committed version, so concurrent upserts of one wallet record
+    // one customer.created and no spurious customer.updated.
+    const rows = await em.execute<(CustomerRow & { created: boolean })[]>(
+      `INSERT INTO customers (id, merchant_id, wallet_address, email, label, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (merchant_id, wallet_address) DO UPDATE SET
          email = COALESCE(EXCLUDED.email, customers.email),
          label = COALESCE(EXCLUDED.label, customers.label),
-         updated_at = CASE
-           WHEN (EXCLUDED.email IS NOT NULL AND EXCLUDED.email IS DISTINCT FROM customers.email)
-             OR (EXCLUDED.label IS NOT NULL AND EXCLUDED.label IS DISTINCT FROM customers.label)
-           THEN EXCLUDED.updated_at ELSE customers.updated_at END
-       RETURNING ${CUSTOMER_COLUMNS},
-         (xmax = 0) AS created,
-         (xmax = 0 OR NOT EXISTS (SELECT 1 FROM previous)
-           OR customers.email IS DISTINCT FROM (SELECT email FROM previous)
-           OR customers.label IS DISTINCT FROM (SELECT label FROM previous)) AS changed`,
+         updated_at = EXCLUDED.updated_at
+       WHERE (EXCLUDED.email IS NOT NULL AND EXCLUDED.email IS DISTINCT FROM customers.email)
+          OR (EXCLUDED.label IS NOT NULL AND EXCLUDED.label IS DISTINCT FROM customers.label)
+       RETURNING ${CUSTOMER_COLUMNS}, (xmax = 0) AS created`,
       [
-        merchantId,
-        input.walletAddress,
         randomUUID(),
         merchantId,
         input.walletAddress,
@@ -115,12 +108,18 @@ export class CustomersService {
       ],
     );
     const row = rows[0];
-    const customer = toCustomerResponse(row);
-    if (row.changed) {
-      const type = row.created ? 'customer.created' : 'customer.updated';
-      await this.events.record(em, merchantId, type, customer);
+    if (!row) {
+      // The wallet is a customer already and nothing given differs: no change, no event.
+      const [existing] = await em.execute<CustomerRow[]>(
+        `SELECT ${CUSTOMER_COLUMNS} FROM customers WHERE merchant_id = ? AND wallet_address = ?`,
+        [merchantId, input.walletAddress],
+      );
+      return { customer: toCustomerResponse(existing), created: false, changed: false };
     }
-    return { customer, created: row.created, changed: row.changed };
+    const customer = toCustomerResponse(row);
+    const type = row.created ? 'customer.created' : 'customer.updated';
+    await this.events.record(em, merchantId, type, customer);
+    return { customer, created: row.created, changed: true };
   }
 
   /**

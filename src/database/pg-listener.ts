@@ -31,7 +31,9 @@ const CHANNEL_NAME = /^[a-z_][a-z0-9_]*$/;
 export class PgListener implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(PgListener.name);
   private readonly channels = new Map<string, ChannelHandlers[]>();
-  private client?: Client;
+  /** The client being connected or listening; events from any other (stale) client are ignored. */
+  private current?: Client;
+  private listeningNow = false;
   private stopped = false;
   private retryTimer?: NodeJS.Timeout;
   private retryDelayMs = 250;
@@ -42,12 +44,12 @@ export class PgListener implements OnApplicationBootstrap, BeforeApplicationShut
   /** Subscribes to a channel. Call it while modules initialise, before the app bootstraps. */
   subscribe(channel: string, handlers: ChannelHandlers): void {
     if (!CHANNEL_NAME.test(channel)) throw new Error(`Invalid channel name: ${channel}`);
-    if (this.client) throw new Error('PgListener: subscribe before the application bootstraps');
+    if (this.current) throw new Error('PgListener: subscribe before the application bootstraps');
     this.channels.set(channel, [...(this.channels.get(channel) ?? []), handlers]);
   }
 
   get listening(): boolean {
-    return this.client !== undefined;
+    return this.listeningNow;
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -58,8 +60,9 @@ export class PgListener implements OnApplicationBootstrap, BeforeApplicationShut
     this.stopped = true;
     clearTimeout(this.retryTimer);
     clearInterval(this.heartbeat);
-    const client = this.client;
-    this.client = undefined;
+    const client = this.current;
+    this.current = undefined;
+    this.listeningNow = false;
     this.each((h) => h.onDown?.());
     await client?.end().catch(() => undefined);
   }
@@ -69,6 +72,7 @@ export class PgListener implements OnApplicationBootstrap, BeforeApplicationShut
   }
 
   private async connect(): Promise<void> {
+    if (this.stopped) return;
     const client = new Client({
       connectionString: this.orm.config.get('clientUrl'),
       keepAlive: true,
@@ -81,19 +85,19 @@ export class PgListener implements OnApplicationBootstrap, BeforeApplicationShut
     });
     client.on('error', (error) => this.lost(client, error));
     client.on('end', () => this.lost(client));
+    this.current = client;
     try {
       await client.connect();
       for (const channel of this.channels.keys()) await client.query(`LISTEN ${channel}`);
-      if (this.stopped) {
+      if (this.stopped || this.current !== client) {
         await client.end();
         return;
       }
-      this.client = client;
+      this.listeningNow = true;
       this.retryDelayMs = 250;
       this.startHeartbeat(client);
       this.each((h) => h.onUp?.());
     } catch (error) {
-      await client.end().catch(() => undefined);
       this.lost(client, error);
     }
   }
@@ -101,26 +105,23 @@ export class PgListener implements OnApplicationBootstrap, BeforeApplicationShut
   private startHeartbeat(client: Client): void {
     clearInterval(this.heartbeat);
     this.heartbeat = setInterval(() => {
-      client.query('SELECT 1').catch((error: unknown) => {
-        void client.end().catch(() => undefined);
-        this.lost(client, error);
-      });
+      client.query('SELECT 1').catch((error: unknown) => this.lost(client, error));
     }, HEARTBEAT_MS);
     this.heartbeat.unref();
   }
 
   private lost(client: Client, error?: unknown): void {
-    if (this.client && this.client !== client) return; // a stale client; the live one is fine
-    if (this.client === client) {
-      this.client = undefined;
-      clearInterval(this.heartbeat);
-    }
+    if (client !== this.current) return; // a stale client; it was already replaced
+    this.current = undefined;
+    this.listeningNow = false;
+    clearInterval(this.heartbeat);
+    void client.end().catch(() => undefined);
     this.each((h) => h.onDown?.());
     if (this.stopped || this.retryTimer) return;
     this.logger.warn({ err: error }, 'Notification channel lost; reconnecting');
     this.retryTimer = setTimeout(() => {
       this.retryTimer = undefined;
-      if (!this.stopped) void this.connect();
+      void this.connect();
     }, this.retryDelayMs);
     this.retryTimer.unref();
     this.retryDelayMs = Math.min(this.retryDelayMs * 2, 5000);

@@ -19,6 +19,7 @@ import { WebhookSender } from './webhook-sender';
 /** A claimed delivery with everything needed to attempt it. */
 interface ClaimedDelivery {
   id: string;
+  merchant_id: string;
   lock_token: string;
   attempts: number;
   /** Timestamps arrive as strings from MikroORM's connection. */
@@ -43,14 +44,14 @@ const USER_AGENT = 'StablecoinBilling-Webhooks/1.0';
 
 /**
  * Delivers queued webhook events. Any number of instances run it on one database: each claims due
- * deliveries with `FOR UPDATE SKIP LOCKED` and leases them (`next_attempt_at` moves past the
- * attempt's timeout, under a fresh `lock_token`), so no two instances attempt one delivery at
- * once, and an instance that dies mid-attempt leaves a claim that comes due again by itself.
+ * deliveries with `FOR UPDATE SKIP LOCKED` and leases them (`leased_until`, real time, under a
+ * fresh `lock_token`), so no two instances attempt one delivery at once, and an instance that dies
+ * mid-attempt leaves a claim that can be taken again when its lease ends.
  *
  * It wakes on NOTIFY when a delivery is queued (any instance), when an attempt finishes while
  * more work is waiting, and every `WEBHOOK_POLL_INTERVAL_MS` for retries that come due. It keeps
- * up to `WEBHOOK_CONCURRENCY` POSTs in flight. Scheduling uses the domain clock; signature
- * timestamps and HTTP timeouts use real time.
+ * up to `WEBHOOK_CONCURRENCY` POSTs in flight, at most a quarter of them for one merchant.
+ * Scheduling uses the domain clock; leases, signature timestamps and HTTP timeouts real time.
  */
 @Injectable()
 export class WebhookDeliveryWorker
@@ -59,6 +60,9 @@ export class WebhookDeliveryWorker
   private readonly logger = new Logger(WebhookDeliveryWorker.name);
   private readonly leaseMs: number;
   private readonly inFlight = new Set<Promise<void>>();
+  /** Attempts in flight per merchant on this instance, capped so one slow endpoint cannot hog it. */
+  private readonly inFlightByMerchant = new Map<string, number>();
+  private readonly perMerchantCap: number;
   private running = false;
   private pumping?: Promise<void>;
   private wakeAgain = false;
@@ -74,6 +78,7 @@ export class WebhookDeliveryWorker
     private readonly sender: WebhookSender,
   ) {
     this.leaseMs = Math.max(60_000, 3 * config.WEBHOOK_TIMEOUT_MS);
+    this.perMerchantCap = Math.max(1, Math.floor(config.WEBHOOK_CONCURRENCY / 4));
   }
 
   onModuleInit(): void {
@@ -140,36 +145,71 @@ export class WebhookDeliveryWorker
   }
 
   private start(delivery: ClaimedDelivery): void {
+    const merchant = delivery.merchant_id;
+    this.inFlightByMerchant.set(merchant, (this.inFlightByMerchant.get(merchant) ?? 0) + 1);
     const task = this.attempt(delivery).finally(() => {
       this.inFlight.delete(task);
+      const left = (this.inFlightByMerchant.get(merchant) ?? 1) - 1;
+      if (left > 0) this.inFlightByMerchant.set(merchant, left);
+      else this.inFlightByMerchant.delete(merchant);
       if (this.backlog) this.wake();
     });
     this.inFlight.add(task);
   }
 
-  /** Leases up to `limit` due deliveries and returns them with their event and endpoint. */
+  /**
+   * Leases up to `limit` due deliveries and returns them with their event and endpoint. Due is
+   * domain time; the lease is the database's real time. A merchant already at its cap on this
+   * instance is passed over, and no merchant gets more than its remaining room in one batch.
+   */
   private async claim(limit: number): Promise<ClaimedDelivery[]> {
     const now = this.clock.now();
+    const busy = JSON.stringify(Object.fromEntries(this.inFlightByMerchant));
+    const cap = this.perMerchantCap;
     return this.em.getConnection().execute<ClaimedDelivery[]>(
-      `WITH due AS (
-         SELECT id FROM webhook_deliveries
+      `WITH candidates AS (
+         SELECT id, merchant_id, next_attempt_at FROM webhook_deliveries
           WHERE status = 'pending' AND next_attempt_at <= ?
+            AND (leased_until IS NULL OR leased_until < now())
+            AND COALESCE((?::jsonb ->> merchant_id::text)::int, 0) < ?
           ORDER BY next_attempt_at
           LIMIT ?
           FOR UPDATE SKIP LOCKED
+       ), due AS (
+         SELECT id FROM (
+           SELECT id, next_attempt_at,
+                  row_number() OVER (PARTITION BY merchant_id ORDER BY next_attempt_at) AS rn,
+                  ? - COALESCE((?::jsonb ->> merchant_id::text)::int, 0) AS room
+             FROM candidates
+         ) ranked
+          WHERE rn <= room
+          ORDER BY next_attempt_at
+          LIMIT ?
        ), claimed AS (
          UPDATE webhook_deliveries d
-            SET attempts = d.attempts + 1, next_attempt_at = ?, lock_token = ?, updated_at = ?
+            SET attempts = d.attempts + 1, lock_token = ?, updated_at = ?,
+                leased_until = now() + ? * interval '1 millisecond'
            FROM due WHERE d.id = due.id
-         RETURNING d.id, d.lock_token, d.attempts, d.created_at, d.event_id, d.merchant_id
+         RETURNING d.id, d.merchant_id, d.lock_token, d.attempts, d.created_at, d.event_id
        )
-       SELECT c.id, c.lock_token, c.attempts, c.created_at, c.event_id, e.type,
+       SELECT c.id, c.merchant_id, c.lock_token, c.attempts, c.created_at, c.event_id, e.type,
               e.payload::text AS payload, m.webhook_url, m.webhook_secret,
               m.previous_webhook_secret, m.previous_webhook_secret_expires_at
          FROM claimed c
          JOIN events e ON e.id = c.event_id
          JOIN merchants m ON m.id = c.merchant_id`,
-      [now, limit, new Date(now.getTime() + this.leaseMs), randomUUID(), now],
+      [
+        now,
+        busy,
+        cap,
+        Math.min(limit * 4, 1000),
+        cap,
+        busy,
+        limit,
+        randomUUID(),
+        now,
+        this.leaseMs,
+      ],
     );
   }
 
@@ -204,7 +244,8 @@ export class WebhookDeliveryWorker
       attempt: delivery.attempts,
       createdAt: new Date(delivery.created_at),
       now,
-      retryAfterMs: parseRetryAfter(result.retryAfter, now.getTime()),
+      // An HTTP date in Retry-After is the receiver's real time.
+      retryAfterMs: parseRetryAfter(result.retryAfter, Date.now()),
     });
     return {
       status: next ? 'pending' : 'failed',
@@ -240,7 +281,7 @@ export class WebhookDeliveryWorker
     await this.em.getConnection().execute(
       `UPDATE webhook_deliveries
           SET status = ?, ${result}, next_attempt_at = ?, delivered_at = ?,
-              lock_token = NULL, updated_at = ?
+              lock_token = NULL, leased_until = NULL, updated_at = ?
         WHERE id = ? AND lock_token = ?`,
       [
         outcome.status,

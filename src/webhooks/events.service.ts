@@ -163,12 +163,16 @@ export class EventsService {
        ), queued AS (
          INSERT INTO webhook_deliveries
            (id, event_id, merchant_id, status, attempts, next_attempt_at, created_at, updated_at)
-         SELECT ?, target.id, ?, 'pending', 0, ?, ?, ? FROM target
+         SELECT ?, target.id, ?, 'pending', 0, ?, stamp, stamp FROM target,
+           -- Later than every earlier delivery of the event, even within one millisecond, so
+           -- "latest delivery" (created_at DESC) is this one.
+           LATERAL (SELECT GREATEST(?::timestamptz, max(created_at) + interval '1 millisecond')
+                      AS stamp FROM webhook_deliveries WHERE event_id = target.id) s
           WHERE target.webhook_url IS NOT NULL
          RETURNING pg_notify(?, '')
        )
        SELECT EXISTS (SELECT 1 FROM queued) AS queued FROM target`,
-      [eventId, merchantId, randomUUID(), merchantId, now, now, now, DELIVERY_CHANNEL],
+      [eventId, merchantId, randomUUID(), merchantId, now, now, DELIVERY_CHANNEL],
     );
     if (!rows[0]) throw new NotFoundError('Event');
     if (!rows[0].queued) {

@@ -73,6 +73,13 @@ describe('webhook signatures', () => {
     expect(verifyWebhookSignature(v.body, header, v.secrets[0], 300, v.timestamp)).toBe(true);
   });
 
+  it.each([NaN, Infinity, -1])('refuses to run with a tolerance of %p', (tolerance) => {
+    const v = vectors[0];
+    expect(() => verifyWebhookSignature(v.body, v.header, v.secrets[0], tolerance)).toThrow(
+      TypeError,
+    );
+  });
+
   it('refuses a missing header or secret', () => {
     expect(verifyWebhookSignature('{}', undefined, 'whsec_x')).toBe(false);
     expect(verifyWebhookSignature('{}', null, 'whsec_x')).toBe(false);

@@ -64,6 +64,8 @@ export function parseSignatureHeader(
  * raw bytes or string, before any JSON parsing): re-serialised JSON does not verify.
  *
  * @param nowSeconds the current unix time; defaults to the system clock (for tests and vectors).
+ * @throws TypeError when `toleranceSeconds` is not a finite number >= 0 (fails loudly rather than
+ *   silently accepting replays).
  */
 export function verifyWebhookSignature(
   rawBody: string | Buffer,
@@ -72,6 +74,10 @@ export function verifyWebhookSignature(
   toleranceSeconds: number = DEFAULT_TOLERANCE_SECONDS,
   nowSeconds: number = Math.floor(Date.now() / 1000),
 ): boolean {
+  if (!Number.isFinite(toleranceSeconds) || toleranceSeconds < 0) {
+    // NaN (an unset environment variable through Number()) would accept any timestamp.
+    throw new TypeError('toleranceSeconds must be a finite number >= 0');
+  }
   if (typeof header !== 'string' || !secret) return false;
   const parsed = parseSignatureHeader(header);
   if (!parsed) return false;

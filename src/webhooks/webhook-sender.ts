@@ -1,4 +1,4 @@
-import { Injectable, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { lookup as dnsLookup, LookupAddress, LookupOptions } from 'node:dns';
 import { Agent, request } from 'undici';
 import { AppConfig } from '../config/app-config';
@@ -13,6 +13,9 @@ export interface SendResult {
   /** The `Retry-After` header of a 429 or 503. */
   retryAfter?: string;
 }
+
+/** The resolver behind the SSRF check: `dns.lookup` (a test can provide a fixed table). */
+export const DNS_LOOKUP = Symbol('DNS_LOOKUP');
 
 type LookupCallback = (
   error: NodeJS.ErrnoException | null,
@@ -55,14 +58,19 @@ export class WebhookSender implements OnApplicationShutdown {
   private readonly agent: Agent;
   private readonly publicOnly: boolean;
 
-  constructor(private readonly config: AppConfig) {
+  constructor(
+    private readonly config: AppConfig,
+    @Inject(DNS_LOOKUP) resolve: typeof dnsLookup,
+  ) {
     this.publicOnly = !config.isLocalnet;
     this.agent = new Agent({
       keepAliveTimeout: 30_000,
-      connections: 32,
+      // As many connections per endpoint as POSTs in flight: a request never waits inside undici,
+      // so the timeout below runs from when it is sent, not from when it was queued.
+      connections: config.WEBHOOK_CONCURRENCY,
       connect: {
         timeout: config.WEBHOOK_TIMEOUT_MS,
-        ...(this.publicOnly ? { lookup: publicOnlyLookup() } : {}),
+        ...(this.publicOnly ? { lookup: publicOnlyLookup(resolve) } : {}),
       },
     });
   }

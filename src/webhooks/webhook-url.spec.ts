@@ -41,8 +41,15 @@ describe('isNonPublicAddress', () => {
     '255.255.255.255',
     '64:ff9b::10.0.0.1',
     'ff02::1',
+    '::',
+    '::7f00:1',
+    '::a9fe:a9fe',
+    '::ffff:0:7f00:1',
+    '2002:7f00:1::',
+    '2001:0:4136:e378:8000:63bf:3fff:fdd2',
+    'fec0::1',
   ])('%s is not public', (ip) => expect(isNonPublicAddress(ip)).toBe(true));
-  it.each(['8.8.8.8', '1.1.1.1', '2606:4700::1111', 'example.com'])(
+  it.each(['8.8.8.8', '1.1.1.1', '2606:4700::1111', '2001:4860:4860::8888', 'example.com'])(
     '%s is public or a name',
     (ip) => expect(isNonPublicAddress(ip)).toBe(false),
   );

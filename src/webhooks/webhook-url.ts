@@ -11,13 +11,18 @@ blocked.addSubnet('192.0.0.0', 24, 'ipv4');
 blocked.addSubnet('192.168.0.0', 16, 'ipv4');
 blocked.addSubnet('198.18.0.0', 15, 'ipv4');
 blocked.addSubnet('224.0.0.0', 3, 'ipv4'); // multicast and reserved, up to 255.255.255.255
-blocked.addAddress('::', 'ipv6');
 blocked.addAddress('::1', 'ipv6');
 blocked.addSubnet('fc00::', 7, 'ipv6');
 blocked.addSubnet('fe80::', 10, 'ipv6');
 blocked.addSubnet('ff00::', 8, 'ipv6');
-blocked.addSubnet('64:ff9b::', 96, 'ipv6'); // NAT64: reaches IPv4 addresses, private ones included
-blocked.addSubnet('64:ff9b:1::', 48, 'ipv6');
+// Transition forms that embed an IPv4 address (private ones included) or are not globally routed:
+blocked.addSubnet('64:ff9b::', 96, 'ipv6'); // NAT64
+blocked.addSubnet('64:ff9b:1::', 48, 'ipv6'); // local-use NAT64
+blocked.addSubnet('::', 96, 'ipv6'); // IPv4-compatible (deprecated)
+blocked.addSubnet('::ffff:0:0:0', 96, 'ipv6'); // SIIT IPv4-translated
+blocked.addSubnet('2002::', 16, 'ipv6'); // 6to4
+blocked.addSubnet('2001::', 32, 'ipv6'); // Teredo
+blocked.addSubnet('fec0::', 10, 'ipv6'); // site-local (deprecated)
 
 /** True for an IP literal in a loopback, private, link-local (metadata) or unspecified range. */
 export function isNonPublicAddress(address: string): boolean {

@@ -1,8 +1,9 @@
 import { Module } from '@nestjs/common';
+import { lookup } from 'node:dns';
 import { WebhookDeliveryWorker } from './delivery.worker';
 import { EventsController } from './events.controller';
 import { EventsService } from './events.service';
-import { WebhookSender } from './webhook-sender';
+import { DNS_LOOKUP, WebhookSender } from './webhook-sender';
 
 /**
  * Events and webhooks: the transactional outbox (`EventsService.record`, called by the modules
@@ -10,7 +11,12 @@ import { WebhookSender } from './webhook-sender';
  */
 @Module({
   controllers: [EventsController],
-  providers: [EventsService, WebhookSender, WebhookDeliveryWorker],
+  providers: [
+    EventsService,
+    WebhookSender,
+    WebhookDeliveryWorker,
+    { provide: DNS_LOOKUP, useValue: lookup },
+  ],
   exports: [EventsService],
 })
 export class WebhooksModule {}

@@ -41,6 +41,10 @@ export interface TestAppOptions {
   env?: Record<string, string>;
   /** Share a database with another TestApp (two instances of the service). */
   databaseUrl?: string;
+  /** Share a clock with another TestApp, so both see the same domain time. */
+  clock?: TestClock;
+  /** Replace providers (e.g. the DNS resolver behind the webhook SSRF check). */
+  overrides?: { token: unknown; value: unknown }[];
 }
 
 /**
@@ -55,13 +59,15 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     DATA_DIR: mkdtempSync(join(tmpdir(), 'billing-app-')),
     ...options.env,
   });
-  const clock = new TestClock();
-  const moduleRef = await Test.createTestingModule({
+  const clock = options.clock ?? new TestClock();
+  const builder = Test.createTestingModule({
     imports: [AppModule.forRoot(config, databaseUrl)],
   })
     .overrideProvider(Clock)
-    .useValue(clock)
-    .compile();
+    .useValue(clock);
+  for (const { token, value } of options.overrides ?? [])
+    builder.overrideProvider(token).useValue(value);
+  const moduleRef = await builder.compile();
   const app = moduleRef.createNestApplication<NestExpressApplication>({
     bodyParser: false,
     logger: false,

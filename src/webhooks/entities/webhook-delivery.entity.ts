@@ -13,8 +13,8 @@ export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 /**
  * One delivery of an event to the merchant's endpoint, with its attempts. The outbox write
  * creates the first; each manual redelivery adds another. The worker claims due rows with
- * `FOR UPDATE SKIP LOCKED` and leases them by moving `nextAttemptAt` past the attempt's
- * timeout under a fresh `lockToken`, so a crashed instance's claim comes due again by itself.
+ * `FOR UPDATE SKIP LOCKED` and leases them (`leasedUntil`, in the database's real time, under a
+ * fresh `lockToken`), so a crashed instance's claim can be taken again once the lease ends.
  */
 @Entity({ tableName: 'webhook_deliveries' })
 @Index({
@@ -51,6 +51,13 @@ export class WebhookDelivery extends BaseEntity {
 
   @Property({ type: 'datetime', columnType: 'timestamptz(3)', nullable: true })
   deliveredAt: Date | null = null;
+
+  /**
+   * Until when an instance holds the current attempt (PostgreSQL's real `now()`, not the domain
+   * clock: a lease is about a process being alive, and moving the domain clock must not free it).
+   */
+  @Property({ type: 'datetime', columnType: 'timestamptz(3)', nullable: true })
+  leasedUntil: Date | null = null;
 
   /** Who holds the current attempt; a result is written only by the holder. */
   @Property({ type: 'uuid', nullable: true })
