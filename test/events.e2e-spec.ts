@@ -299,9 +299,13 @@ describe('Events API and emission', () => {
         .expect(202);
       expect(res.body).toMatchObject({ id: latest.id, type: latest.type, data: latest.data });
       // The new delivery, not the original one (created in the same millisecond of test time).
-      expect(res.body.delivery).toMatchObject({
+      expect(res.body.delivery).toEqual({
         status: 'pending',
         attempts: 0,
+        lastAttemptAt: null,
+        lastHttpStatus: null,
+        lastError: null,
+        nextAttemptAt: t.clock.now().toISOString(),
         deliveredAt: null,
       });
       await waitFor(() => receiver.forEvent(latest.id).length === 2);

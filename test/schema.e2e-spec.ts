@@ -14,6 +14,17 @@ describe('Database schema', () => {
       expect(diff.trim()).toBe('');
       const pending = await orm.getMigrator().getPendingMigrations();
       expect(pending).toEqual([]);
+      // The delivery queue's autovacuum thresholds, which the entities cannot express.
+      const [queue] = await orm.em
+        .getConnection()
+        .execute<{ reloptions: string[] }[]>(
+          `SELECT reloptions FROM pg_class WHERE relname = 'webhook_deliveries'`,
+        );
+      expect([...queue.reloptions].sort()).toEqual([
+        'autovacuum_analyze_scale_factor=0.01',
+        'autovacuum_analyze_threshold=200',
+        'autovacuum_vacuum_scale_factor=0.02',
+      ]);
     } finally {
       await orm.close(true);
       await db.drop();

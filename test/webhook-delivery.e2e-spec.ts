@@ -369,6 +369,41 @@ describe('Webhook delivery across restarts and instances', () => {
     }
   });
 
+  it.each([
+    [4, 40],
+    [64, 200],
+  ])(
+    'a backlog keeps flowing to a merchant held at its cap (concurrency %i, %i events)',
+    async (concurrency, count) => {
+      const api = await createTestApp({ env: { ...FAST, ROLE: 'api' }, databaseUrl: database.url });
+      const sink = await new WebhookReceiver().start();
+      let worker: Awaited<ReturnType<typeof createTestApp>> | undefined;
+      try {
+        const m = await api.createMerchant();
+        await setEndpoint(api, m, sink.url);
+        const ids = await Promise.all(
+          Array.from({ length: count }, (_, i) => createCustomer(api, m, `C${i}`)),
+        );
+        // A quarter of the slots per merchant, one poll a minute, no NOTIFY after start-up:
+        // only finished attempts can claim the rest of the backlog.
+        worker = await createTestApp({
+          env: {
+            ROLE: 'worker',
+            WEBHOOK_POLL_INTERVAL_MS: '60000',
+            WEBHOOK_CONCURRENCY: String(concurrency),
+          },
+          databaseUrl: database.url,
+        });
+        await sink.waitForCount(count, 5000);
+        expect(new Set(sink.received.map((r) => r.body.id))).toEqual(new Set(ids));
+      } finally {
+        await worker?.close();
+        await api.close();
+        await sink.stop();
+      }
+    },
+  );
+
   it('loses nothing when the receiver is down and the service restarts in between', async () => {
     const first = await createTestApp({ env: FAST, databaseUrl: database.url });
     const m = await first.createMerchant();
@@ -442,12 +477,20 @@ describe('Webhook delivery across restarts and instances', () => {
       const got = receiver.received.slice(before).map((r) => r.body.id);
       expect(got).toHaveLength(ids.length);
       expect(new Set(got)).toEqual(new Set(ids));
-      const [{ delivered }] = await a.sql<{ delivered: string }>(
-        `SELECT count(*) FILTER (WHERE status = 'delivered' AND attempts = 1) AS delivered
-           FROM webhook_deliveries WHERE merchant_id = $1`,
-        [m.id],
+      // Results are written in batches just after the POSTs: wait for the last batch.
+      const counts = async () =>
+        (
+          await a.sql<{ delivered: string; total: string }>(
+            `SELECT count(*) FILTER (WHERE status = 'delivered' AND attempts = 1) AS delivered,
+                    count(*) AS total
+               FROM webhook_deliveries WHERE merchant_id = $1`,
+            [m.id],
+          )
+        )[0];
+      await waitFor(async () => Number((await counts()).delivered) === ids.length, 5000).catch(
+        () => undefined,
       );
-      expect(Number(delivered)).toBe(ids.length);
+      expect(await counts()).toEqual({ delivered: String(ids.length), total: String(ids.length) });
     } finally {
       await a.close();
       await b.close();

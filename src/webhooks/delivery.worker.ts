@@ -33,6 +33,18 @@ interface ClaimedDelivery {
   previous_webhook_secret_expires_at: string | null;
 }
 
+/** A finished attempt waiting for its result to be written. */
+interface PendingResult {
+  delivery: ClaimedDelivery;
+  outcome: Outcome;
+  at: Date;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+/** At most this many results go in one UPDATE. */
+const RESULT_BATCH = 500;
+
 interface Outcome {
   status: DeliveryStatus;
   httpStatus: number | null;
@@ -49,8 +61,9 @@ const USER_AGENT = 'StablecoinBilling-Webhooks/1.0';
  * mid-attempt leaves a claim that can be taken again when its lease ends.
  *
  * It wakes on NOTIFY when a delivery is queued (any instance), when an attempt finishes while
- * more work is waiting, and every `WEBHOOK_POLL_INTERVAL_MS` for retries that come due. It keeps
- * up to `WEBHOOK_CONCURRENCY` POSTs in flight, at most a quarter of them for one merchant.
+ * more work is waiting (the last claim was full, or a merchant that filled its share is back to
+ * half of it), and every `WEBHOOK_POLL_INTERVAL_MS` for retries that come due. It keeps up to
+ * `WEBHOOK_CONCURRENCY` POSTs in flight, at most a quarter of them for one merchant.
  * Scheduling uses the domain clock; leases, signature timestamps and HTTP timeouts real time.
  */
 @Injectable()
@@ -63,12 +76,20 @@ export class WebhookDeliveryWorker
   /** Attempts in flight per merchant on this instance, capped so one slow endpoint cannot hog it. */
   private readonly inFlightByMerchant = new Map<string, number>();
   private readonly perMerchantCap: number;
+  /**
+   * Merchants whose last claim filled their room (more of theirs may be due): the attempt that
+   * brings one back to half its cap claims again.
+   */
+  private readonly atCap = new Set<string>();
   private running = false;
   private pumping?: Promise<void>;
   private wakeAgain = false;
   /** The last claim came back full: more may be due, so finishing an attempt claims again. */
   private backlog = false;
   private timer?: NodeJS.Timeout;
+  /** Finished attempts whose results are not written yet, and whether a write is under way. */
+  private readonly results: PendingResult[] = [];
+  private writing = false;
 
   constructor(
     private readonly em: EntityManager,
@@ -126,15 +147,22 @@ export class WebhookDeliveryWorker
           this.backlog = true; // finishing attempts wake the pump again
           break;
         }
+        const busy = new Map(this.inFlightByMerchant);
         let claimed: ClaimedDelivery[];
         try {
-          claimed = await this.claim(free);
+          claimed = await this.claim(free, busy);
         } catch (error) {
           this.logger.warn({ err: error }, 'Could not claim webhook deliveries; will retry');
           return;
         }
         this.backlog = claimed.length === free;
-        for (const delivery of claimed) this.start(delivery);
+        for (const delivery of claimed) {
+          this.start(delivery);
+          const merchant = delivery.merchant_id;
+          const count = (busy.get(merchant) ?? 0) + 1;
+          busy.set(merchant, count);
+          if (count >= this.perMerchantCap) this.atCap.add(merchant);
+        }
         if (!this.backlog) break;
       }
     } while (this.wakeAgain && this.running);
@@ -152,7 +180,11 @@ export class WebhookDeliveryWorker
       const left = (this.inFlightByMerchant.get(merchant) ?? 1) - 1;
       if (left > 0) this.inFlightByMerchant.set(merchant, left);
       else this.inFlightByMerchant.delete(merchant);
-      if (this.backlog) this.wake();
+      // More may be due: the last claim was full, or this merchant reached its cap and now has
+      // half of it free again (claiming per finished attempt would cost a query each).
+      const released = this.atCap.has(merchant) && left <= Math.floor(this.perMerchantCap / 2);
+      if (released) this.atCap.delete(merchant);
+      if (this.backlog || released) this.wake();
     });
     this.inFlight.add(task);
   }
@@ -162,10 +194,12 @@ export class WebhookDeliveryWorker
    * domain time; the lease is the database's real time. A merchant already at its cap on this
    * instance is passed over, and no merchant gets more than its remaining room in one batch.
    */
-  private async claim(limit: number): Promise<ClaimedDelivery[]> {
+  private async claim(limit: number, inFlight: Map<string, number>): Promise<ClaimedDelivery[]> {
     const now = this.clock.now();
-    const busy = JSON.stringify(Object.fromEntries(this.inFlightByMerchant));
+    const busy = JSON.stringify(Object.fromEntries(inFlight));
     const cap = this.perMerchantCap;
+    // Choose without locking (a merchant's room bounds its share), then lock only the chosen
+    // rows: locking candidates that end up unclaimed would cost a write each.
     return this.em.getConnection().execute<ClaimedDelivery[]>(
       `WITH candidates AS (
          SELECT id, merchant_id, next_attempt_at FROM webhook_deliveries
@@ -174,8 +208,7 @@ export class WebhookDeliveryWorker
             AND COALESCE((?::jsonb ->> merchant_id::text)::int, 0) < ?
           ORDER BY next_attempt_at
           LIMIT ?
-          FOR UPDATE SKIP LOCKED
-       ), due AS (
+       ), chosen AS (
          SELECT id FROM (
            SELECT id, next_attempt_at,
                   row_number() OVER (PARTITION BY merchant_id ORDER BY next_attempt_at) AS rn,
@@ -185,6 +218,11 @@ export class WebhookDeliveryWorker
           WHERE rn <= room
           ORDER BY next_attempt_at
           LIMIT ?
+       ), due AS (
+         SELECT d.id FROM webhook_deliveries d
+           JOIN chosen ON chosen.id = d.id
+          WHERE d.status = 'pending' AND (d.leased_until IS NULL OR d.leased_until < now())
+            FOR UPDATE OF d SKIP LOCKED
        ), claimed AS (
          UPDATE webhook_deliveries d
             SET attempts = d.attempts + 1, lock_token = ?, updated_at = ?,
@@ -265,35 +303,64 @@ export class WebhookDeliveryWorker
   }
 
   /**
-   * Writes the result, unless the lease was lost to another instance meanwhile. A skipped
+   * Queues the result for the next batched write and resolves once it is written. Results that
+   * finish while a write is under way go together in the next one: one commit for many attempts.
+   */
+  private complete(delivery: ClaimedDelivery, outcome: Outcome): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.results.push({ delivery, outcome, at: this.clock.now(), resolve, reject });
+      if (!this.writing) {
+        this.writing = true;
+        setImmediate(() => void this.writeResults());
+      }
+    });
+  }
+
+  private async writeResults(): Promise<void> {
+    while (this.results.length > 0) {
+      const batch = this.results.splice(0, RESULT_BATCH);
+      try {
+        await this.writeBatch(batch);
+        for (const result of batch) result.resolve();
+      } catch (error) {
+        for (const result of batch) result.reject(error);
+      }
+    }
+    this.writing = false;
+  }
+
+  /**
+   * Writes each result, unless its lease was lost to another instance meanwhile. A skipped
    * delivery sent nothing: its attempt is not counted and the last real attempt's details stay.
    */
-  private async complete(delivery: ClaimedDelivery, outcome: Outcome): Promise<void> {
-    const now = this.clock.now();
-    const result =
-      outcome.status === 'skipped'
-        ? `attempts = attempts - 1, last_error = ?`
-        : `last_error = ?, last_http_status = ?, last_attempt_at = ?`;
-    const resultParams =
-      outcome.status === 'skipped'
-        ? [outcome.error]
-        : [outcome.error?.slice(0, 500) ?? null, outcome.httpStatus, now];
+  private async writeBatch(batch: PendingResult[]): Promise<void> {
+    const rows = batch.map(({ delivery, outcome, at }) => ({
+      id: delivery.id,
+      lock_token: delivery.lock_token,
+      status: outcome.status,
+      error: outcome.error?.slice(0, 500) ?? null,
+      http_status: outcome.httpStatus,
+      next_attempt_at: outcome.next?.toISOString() ?? null,
+      at: at.toISOString(),
+    }));
     await this.em.getConnection().execute(
-      `UPDATE webhook_deliveries
-          SET status = ?, ${result}, next_attempt_at = ?, delivered_at = ?,
-              lock_token = NULL, leased_until = NULL, updated_at = ?
-        WHERE id = ? AND lock_token = ?`,
-      [
-        outcome.status,
-        ...resultParams,
-        outcome.next,
-        outcome.status === 'delivered' ? now : null,
-        now,
-        delivery.id,
-        delivery.lock_token,
-      ],
+      `UPDATE webhook_deliveries d
+          SET status = r.status,
+              attempts = CASE WHEN r.status = 'skipped' THEN d.attempts - 1 ELSE d.attempts END,
+              last_error = r.error,
+              last_http_status =
+                CASE WHEN r.status = 'skipped' THEN d.last_http_status ELSE r.http_status END,
+              last_attempt_at = CASE WHEN r.status = 'skipped' THEN d.last_attempt_at ELSE r.at END,
+              next_attempt_at = r.next_attempt_at,
+              delivered_at = CASE WHEN r.status = 'delivered' THEN r.at END,
+              lock_token = NULL, leased_until = NULL, updated_at = r.at
+         FROM jsonb_to_recordset(?::jsonb) AS r(id uuid, lock_token uuid, status text,
+              error text, http_status smallint, next_attempt_at timestamptz, at timestamptz)
+        WHERE d.id = r.id AND d.lock_token = r.lock_token`,
+      [JSON.stringify(rows)],
     );
-    if (outcome.status === 'failed') {
+    for (const { delivery, outcome } of batch) {
+      if (outcome.status !== 'failed') continue;
       this.logger.warn(
         { deliveryId: delivery.id, eventId: `evt_${delivery.event_id}`, error: outcome.error },
         'Webhook delivery failed after its retry window',

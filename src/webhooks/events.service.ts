@@ -156,9 +156,11 @@ export class EventsService {
    */
   async redeliver(merchantId: string, eventId: string): Promise<EventResponse> {
     const now = this.clock.now();
-    const rows = await this.em.getConnection().execute<{ queued: boolean }[]>(
+    // The response shows the delivery as queued: a worker may claim it before a re-read could.
+    const rows = await this.em.getConnection().execute<EventRow[]>(
       `WITH target AS (
-         SELECT e.id, m.webhook_url FROM events e JOIN merchants m ON m.id = e.merchant_id
+         SELECT e.id, e.payload, m.webhook_url FROM events e
+           JOIN merchants m ON m.id = e.merchant_id
           WHERE e.id = ? AND e.merchant_id = ?
        ), queued AS (
          INSERT INTO webhook_deliveries
@@ -169,17 +171,21 @@ export class EventsService {
            LATERAL (SELECT GREATEST(?::timestamptz, max(created_at) + interval '1 millisecond')
                       AS stamp FROM webhook_deliveries WHERE event_id = target.id) s
           WHERE target.webhook_url IS NOT NULL
-         RETURNING pg_notify(?, '')
+         RETURNING *, pg_notify(?, '')
        )
-       SELECT EXISTS (SELECT 1 FROM queued) AS queued FROM target`,
+       SELECT t.payload, d.status, d.attempts, d.last_http_status, d.last_error,
+              ${isoTimestamp('d.last_attempt_at', 'last_attempt_at')},
+              ${isoTimestamp('d.next_attempt_at', 'next_attempt_at')},
+              ${isoTimestamp('d.delivered_at', 'delivered_at')}
+         FROM target t LEFT JOIN queued d ON true`,
       [eventId, merchantId, randomUUID(), merchantId, now, now, DELIVERY_CHANNEL],
     );
     if (!rows[0]) throw new NotFoundError('Event');
-    if (!rows[0].queued) {
+    if (rows[0].status === null) {
       const message = 'no webhook endpoint is configured; set one with PUT /api/settings/webhook';
       throw new ValidationError(`webhookUrl: ${message}`, [{ field: 'webhookUrl', message }]);
     }
-    return this.get(merchantId, eventId);
+    return toEventResponse(rows[0]);
   }
 }
 

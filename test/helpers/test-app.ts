@@ -5,7 +5,7 @@ import { Test } from '@nestjs/testing';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from 'pg';
+import { Pool } from 'pg';
 import request from 'supertest';
 import type TestAgent from 'supertest/lib/agent';
 import { AppModule } from '../../src/app.module';
@@ -75,9 +75,9 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   configureApp(app, config);
   await app.init();
 
-  const db = new Client({ connectionString: databaseUrl });
+  // A small pool, so that concurrent requests in a test can each run their checks.
+  const db = new Pool({ connectionString: databaseUrl, max: 4 });
   db.on('error', () => undefined); // a test may take the database away on purpose
-  await db.connect();
   let merchantCount = 0;
 
   return {

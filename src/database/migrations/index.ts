@@ -2,6 +2,7 @@ import type { MigrationObject } from '@mikro-orm/core';
 import { Migration20261122022858 } from './Migration20261122022858';
 import { Migration20261123015901 } from './Migration20261123015901';
 import { Migration20261123024645 } from './Migration20261123024645';
+import { Migration20261123072456 } from './Migration20261123072456';
 
 /**
  * Every migration, in order. The MikroORM CLI writes new ones next to this file
@@ -12,4 +13,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261122022858', class: Migration20261122022858 },
   { name: 'Migration20261123015901', class: Migration20261123015901 },
   { name: 'Migration20261123024645', class: Migration20261123024645 },
+  { name: 'Migration20261123072456', class: Migration20261123072456 },
 ];
