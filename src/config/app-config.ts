@@ -10,9 +10,21 @@ import {
   Min,
   MinLength,
 } from 'class-validator';
+import { IsSolanaAddress } from '../common/validators/solana-address';
 
 export const SOLANA_CLUSTERS = ['localnet', 'devnet', 'mainnet-beta'] as const;
 export type SolanaCluster = (typeof SOLANA_CLUSTERS)[number];
+
+export const SOLANA_COMMITMENTS = ['processed', 'confirmed', 'finalized'] as const;
+export type SolanaCommitment = (typeof SOLANA_COMMITMENTS)[number];
+
+export const SUBSCRIPTION_SCHEMES = ['program', 'token-delegate'] as const;
+export type SubscriptionScheme = (typeof SUBSCRIPTION_SCHEMES)[number];
+
+const PUBLIC_RPC: Record<Exclude<SolanaCluster, 'localnet'>, string> = {
+  devnet: 'https://api.devnet.solana.com',
+  'mainnet-beta': 'https://api.mainnet-beta.solana.com',
+};
 
 export const ROLES = ['all', 'api', 'worker'] as const;
 export type Role = (typeof ROLES)[number];
@@ -78,6 +90,70 @@ export class AppConfig {
   /** Solana cluster: localnet (embedded chain), devnet or mainnet-beta. */
   @IsIn(SOLANA_CLUSTERS)
   SOLANA_CLUSTER: SolanaCluster = 'localnet';
+
+  /**
+   * JSON-RPC endpoint of the cluster. Unset on localnet: the embedded chain, started in-process
+   * on `LOCALNET_RPC_PORT` (or already running there, from `npm run localnet`). Unset elsewhere:
+   * the cluster's public endpoint (rate limited; use your own provider in production).
+   */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsUrl({ protocols: ['http', 'https'], require_tld: false, require_protocol: true })
+  SOLANA_RPC_URL?: string;
+
+  /** Commitment the service reads and confirms at (`finalized` is always awaited for payments). */
+  @IsIn(SOLANA_COMMITMENTS)
+  SOLANA_COMMITMENT: SolanaCommitment = 'confirmed';
+
+  /** Port of the embedded localnet JSON-RPC server (its WebSocket is on the next port). */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(65534)
+  LOCALNET_RPC_PORT: number = 8899;
+
+  /**
+   * The service keypair (fee payer of the pulls it makes, and the puller plans authorise): a
+   * path to a Solana keypair file, or the file's JSON array itself. Unset on localnet: generated
+   * into `$DATA_DIR/service-keypair.json`. Required on devnet and mainnet-beta.
+   */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString()
+  SERVICE_KEYPAIR?: string;
+
+  /** Mint address overrides (base58); default: the cluster's table (DESIGN section 6). */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsSolanaAddress()
+  MINT_USDC?: string;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsSolanaAddress()
+  MINT_PYUSD?: string;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsSolanaAddress()
+  MINT_USDG?: string;
+
+  /**
+   * How subscriptions are authorised on-chain: `program` (the Subscriptions program, default on
+   * devnet and mainnet-beta) or `token-delegate` (an SPL approve of the service key; default on
+   * localnet, where the program cannot run).
+   */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsIn(SUBSCRIPTION_SCHEMES)
+  SUBSCRIPTION_SCHEME?: SubscriptionScheme;
+
+  /** Token-delegate scheme: the approval covers this many periods of a plan's amount. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  SUBSCRIPTION_APPROVAL_PERIODS: number = 12;
 
   /** Log level of the structured JSON logs. */
   @IsIn(LOG_LEVELS)
@@ -154,5 +230,21 @@ export class AppConfig {
 
   get isLocalnet(): boolean {
     return this.SOLANA_CLUSTER === 'localnet';
+  }
+
+  /** Localnet without an RPC URL: the service starts the embedded chain itself. */
+  get embeddedLocalnet(): boolean {
+    return this.isLocalnet && !this.SOLANA_RPC_URL;
+  }
+
+  get solanaRpcUrl(): string {
+    if (this.SOLANA_RPC_URL) return this.SOLANA_RPC_URL;
+    return this.SOLANA_CLUSTER === 'localnet'
+      ? `http://127.0.0.1:${this.LOCALNET_RPC_PORT}`
+      : PUBLIC_RPC[this.SOLANA_CLUSTER];
+  }
+
+  get subscriptionScheme(): SubscriptionScheme {
+    return this.SUBSCRIPTION_SCHEME ?? (this.isLocalnet ? 'token-delegate' : 'program');
   }
 }

@@ -13,7 +13,18 @@ export class ConfigError extends Error {
   }
 }
 
-const KNOWN = new Set(Object.keys(new AppConfig()).concat(['DATABASE_URL', 'PUBLIC_BASE_URL']));
+const KNOWN = new Set(
+  Object.keys(new AppConfig()).concat([
+    'DATABASE_URL',
+    'PUBLIC_BASE_URL',
+    'SOLANA_RPC_URL',
+    'SERVICE_KEYPAIR',
+    'MINT_USDC',
+    'MINT_PYUSD',
+    'MINT_USDG',
+    'SUBSCRIPTION_SCHEME',
+  ]),
+);
 
 /**
  * Builds the typed configuration from an environment. Unknown variables are ignored (the process
@@ -44,8 +55,11 @@ export function loadConfig(
 
 function describe(error: ValidationError): string {
   const reasons = Object.values(error.constraints ?? {}).join('; ');
-  const value = /URL$/.test(error.property)
-    ? String(error.value).replace(/\/\/[^@/]*@/, '//***@')
-    : String(error.value);
+  const value =
+    error.property === 'SERVICE_KEYPAIR'
+      ? '***' // may hold the secret key itself
+      : /URL$/.test(error.property)
+        ? String(error.value).replace(/\/\/[^@/]*@/, '//***@')
+        : String(error.value);
   return `${error.property}=${JSON.stringify(value)}: ${reasons}`;
 }

@@ -1,0 +1,622 @@
+import {
+  createApproveCheckedInstruction,
+  createAssociatedTokenAccountIdempotentInstruction,
+  createTransferCheckedInstruction,
+  getAssociatedTokenAddressSync,
+  TOKEN_2022_PROGRAM_ID,
+  TOKEN_PROGRAM_ID,
+  unpackAccount,
+  unpackMint,
+} from '@solana/spl-token';
+import {
+  Commitment,
+  Connection,
+  Keypair,
+  PublicKey,
+  SystemProgram,
+  Transaction,
+  TransactionInstruction,
+} from '@solana/web3.js';
+import {
+  SUBSCRIPTIONS_ERROR__AMOUNT_EXCEEDS_LIMIT,
+  SUBSCRIPTIONS_ERROR__DELEGATION_EXPIRED,
+  SUBSCRIPTIONS_ERROR__PLAN_CLOSED,
+  SUBSCRIPTIONS_ERROR__PLAN_EXPIRED,
+  SUBSCRIPTIONS_ERROR__PLAN_SUNSET,
+  SUBSCRIPTIONS_ERROR__SUBSCRIPTION_CANCELLED,
+  SUBSCRIPTIONS_ERROR__UNAUTHORIZED,
+} from '@solana/subscriptions';
+import bs58 from 'bs58';
+import type { SolanaCluster, SubscriptionScheme } from '../config/app-config';
+import {
+  AuthorizationState,
+  ChainPort,
+  ChargeFailedError,
+  ChargeFailure,
+  ChargeInput,
+  FoundPayment,
+  InvoicePaymentInput,
+  InvoiceRegistrationInput,
+  PaymentCheck,
+  PaymentExpectation,
+  PlanRegistrationInput,
+  ResolvedMint,
+  SignedTx,
+  SubscribeInput,
+  TxOutcome,
+  UnsignedTx,
+} from './chain.port';
+import { MintInfo, MintSymbol } from './mints';
+import {
+  createPlanInstruction,
+  decodeAuthorityAccount,
+  decodePlanAccount,
+  onchainPlanId,
+  planPda,
+  subscribeInstructions,
+  subscriptionAuthorityPda,
+  subscriptionPda,
+  transferSubscriptionInstruction,
+} from './subscriptions-program';
+
+/** SPL Memo v2: every account passed to it must sign. */
+export const MEMO_PROGRAM_ID = new PublicKey('MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr');
+
+export interface RpcChainOptions {
+  cluster: SolanaCluster;
+  scheme: SubscriptionScheme;
+  commitment: Commitment;
+  mints: MintInfo[];
+  serviceKey: Keypair;
+  /** Token-delegate scheme: the approval covers this many periods. */
+  approvalPeriods: number;
+}
+
+/** Subscriptions-program refusals that mean the customer's authorisation is over. */
+const AUTHORIZATION_GONE_CODES = new Set<number>([
+  SUBSCRIPTIONS_ERROR__SUBSCRIPTION_CANCELLED,
+  SUBSCRIPTIONS_ERROR__DELEGATION_EXPIRED,
+  SUBSCRIPTIONS_ERROR__PLAN_EXPIRED,
+  SUBSCRIPTIONS_ERROR__PLAN_CLOSED,
+  SUBSCRIPTIONS_ERROR__PLAN_SUNSET,
+  SUBSCRIPTIONS_ERROR__AMOUNT_EXCEEDS_LIMIT,
+  SUBSCRIPTIONS_ERROR__UNAUTHORIZED,
+]);
+
+/** How long to wait between status checks while confirming: quick first, then every 400 ms. */
+const CONFIRM_BACKOFF_MS = [0, 25, 50, 100, 200, 400];
+
+/**
+ * The chain port over a `@solana/web3.js` `Connection`: works against any JSON-RPC endpoint.
+ * Builders return unsigned transactions for wallets to sign; the service signs only its own pulls.
+ */
+export class RpcChainAdapter extends ChainPort {
+  readonly cluster: SolanaCluster;
+  readonly scheme: SubscriptionScheme;
+  readonly serviceKey: Keypair;
+  private readonly mints = new Map<MintSymbol, Promise<ResolvedMint>>();
+
+  constructor(
+    readonly connection: Connection,
+    private readonly options: RpcChainOptions,
+  ) {
+    super();
+    this.cluster = options.cluster;
+    this.scheme = options.scheme;
+    this.serviceKey = options.serviceKey;
+  }
+
+  /** The mint's token program is whichever program owns the mint account on this chain. */
+  mint(symbol: MintSymbol): Promise<ResolvedMint> {
+    let resolved = this.mints.get(symbol);
+    if (!resolved) {
+      resolved = this.readMint(symbol);
+      this.mints.set(symbol, resolved);
+      resolved.catch(() => this.mints.delete(symbol)); // an RPC blip must not stick
+    }
+    return resolved;
+  }
+
+  private async readMint(symbol: MintSymbol): Promise<ResolvedMint> {
+    const entry = this.options.mints.find((m) => m.symbol === symbol);
+    if (!entry) throw new Error(`Unknown mint ${symbol}`);
+    const address = new PublicKey(entry.address);
+    const info = await this.connection.getAccountInfo(address, this.options.commitment);
+    if (!info) throw new Error(`Mint ${symbol} (${entry.address}) does not exist on this cluster`);
+    if (!info.owner.equals(TOKEN_PROGRAM_ID) && !info.owner.equals(TOKEN_2022_PROGRAM_ID)) {
+      throw new Error(`Mint ${symbol} (${entry.address}) is not owned by a token program`);
+    }
+    const mint = unpackMint(address, info, info.owner);
+    return {
+      symbol,
+      address: entry.address,
+      tokenProgram: info.owner.toBase58(),
+      decimals: mint.decimals,
+    };
+  }
+
+  async buildInvoiceRegistration(input: InvoiceRegistrationInput): Promise<UnsignedTx> {
+    if (input.commitment.length !== 32) throw new RangeError('commitment must be 32 bytes');
+    const merchant = new PublicKey(input.merchantWallet);
+    const reference = new PublicKey(input.reference);
+    const text = `invoice:v1:${input.reference}:${Buffer.from(input.commitment).toString('hex')}`;
+    // The memo program demands that every account it is given signs, so the reference key rides
+    // on a zero-lamport self-transfer instead (as Solana Pay attaches references to SOL transfers).
+    const anchor = SystemProgram.transfer({
+      fromPubkey: merchant,
+      toPubkey: merchant,
+      lamports: 0,
+    });
+    anchor.keys.push({ pubkey: reference, isSigner: false, isWritable: false });
+    return this.unsigned(merchant, [memo(text, [merchant]), anchor]);
+  }
+
+  async buildInvoicePayment(input: InvoicePaymentInput): Promise<UnsignedTx> {
+    if (input.amount <= 0n) throw new RangeError('amount must be positive');
+    const mint = await this.mint(input.mint);
+    const program = new PublicKey(mint.tokenProgram);
+    const mintKey = new PublicKey(mint.address);
+    const payer = new PublicKey(input.payer);
+    const merchant = new PublicKey(input.merchantWallet);
+    const source = getAssociatedTokenAddressSync(mintKey, payer, true, program);
+    const destination = getAssociatedTokenAddressSync(mintKey, merchant, true, program);
+    const instructions: TransactionInstruction[] = [];
+    if (!(await this.exists(destination))) {
+      instructions.push(
+        createAssociatedTokenAccountIdempotentInstruction(
+          payer,
+          destination,
+          merchant,
+          mintKey,
+          program,
+        ),
+      );
+    }
+    // Solana Pay's layout: an optional memo, then the transfer last, reference attached to it.
+    if (input.memo) instructions.push(memo(input.memo, []));
+    const transfer = createTransferCheckedInstruction(
+      source,
+      mintKey,
+      destination,
+      payer,
+      input.amount,
+      mint.decimals,
+      [],
+      program,
+    );
+    transfer.keys.push({
+      pubkey: new PublicKey(input.reference),
+      isSigner: false,
+      isWritable: false,
+    });
+    instructions.push(transfer);
+    return this.unsigned(payer, instructions);
+  }
+
+  async buildPlanRegistration(input: PlanRegistrationInput): Promise<UnsignedTx> {
+    const mint = await this.mint(input.mint);
+    const merchant = new PublicKey(input.merchantWallet);
+    if (this.scheme === 'program') {
+      const instruction = await createPlanInstruction({
+        merchant: input.merchantWallet,
+        planId: onchainPlanId(input.planId),
+        mint: mint.address,
+        tokenProgram: mint.tokenProgram,
+        amount: input.amount,
+        periodHours: input.periodHours,
+        puller: this.serviceKey.publicKey.toBase58(),
+      });
+      return this.unsigned(merchant, [instruction]);
+    }
+    const text = [
+      'plan:v1',
+      input.planId,
+      mint.address,
+      input.amount.toString(),
+      input.periodHours,
+      this.serviceKey.publicKey.toBase58(),
+    ].join(':');
+    return this.unsigned(merchant, [memo(text, [merchant])]);
+  }
+
+  /** The plan's on-chain address: its PDA (program scheme), or null (token-delegate scheme). */
+  async planAddress(merchantWallet: string, planId: string): Promise<string | null> {
+    return this.scheme === 'program' ? planPda(merchantWallet, onchainPlanId(planId)) : null;
+  }
+
+  async buildSubscribe(input: SubscribeInput): Promise<UnsignedTx> {
+    const mint = await this.mint(input.mint);
+    const program = new PublicKey(mint.tokenProgram);
+    const mintKey = new PublicKey(mint.address);
+    const subscriber = new PublicKey(input.subscriber);
+    const account = getAssociatedTokenAddressSync(mintKey, subscriber, true, program);
+    if (this.scheme === 'program') return this.buildProgramSubscribe(input, mint, account);
+    const approve = createApproveCheckedInstruction(
+      account,
+      mintKey,
+      this.serviceKey.publicKey,
+      subscriber,
+      input.amount * BigInt(this.options.approvalPeriods),
+      mint.decimals,
+      [],
+      program,
+    );
+    // Extra accounts after the owner are ignored by the token program unless the owner is a
+    // multisig, so the reference can ride on the approve as it does on a Solana Pay transfer.
+    if (input.reference) {
+      approve.keys.push({
+        pubkey: new PublicKey(input.reference),
+        isSigner: false,
+        isWritable: false,
+      });
+    }
+    return this.unsigned(subscriber, [memo(`subscribe:v1:${input.planId}`, []), approve]);
+  }
+
+  async signCharge(input: ChargeInput): Promise<SignedTx> {
+    if (input.amount <= 0n) throw new RangeError('amount must be positive');
+    const authorization = await this.readAuthorization(input.subscriber, input.mint);
+    if (this.scheme === 'program') return this.signProgramCharge(input, authorization);
+    const doomed = this.doomedCharge(authorization, input.amount);
+    if (doomed) throw new ChargeFailedError(doomed, describeFailure(doomed, authorization));
+    const mint = await this.mint(input.mint);
+    const program = new PublicKey(mint.tokenProgram);
+    const mintKey = new PublicKey(mint.address);
+    const merchant = new PublicKey(input.merchantWallet);
+    const destination = getAssociatedTokenAddressSync(mintKey, merchant, true, program);
+    const service = this.serviceKey.publicKey;
+    const instructions: TransactionInstruction[] = [];
+    if (!(await this.exists(destination))) {
+      instructions.push(
+        createAssociatedTokenAccountIdempotentInstruction(
+          service,
+          destination,
+          merchant,
+          mintKey,
+          program,
+        ),
+      );
+    }
+    instructions.push(
+      memo(`charge:v1:${input.planId}`, []),
+      createTransferCheckedInstruction(
+        new PublicKey(authorization.tokenAccount),
+        mintKey,
+        destination,
+        service,
+        input.amount,
+        mint.decimals,
+        [],
+        program,
+      ),
+    );
+    return this.signed(instructions);
+  }
+
+  /** Signs as the service key (fee payer and sole signer). */
+  private async signed(instructions: TransactionInstruction[]): Promise<SignedTx> {
+    const { blockhash, lastValidBlockHeight } = await this.connection.getLatestBlockhash(
+      this.options.commitment,
+    );
+    const tx = new Transaction({
+      feePayer: this.serviceKey.publicKey,
+      blockhash,
+      lastValidBlockHeight,
+    });
+    tx.add(...instructions);
+    tx.sign(this.serviceKey);
+    return {
+      signature: bs58.encode(tx.signature!),
+      // Our own signature over bytes we just built: re-verifying it in JS would only cost time.
+      transaction: tx.serialize({ verifySignatures: false }).toString('base64'),
+      lastValidBlockHeight,
+    };
+  }
+
+  async sendAndConfirm(tx: SignedTx): Promise<TxOutcome> {
+    try {
+      await this.connection.sendRawTransaction(Buffer.from(tx.transaction, 'base64'), {
+        preflightCommitment: this.options.commitment,
+        maxRetries: 0,
+      });
+    } catch (error) {
+      const message = (error as Error).message ?? String(error);
+      // Refused at preflight: it was never forwarded. Anything else (a timeout, a dropped
+      // connection) leaves the fate unknown: find out from the signature below.
+      if (/simulation failed|already been processed/i.test(message)) {
+        if (/already been processed/i.test(message)) {
+          return this.outcome(tx.signature, tx.lastValidBlockHeight);
+        }
+        return { state: 'rejected', error: message };
+      }
+    }
+    for (let attempt = 0; ; attempt++) {
+      const delay = CONFIRM_BACKOFF_MS[Math.min(attempt, CONFIRM_BACKOFF_MS.length - 1)];
+      if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
+      const outcome = await this.outcome(tx.signature, tx.lastValidBlockHeight).catch(
+        () => ({ state: 'pending' }) as const, // RPC blip: ask again
+      );
+      if (outcome.state !== 'pending') return outcome;
+    }
+  }
+
+  async outcome(signature: string, lastValidBlockHeight: number): Promise<TxOutcome> {
+    const { value } = await this.connection.getSignatureStatuses([signature], {
+      searchTransactionHistory: true,
+    });
+    const status = value[0];
+    if (status && status.confirmationStatus !== 'processed') {
+      return status.err
+        ? { state: 'failed', slot: status.slot, error: JSON.stringify(status.err) }
+        : {
+            state: 'succeeded',
+            slot: status.slot,
+            finalized: status.confirmationStatus === 'finalized',
+          };
+    }
+    if (status) return { state: 'pending' };
+    // Unseen: it can still land until the chain passes its last valid block height.
+    const height = await this.connection.getBlockHeight(this.options.commitment);
+    return height > lastValidBlockHeight ? { state: 'expired' } : { state: 'pending' };
+  }
+
+  async classifyChargeFailure(input: ChargeInput, error: string): Promise<ChargeFailure> {
+    if (/BlockhashNotFound|Blockhash not found/i.test(error)) return 'transient';
+    const authorization = await this.readAuthorization(input.subscriber, input.mint);
+    if (this.scheme === 'token-delegate') {
+      return this.doomedCharge(authorization, input.amount) ?? 'transient';
+    }
+    // Program scheme: the balance is ours to read; the program's own refusals name the rest.
+    // (Custom codes of the token program, reached by CPI, overlap: hence the balance first.)
+    if (authorization.balance < input.amount) return 'insufficient_funds';
+    const code = /"Custom":\s*(\d+)/.exec(error)?.[1];
+    return code && AUTHORIZATION_GONE_CODES.has(Number(code)) ? 'authorization_gone' : 'transient';
+  }
+
+  async readAuthorization(subscriber: string, symbol: MintSymbol): Promise<AuthorizationState> {
+    const mint = await this.mint(symbol);
+    const program = new PublicKey(mint.tokenProgram);
+    const address = getAssociatedTokenAddressSync(
+      new PublicKey(mint.address),
+      new PublicKey(subscriber),
+      true,
+      program,
+    );
+    const info = await this.connection.getAccountInfo(address, this.options.commitment);
+    if (!info || !info.owner.equals(program)) {
+      return {
+        tokenAccount: address.toBase58(),
+        exists: false,
+        balance: 0n,
+        delegatedToService: false,
+        delegatedAmount: 0n,
+      };
+    }
+    const account = unpackAccount(address, info, program);
+    const delegated = account.delegate?.equals(this.serviceKey.publicKey) ?? false;
+    return {
+      tokenAccount: address.toBase58(),
+      exists: true,
+      balance: account.amount,
+      delegatedToService: delegated,
+      delegatedAmount: delegated ? account.delegatedAmount : 0n,
+    };
+  }
+
+  async findPayment(expectation: PaymentExpectation): Promise<PaymentCheck | null> {
+    const mint = await this.mint(expectation.mint);
+    const destination = getAssociatedTokenAddressSync(
+      new PublicKey(mint.address),
+      new PublicKey(expectation.merchantWallet),
+      true,
+      new PublicKey(mint.tokenProgram),
+    ).toBase58();
+    const signatures = await this.connection.getSignaturesForAddress(
+      new PublicKey(expectation.reference),
+      { limit: 1000 },
+      this.options.commitment === 'finalized' ? 'finalized' : 'confirmed',
+    );
+    let rejected: PaymentCheck | null = null;
+    // Oldest first: the first valid payment is the one that paid.
+    for (const entry of [...signatures].reverse()) {
+      if (entry.err) continue;
+      const tx = await this.connection.getTransaction(entry.signature, {
+        maxSupportedTransactionVersion: 0,
+        commitment: 'confirmed',
+      });
+      if (!tx?.meta) continue;
+      const keys = tx.transaction.message
+        .getAccountKeys({ accountKeysFromLookups: tx.meta.loadedAddresses })
+        .staticAccountKeys.map((k) => k.toBase58());
+      const index = keys.indexOf(destination);
+      const received =
+        index < 0
+          ? 0n
+          : tokenAmount(tx.meta.postTokenBalances, index, mint.address) -
+            tokenAmount(tx.meta.preTokenBalances, index, mint.address);
+      if (received <= 0n) {
+        rejected ??= {
+          valid: false,
+          signature: entry.signature,
+          reason: `no ${expectation.mint} reached the merchant's token account`,
+        };
+        continue;
+      }
+      if (received < expectation.amount) {
+        rejected = {
+          valid: false,
+          signature: entry.signature,
+          reason: `under-paid: received ${received}, expected ${expectation.amount} base units`,
+        };
+        continue;
+      }
+      const payment: FoundPayment = {
+        signature: entry.signature,
+        slot: tx.slot,
+        blockTime: tx.blockTime ?? null,
+        payer:
+          payerOf(tx.meta.preTokenBalances, tx.meta.postTokenBalances, mint.address) ?? keys[0],
+        amount: received,
+        finalized: entry.confirmationStatus === 'finalized',
+      };
+      return { valid: true, payment, overpaid: received - expectation.amount };
+    }
+    return rejected;
+  }
+
+  /**
+   * Program scheme: `initialize_subscription_authority` when the subscriber has none for the
+   * mint, then `subscribe` with the live plan terms read from the chain (the program refuses
+   * terms that differ, so the subscriber consents to exactly what is on-chain).
+   */
+  private async buildProgramSubscribe(
+    input: SubscribeInput,
+    mint: ResolvedMint,
+    subscriberAta: PublicKey,
+  ): Promise<UnsignedTx> {
+    const planId = onchainPlanId(input.planId);
+    const plan = await planPda(input.merchantWallet, planId);
+    const planInfo = await this.connection.getAccountInfo(
+      new PublicKey(plan),
+      this.options.commitment,
+    );
+    if (!planInfo) throw new Error(`Plan ${input.planId} is not registered on-chain (${plan})`);
+    const terms = decodePlanAccount(plan, planInfo).data.terms;
+    const authority = await subscriptionAuthorityPda(input.subscriber, mint.address);
+    const authorityInfo = await this.connection.getAccountInfo(
+      new PublicKey(authority),
+      this.options.commitment,
+    );
+    const instructions = await subscribeInstructions({
+      subscriber: input.subscriber,
+      merchant: input.merchantWallet,
+      planId,
+      mint: mint.address,
+      tokenProgram: mint.tokenProgram,
+      subscriberAta: subscriberAta.toBase58(),
+      terms,
+      authorityInitId: authorityInfo
+        ? decodeAuthorityAccount(authority, authorityInfo).initId
+        : null,
+    });
+    return this.unsigned(new PublicKey(input.subscriber), instructions);
+  }
+
+  /** Program scheme: `transfer_subscription`, the service key pulling as an allowed puller. */
+  private async signProgramCharge(
+    input: ChargeInput,
+    authorization: AuthorizationState,
+  ): Promise<SignedTx> {
+    const plan = await planPda(input.merchantWallet, onchainPlanId(input.planId));
+    const subscription = await subscriptionPda(plan, input.subscriber);
+    const exists = await this.exists(new PublicKey(subscription));
+    if (!exists) {
+      throw new ChargeFailedError('authorization_gone', 'the subscription account is gone');
+    }
+    if (authorization.balance < input.amount) {
+      throw new ChargeFailedError(
+        'insufficient_funds',
+        describeFailure('insufficient_funds', authorization),
+      );
+    }
+    const mint = await this.mint(input.mint);
+    const program = new PublicKey(mint.tokenProgram);
+    const mintKey = new PublicKey(mint.address);
+    const merchant = new PublicKey(input.merchantWallet);
+    const destination = getAssociatedTokenAddressSync(mintKey, merchant, true, program);
+    const instructions: TransactionInstruction[] = [];
+    if (!(await this.exists(destination))) {
+      instructions.push(
+        createAssociatedTokenAccountIdempotentInstruction(
+          this.serviceKey.publicKey,
+          destination,
+          merchant,
+          mintKey,
+          program,
+        ),
+      );
+    }
+    instructions.push(
+      await transferSubscriptionInstruction({
+        caller: this.serviceKey.publicKey.toBase58(),
+        subscriber: input.subscriber,
+        plan,
+        subscription,
+        receiverAta: destination.toBase58(),
+        mint: mint.address,
+        tokenProgram: mint.tokenProgram,
+        amount: input.amount,
+      }),
+    );
+    return this.signed(instructions);
+  }
+
+  private doomedCharge(authorization: AuthorizationState, amount: bigint): ChargeFailure | null {
+    if (!authorization.exists || !authorization.delegatedToService) return 'authorization_gone';
+    if (authorization.delegatedAmount < amount) return 'authorization_gone';
+    if (authorization.balance < amount) return 'insufficient_funds';
+    return null;
+  }
+
+  private async exists(address: PublicKey): Promise<boolean> {
+    return (await this.connection.getAccountInfo(address, this.options.commitment)) !== null;
+  }
+
+  private async unsigned(
+    feePayer: PublicKey,
+    instructions: TransactionInstruction[],
+  ): Promise<UnsignedTx> {
+    const { blockhash, lastValidBlockHeight } = await this.connection.getLatestBlockhash(
+      this.options.commitment,
+    );
+    const tx = new Transaction({ feePayer, blockhash, lastValidBlockHeight }).add(...instructions);
+    return {
+      transaction: tx
+        .serialize({ requireAllSignatures: false, verifySignatures: false })
+        .toString('base64'),
+      blockhash,
+      lastValidBlockHeight,
+    };
+  }
+}
+
+function memo(text: string, signers: PublicKey[]): TransactionInstruction {
+  return new TransactionInstruction({
+    programId: MEMO_PROGRAM_ID,
+    keys: signers.map((pubkey) => ({ pubkey, isSigner: true, isWritable: false })),
+    data: Buffer.from(text, 'utf8'),
+  });
+}
+
+interface TokenBalance {
+  accountIndex: number;
+  mint: string;
+  owner?: string;
+  uiTokenAmount: { amount: string };
+}
+
+function tokenAmount(balances: TokenBalance[] | null | undefined, index: number, mint: string) {
+  const entry = balances?.find((b) => b.accountIndex === index && b.mint === mint);
+  return entry ? BigInt(entry.uiTokenAmount.amount) : 0n;
+}
+
+/** The owner of the token account of `mint` whose balance went down. */
+function payerOf(
+  pre: TokenBalance[] | null | undefined,
+  post: TokenBalance[] | null | undefined,
+  mint: string,
+): string | undefined {
+  for (const before of pre ?? []) {
+    if (before.mint !== mint) continue;
+    const after = tokenAmount(post, before.accountIndex, mint);
+    if (after < BigInt(before.uiTokenAmount.amount)) return before.owner;
+  }
+  return undefined;
+}
+
+function describeFailure(reason: ChargeFailure, state: AuthorizationState): string {
+  if (reason === 'insufficient_funds') return `balance ${state.balance} is below the charge`;
+  if (!state.exists) return 'the subscriber has no token account for this mint';
+  if (!state.delegatedToService) return 'the approval of the service key was revoked';
+  return `the approved allowance (${state.delegatedAmount}) is used up`;
+}

@@ -1,0 +1,48 @@
+import { Keypair } from '@solana/web3.js';
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError, parseConfig } from '../config/load-config';
+import { keypairFileContents, loadServiceKeypair } from './service-keypair';
+
+describe('service keypair', () => {
+  const dir = () => mkdtempSync(join(tmpdir(), 'svc-key-'));
+
+  it('is generated once into $DATA_DIR on localnet and reused', async () => {
+    const DATA_DIR = dir();
+    const first = await loadServiceKeypair(parseConfig({ DATA_DIR }));
+    const second = await loadServiceKeypair(parseConfig({ DATA_DIR }));
+    expect(second.publicKey.toBase58()).toBe(first.publicKey.toBase58());
+    const path = join(DATA_DIR, 'service-keypair.json');
+    expect(JSON.parse(readFileSync(path, 'utf8'))).toHaveLength(64);
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+  });
+
+  it('reads SERVICE_KEYPAIR as a file path or as the JSON itself', async () => {
+    const keypair = Keypair.generate();
+    const path = join(dir(), 'key.json');
+    writeFileSync(path, keypairFileContents(keypair));
+    const fromFile = await loadServiceKeypair(
+      parseConfig({ SERVICE_KEYPAIR: path, SOLANA_CLUSTER: 'devnet' }),
+    );
+    const inline = await loadServiceKeypair(
+      parseConfig({ SERVICE_KEYPAIR: keypairFileContents(keypair), SOLANA_CLUSTER: 'devnet' }),
+    );
+    expect(fromFile.publicKey.equals(keypair.publicKey)).toBe(true);
+    expect(inline.secretKey).toEqual(keypair.secretKey);
+  });
+
+  it.each([
+    [{ SOLANA_CLUSTER: 'devnet' }, 'SERVICE_KEYPAIR: required on devnet'],
+    [{ SERVICE_KEYPAIR: '/nonexistent/key.json' }, 'cannot read /nonexistent/key.json (ENOENT)'],
+    [{ SERVICE_KEYPAIR: '[1,2,3]' }, 'the value must be a JSON array of 64 bytes'],
+    [
+      { SERVICE_KEYPAIR: JSON.stringify(Array.from({ length: 64 }, () => 7)) },
+      'does not match its public key',
+    ],
+  ])('refuses %j with a message naming the variable', async (env, message) => {
+    const attempt = loadServiceKeypair(parseConfig({ DATA_DIR: dir(), ...env }));
+    await expect(attempt).rejects.toThrow(ConfigError);
+    await expect(attempt).rejects.toThrow(message);
+  });
+});
