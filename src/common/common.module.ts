@@ -1,10 +1,18 @@
 import { Global, Module } from '@nestjs/common';
-import { Clock, SystemClock } from './clock';
+import { AppConfig } from '../config/app-config';
+import { Clock, OffsetClock, SystemClock } from './clock';
 
-/** Cross-cutting providers: the domain clock. */
+/** Cross-cutting providers: the domain clock (movable on localnet). */
 @Global()
 @Module({
-  providers: [{ provide: Clock, useClass: SystemClock }],
+  providers: [
+    {
+      provide: Clock,
+      inject: [AppConfig],
+      useFactory: (config: AppConfig) =>
+        config.isLocalnet ? new OffsetClock() : new SystemClock(),
+    },
+  ],
   exports: [Clock],
 })
 export class CommonModule {}

@@ -9,6 +9,7 @@ import {
 import { SkipThrottle } from '@nestjs/throttler';
 import type { Response } from 'express';
 import { Public } from '../common/decorators/public.decorator';
+import { ChainHealthIndicator } from './chain.health';
 
 export class LivenessResponse {
   /** @example "ok" */
@@ -24,15 +25,16 @@ export class HealthController {
   constructor(
     private readonly health: HealthCheckService,
     private readonly db: MikroOrmHealthIndicator,
+    private readonly chain: ChainHealthIndicator,
   ) {}
 
   /**
-   * Readiness: 200 when the database answers, 503 otherwise (the chain RPC joins this check with
-   * the Solana layer). Body in the terminus format.
+   * Readiness: 200 when the database and the chain RPC answer, 503 otherwise. Body in the
+   * terminus format.
    */
   @Get()
   @HealthCheck()
-  @ApiOperation({ summary: 'Readiness check (database)' })
+  @ApiOperation({ summary: 'Readiness check (database and chain RPC)' })
   @ApiResponse({
     status: 503,
     description: 'A dependency is down (terminus body)',
@@ -47,7 +49,10 @@ export class HealthController {
   })
   async check(@Res({ passthrough: true }) res: Response): Promise<HealthCheckResult> {
     try {
-      return await this.health.check([() => this.db.pingCheck('database', { timeout: 2000 })]);
+      return await this.health.check([
+        () => this.db.pingCheck('database', { timeout: 2000 }),
+        () => this.chain.pingCheck('chain', 2000),
+      ]);
     } catch (error) {
       if (error instanceof ServiceUnavailableException) {
         res.status(503);

@@ -56,6 +56,12 @@ export interface SubscribeInput {
 }
 
 export interface ChargeInput {
+  /**
+   * The charge attempt's id (one per subscription and period), written into the transaction's
+   * memo. Two charges are then never the same bytes: otherwise two equal pulls within one
+   * blockhash would be one transaction, and the chain would take only the first.
+   */
+  chargeId: string;
   subscriber: string;
   merchantWallet: string;
   planId: string;

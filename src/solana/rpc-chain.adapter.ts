@@ -9,6 +9,7 @@ import {
   unpackMint,
 } from '@solana/spl-token';
 import {
+  AccountInfo,
   Commitment,
   Connection,
   Keypair,
@@ -255,18 +256,32 @@ export class RpcChainAdapter extends ChainPort {
 
   async signCharge(input: ChargeInput): Promise<SignedTx> {
     if (input.amount <= 0n) throw new RangeError('amount must be positive');
-    const authorization = await this.readAuthorization(input.subscriber, input.mint);
-    if (this.scheme === 'program') return this.signProgramCharge(input, authorization);
-    const doomed = this.doomedCharge(authorization, input.amount);
-    if (doomed) throw new ChargeFailedError(doomed, describeFailure(doomed, authorization));
+    if (this.scheme === 'program') {
+      const authorization = await this.readAuthorization(input.subscriber, input.mint);
+      return this.signProgramCharge(input, authorization);
+    }
     const mint = await this.mint(input.mint);
     const program = new PublicKey(mint.tokenProgram);
     const mintKey = new PublicKey(mint.address);
     const merchant = new PublicKey(input.merchantWallet);
+    const source = getAssociatedTokenAddressSync(
+      mintKey,
+      new PublicKey(input.subscriber),
+      true,
+      program,
+    );
     const destination = getAssociatedTokenAddressSync(mintKey, merchant, true, program);
+    // One round trip for both accounts, alongside the blockhash.
+    const [[sourceInfo, destinationInfo], latest] = await Promise.all([
+      this.connection.getMultipleAccountsInfo([source, destination], this.options.commitment),
+      this.connection.getLatestBlockhash(this.options.commitment),
+    ]);
+    const authorization = this.authorizationOf(source, sourceInfo, program);
+    const doomed = this.doomedCharge(authorization, input.amount);
+    if (doomed) throw new ChargeFailedError(doomed, describeFailure(doomed, authorization));
     const service = this.serviceKey.publicKey;
     const instructions: TransactionInstruction[] = [];
-    if (!(await this.exists(destination))) {
+    if (!destinationInfo) {
       instructions.push(
         createAssociatedTokenAccountIdempotentInstruction(
           service,
@@ -278,9 +293,9 @@ export class RpcChainAdapter extends ChainPort {
       );
     }
     instructions.push(
-      memo(`charge:v1:${input.planId}`, []),
+      memo(`charge:v1:${input.planId}:${input.chargeId}`, []),
       createTransferCheckedInstruction(
-        new PublicKey(authorization.tokenAccount),
+        source,
         mintKey,
         destination,
         service,
@@ -290,14 +305,16 @@ export class RpcChainAdapter extends ChainPort {
         program,
       ),
     );
-    return this.signed(instructions);
+    return this.signed(instructions, latest);
   }
 
   /** Signs as the service key (fee payer and sole signer). */
-  private async signed(instructions: TransactionInstruction[]): Promise<SignedTx> {
-    const { blockhash, lastValidBlockHeight } = await this.connection.getLatestBlockhash(
-      this.options.commitment,
-    );
+  private async signed(
+    instructions: TransactionInstruction[],
+    latest?: { blockhash: string; lastValidBlockHeight: number },
+  ): Promise<SignedTx> {
+    const { blockhash, lastValidBlockHeight } =
+      latest ?? (await this.connection.getLatestBlockhash(this.options.commitment));
     const tx = new Transaction({
       feePayer: this.serviceKey.publicKey,
       blockhash,
@@ -383,6 +400,14 @@ export class RpcChainAdapter extends ChainPort {
       program,
     );
     const info = await this.connection.getAccountInfo(address, this.options.commitment);
+    return this.authorizationOf(address, info, program);
+  }
+
+  private authorizationOf(
+    address: PublicKey,
+    info: AccountInfo<Buffer> | null,
+    program: PublicKey,
+  ): AuthorizationState {
     if (!info || !info.owner.equals(program)) {
       return {
         tokenAccount: address.toBase58(),
@@ -537,6 +562,7 @@ export class RpcChainAdapter extends ChainPort {
       );
     }
     instructions.push(
+      memo(`charge:v1:${input.planId}:${input.chargeId}`, []),
       await transferSubscriptionInstruction({
         caller: this.serviceKey.publicKey.toBase58(),
         subscriber: input.subscriber,

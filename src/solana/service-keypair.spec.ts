@@ -1,12 +1,17 @@
 import { Keypair } from '@solana/web3.js';
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, parseConfig } from '../config/load-config';
 import { keypairFileContents, loadServiceKeypair } from './service-keypair';
 
 describe('service keypair', () => {
-  const dir = () => mkdtempSync(join(tmpdir(), 'svc-key-'));
+  const dirs: string[] = [];
+  const dir = () => {
+    dirs.push(mkdtempSync(join(tmpdir(), 'svc-key-')));
+    return dirs[dirs.length - 1];
+  };
+  afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
   it('is generated once into $DATA_DIR on localnet and reused', async () => {
     const DATA_DIR = dir();

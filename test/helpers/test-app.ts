@@ -1,8 +1,9 @@
 import { NestExpressApplication } from '@nestjs/platform-express';
+import { Keypair } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { randomBytes } from 'node:crypto';
 import { Test } from '@nestjs/testing';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'pg';
@@ -14,6 +15,7 @@ import { Clock } from '../../src/common/clock';
 import { parseConfig } from '../../src/config/load-config';
 import { MerchantsService } from '../../src/merchants/merchants.service';
 import { createTestDatabase } from '../setup/test-database';
+import { startTestChain, TestChain } from './test-chain';
 import { TestClock } from './test-clock';
 
 /** A merchant made for a test, with an agent that sends its API key. */
@@ -31,6 +33,8 @@ export interface TestApp {
   http: TestAgent;
   clock: TestClock;
   databaseUrl: string;
+  /** The app's own localnet chain (unless the test gave `SOLANA_RPC_URL` or another cluster). */
+  chain?: TestChain;
   /** Runs SQL against the app's database (assertions on stored state). */
   sql<T = Record<string, unknown>>(query: string, params?: unknown[]): Promise<T[]>;
   createMerchant(name?: string): Promise<TestMerchant>;
@@ -54,11 +58,17 @@ export interface TestAppOptions {
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const owned = options.databaseUrl ? undefined : await createTestDatabase();
   const databaseUrl = options.databaseUrl ?? owned!.url;
-  const config = parseConfig({
-    LOG_LEVEL: 'silent',
-    DATA_DIR: mkdtempSync(join(tmpdir(), 'billing-app-')),
-    ...options.env,
-  });
+  const dataDir = mkdtempSync(join(tmpdir(), 'billing-app-'));
+  const env: Record<string, string> = { LOG_LEVEL: 'silent', DATA_DIR: dataDir, ...options.env };
+  const localnet = (env.SOLANA_CLUSTER ?? 'localnet') === 'localnet';
+  // Localnet: a chain of its own (in memory, on a free port), unless the test gives an RPC URL.
+  const chain = localnet && !env.SOLANA_RPC_URL ? await startTestChain() : undefined;
+  if (chain) env.SOLANA_RPC_URL = chain.url;
+  // Elsewhere the service keypair is required; a test gets a throwaway one.
+  if (!localnet && !env.SERVICE_KEYPAIR) {
+    env.SERVICE_KEYPAIR = JSON.stringify([...Keypair.generate().secretKey]);
+  }
+  const config = parseConfig(env);
   const clock = options.clock ?? new TestClock();
   const builder = Test.createTestingModule({
     imports: [AppModule.forRoot(config, databaseUrl)],
@@ -85,6 +95,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     http: request(app.getHttpServer()),
     clock,
     databaseUrl,
+    chain,
     sql: async <T>(query: string, params: unknown[] = []) =>
       (await db.query(query, params)).rows as T[],
     async createMerchant(name = `Merchant ${++merchantCount}`) {
@@ -102,7 +113,9 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     async close() {
       await app.close();
       await db.end();
+      await chain?.close();
       await owned?.drop();
+      rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }

@@ -54,3 +54,10 @@ export class RateLimitedError extends DomainError {
     super(ErrorCode.RATE_LIMITED, message);
   }
 }
+
+/** A dependency (the database, the chain RPC) is down: retry later. */
+export class ServiceUnavailableError extends DomainError {
+  constructor(message: string) {
+    super(ErrorCode.SERVICE_UNAVAILABLE, message);
+  }
+}

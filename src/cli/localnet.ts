@@ -1,0 +1,95 @@
+/**
+ * `npm run localnet`: the localnet chain on its own, for several service instances (or a wallet)
+ * to share. State persists under `$DATA_DIR/localnet`; the service, started later with the same
+ * `LOCALNET_RPC_PORT`, uses this chain instead of starting its own.
+ *
+ *   DATA_DIR=.data   LOCALNET_RPC_PORT=8899 (WebSocket on the next port)   LOCALNET_HOST=127.0.0.1
+ *   MINT_USDC / MINT_PYUSD / MINT_USDG: mint address overrides, as for the service
+ *
+ * Variables come from the environment, then `.env` (which never overrides the environment).
+ */
+import { parse as parseDotenv } from 'dotenv';
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { LocalnetChain } from '../localnet/localnet-chain';
+import { startLocalnetRpc } from '../localnet/rpc-server';
+import { mintTable } from '../solana/mints';
+import { UsageError } from './run-cli';
+
+function environment(): Record<string, string | undefined> {
+  const path = resolve(process.cwd(), '.env');
+  const fromFile = existsSync(path) ? parseDotenv(readFileSync(path)) : {};
+  return { ...fromFile, ...process.env };
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === '' ? undefined : value.trim();
+}
+
+function port(value: string | undefined): number {
+  const parsed = Number(value ?? 8899);
+  // The WebSocket takes the next port, so the last port cannot be ours.
+  if (!Number.isInteger(parsed) || parsed < 1 || parsed > 65534) {
+    throw new UsageError(`LOCALNET_RPC_PORT=${JSON.stringify(value)}: must be 1..65534`);
+  }
+  return parsed;
+}
+
+async function main(): Promise<void> {
+  const env = environment();
+  const dataDir = nonEmpty(env.DATA_DIR) ?? '.data';
+  const host = nonEmpty(env.LOCALNET_HOST) ?? '127.0.0.1';
+  const rpcPort = port(nonEmpty(env.LOCALNET_RPC_PORT));
+  const mints = mintTable('localnet', {
+    USDC: nonEmpty(env.MINT_USDC),
+    PYUSD: nonEmpty(env.MINT_PYUSD),
+    USDG: nonEmpty(env.MINT_USDG),
+  });
+  const out = (line: string) => process.stdout.write(`${line}\n`);
+
+  const chain = await LocalnetChain.open({ dataDir, mints, log: out });
+  let rpc;
+  try {
+    rpc = await startLocalnetRpc(chain, { host, port: rpcPort, log: out });
+  } catch (error) {
+    await chain.close();
+    throw error;
+  }
+  out(`Localnet JSON-RPC: ${rpc.url}`);
+  out(`Localnet WebSocket: ${rpc.wsUrl}`);
+  for (const mint of mints)
+    out(`  ${mint.symbol.padEnd(5)} ${mint.address} (${mint.tokenProgram})`);
+  out(`  mint authority ${chain.mintAuthority.toBase58()}`);
+  out('Press Ctrl+C to stop.');
+
+  const server = rpc;
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    out(`${signal}: saving and stopping`);
+    server
+      .close()
+      .then(() => chain.close())
+      .then(
+        () => process.exit(0),
+        (error: unknown) => {
+          process.stderr.write(`Localnet did not stop cleanly: ${String(error)}\n`);
+          process.exit(1);
+        },
+      );
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+main().catch((error: unknown) => {
+  if (error instanceof UsageError) {
+    process.stderr.write(`${error.message}\n`);
+    process.exit(2);
+  }
+  process.stderr.write(
+    `${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
+  process.exit(1);
+});

@@ -1,0 +1,139 @@
+/**
+ * `npm run smoke:devnet`: registers a plan and an invoice and pays the invoice on a real cluster,
+ * through the same chain adapter the service uses. Needs network access and funded keypairs:
+ *
+ *   SERVICE_KEYPAIR=<path>        the service key (plan pullers; pays nothing here)
+ *   SMOKE_MERCHANT_KEYPAIR=<path> signs and pays for the plan and invoice registrations (SOL)
+ *   SMOKE_PAYER_KEYPAIR=<path>    pays the invoice (SOL for fees + the mint, e.g. devnet USDC)
+ *   SMOKE_MINT=USDC               SMOKE_AMOUNT=0.01   SOLANA_RPC_URL=<your devnet RPC>
+ *
+ * With SOLANA_CLUSTER=localnet (and the chain running) it funds throwaway keypairs from the
+ * faucet and runs the same steps, which is how the test suite keeps it working offline.
+ */
+import { Connection, Keypair, Transaction } from '@solana/web3.js';
+import bs58 from 'bs58';
+import { createHash, randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { loadConfig } from '../config/load-config';
+import { toBaseUnits } from '../solana/amounts';
+import { TxOutcome, UnsignedTx } from '../solana/chain.port';
+import { MINT_SYMBOLS, MintSymbol, mintTable } from '../solana/mints';
+import { RpcChainAdapter } from '../solana/rpc-chain.adapter';
+import { loadServiceKeypair, parseKeypair } from '../solana/service-keypair';
+import { runCli, UsageError } from './run-cli';
+
+runCli(async (out) => {
+  const config = loadConfig({ SOLANA_CLUSTER: 'devnet', ...process.env });
+  const mint = (process.env.SMOKE_MINT ?? 'USDC') as MintSymbol;
+  if (!MINT_SYMBOLS.includes(mint))
+    throw new UsageError(`SMOKE_MINT must be one of ${MINT_SYMBOLS.join(', ')}`);
+  const amount = toBaseUnits(process.env.SMOKE_AMOUNT ?? '0.01');
+  const connection = new Connection(config.solanaRpcUrl, config.SOLANA_COMMITMENT);
+  const chain = new RpcChainAdapter(connection, {
+    cluster: config.SOLANA_CLUSTER,
+    scheme: config.subscriptionScheme,
+    commitment: config.SOLANA_COMMITMENT,
+    mints: mintTable(config.SOLANA_CLUSTER, {
+      USDC: config.MINT_USDC,
+      PYUSD: config.MINT_PYUSD,
+      USDG: config.MINT_USDG,
+    }),
+    serviceKey: await loadServiceKeypair(config),
+    approvalPeriods: config.SUBSCRIPTION_APPROVAL_PERIODS,
+  });
+  const merchant = await keypair('SMOKE_MERCHANT_KEYPAIR', config.isLocalnet);
+  const payer = await keypair('SMOKE_PAYER_KEYPAIR', config.isLocalnet);
+  if (config.isLocalnet) {
+    await faucet(config.solanaRpcUrl, merchant, undefined, 0n);
+    await faucet(config.solanaRpcUrl, payer, (await chain.mint(mint)).address, amount * 10n);
+  }
+  out(
+    `cluster ${config.SOLANA_CLUSTER} (${config.subscriptionScheme}), RPC ${config.solanaRpcUrl}`,
+  );
+  out(`merchant ${merchant.publicKey.toBase58()}, payer ${payer.publicKey.toBase58()}`);
+
+  const planId = randomUUID();
+  const plan = await chain.buildPlanRegistration({
+    merchantWallet: merchant.publicKey.toBase58(),
+    planId,
+    mint,
+    amount,
+    periodHours: 24 * 30,
+  });
+  out(
+    `plan ${planId} (${(await chain.planAddress(merchant.publicKey.toBase58(), planId)) ?? 'memo'}): ${await land(chain, plan, merchant)}`,
+  );
+
+  const reference = Keypair.generate().publicKey.toBase58();
+  const commitment = createHash('sha256')
+    .update(JSON.stringify([reference, mint, amount.toString(), merchant.publicKey.toBase58()]))
+    .digest();
+  const registration = await chain.buildInvoiceRegistration({
+    merchantWallet: merchant.publicKey.toBase58(),
+    reference,
+    commitment,
+  });
+  out(`invoice ${reference} registered: ${await land(chain, registration, merchant)}`);
+
+  const payment = await chain.buildInvoicePayment({
+    payer: payer.publicKey.toBase58(),
+    merchantWallet: merchant.publicKey.toBase58(),
+    mint,
+    amount,
+    reference,
+    memo: 'smoke test',
+  });
+  out(`invoice paid: ${await land(chain, payment, payer)}`);
+  const found = await chain.findPayment({
+    reference,
+    merchantWallet: merchant.publicKey.toBase58(),
+    mint,
+    amount,
+  });
+  if (!found?.valid) throw new Error(`payment not found or invalid: ${JSON.stringify(found)}`);
+  out(`payment found by reference and valid: ${found.payment.signature}`);
+  out('smoke test passed');
+});
+
+async function keypair(variable: string, localnet: boolean): Promise<Keypair> {
+  const path = process.env[variable];
+  if (!path) {
+    if (localnet) return Keypair.generate();
+    throw new UsageError(`${variable} is required (a funded keypair file)`);
+  }
+  return parseKeypair(await readFile(path, 'utf8'));
+}
+
+async function faucet(url: string, wallet: Keypair, mint: string | undefined, amount: bigint) {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'localnet_faucet',
+      params: [
+        {
+          walletAddress: wallet.publicKey.toBase58(),
+          lamports: '1000000000',
+          ...(mint ? { mint, amount: amount.toString() } : {}),
+        },
+      ],
+    }),
+  });
+  const body = (await res.json()) as { error?: unknown };
+  if (body.error) throw new Error(`faucet: ${JSON.stringify(body.error)}`);
+}
+
+/** Signs as the wallet would, sends once, waits; throws unless it succeeded. */
+async function land(chain: RpcChainAdapter, unsigned: UnsignedTx, signer: Keypair) {
+  const tx = Transaction.from(Buffer.from(unsigned.transaction, 'base64'));
+  tx.partialSign(signer);
+  const outcome: TxOutcome = await chain.sendAndConfirm({
+    signature: bs58.encode(tx.signature!),
+    transaction: tx.serialize().toString('base64'),
+    lastValidBlockHeight: unsigned.lastValidBlockHeight,
+  });
+  if (outcome.state !== 'succeeded') throw new Error(`transaction ${JSON.stringify(outcome)}`);
+  return bs58.encode(tx.signature!);
+}

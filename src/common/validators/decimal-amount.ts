@@ -1,0 +1,30 @@
+import { registerDecorator, ValidationOptions } from 'class-validator';
+import { decimalAmountProblem, toBaseUnits } from '../../solana/amounts';
+
+/**
+ * A money amount as a decimal string (DESIGN D5): no sign, no exponent, at most 6 decimal places,
+ * greater than zero, and at most `max` base units when given.
+ */
+export function IsPositiveAmount(max?: bigint, options?: ValidationOptions): PropertyDecorator {
+  return (target: object, propertyName: string | symbol) =>
+    registerDecorator({
+      name: 'isPositiveAmount',
+      target: target.constructor,
+      propertyName: propertyName as string,
+      options,
+      validator: {
+        validate(value: unknown): boolean {
+          if (decimalAmountProblem(value) !== null) return false;
+          const units = toBaseUnits(value as string);
+          return units > 0n && (max === undefined || units <= max);
+        },
+        defaultMessage(args): string {
+          const problem = decimalAmountProblem(args?.value);
+          if (problem) return problem;
+          return max === undefined
+            ? 'must be greater than 0'
+            : 'must be greater than 0 and at most the limit';
+        },
+      },
+    });
+}

@@ -1,0 +1,173 @@
+import { PublicKey } from '@solana/web3.js';
+import { Account, LiteSvm } from 'litesvm/dist/internal';
+import { TOKEN_PROGRAMS } from '../solana/mints';
+import { encodeBase58 } from './base58';
+import {
+  decodeMint,
+  decodeTokenAccount,
+  isMintData,
+  isTokenAccountData,
+  tokenProgramOf,
+  tokenProgramOfAddress,
+  UiTokenAmount,
+  uiTokenAmount,
+} from './token-accounts';
+import type { TokenBalance } from './transaction-index';
+import { isWritable, LegacyMessage } from './transaction-wire';
+
+export interface AccountView {
+  lamports: bigint;
+  owner: string;
+  data: Buffer;
+  executable: boolean;
+  rentEpoch: bigint;
+}
+
+/** Lamports and token balances of a message's accounts, by account index. */
+export interface Balances {
+  lamports: bigint[];
+  tokens: Array<TokenBalance | undefined>;
+}
+
+/** Bound of the base58 cache; it is simply emptied when full. */
+const CACHE_ENTRIES = 100_000;
+
+/**
+ * Reads accounts out of LiteSVM in the forms the index and the RPC use. Keeps two caches: the
+ * base58 of 32-byte keys (transactions name the same accounts over and over, and encoding is
+ * the costly part of a read) and the decimals of mints (which never change).
+ */
+export class AccountReader {
+  private readonly addresses = new Map<string, string>();
+  private readonly decimals = new Map<string, number>();
+
+  constructor(private readonly svm: LiteSvm) {}
+
+  /** Base58 of a 32-byte key. */
+  address(key: Uint8Array): string {
+    const bytes = Buffer.from(key.buffer, key.byteOffset, key.byteLength);
+    const cacheKey = bytes.toString('latin1');
+    let address = this.addresses.get(cacheKey);
+    if (address === undefined) {
+      address = encodeBase58(bytes);
+      if (this.addresses.size >= CACHE_ENTRIES) this.addresses.clear();
+      this.addresses.set(cacheKey, address);
+    }
+    return address;
+  }
+
+  account(address: string): AccountView | null {
+    const account = this.svm.getAccount(new PublicKey(address).toBytes());
+    return account ? this.view(account) : null;
+  }
+
+  balance(address: string): bigint {
+    return this.svm.getBalance(new PublicKey(address).toBytes()) ?? 0n;
+  }
+
+  /** The balance of a token account, or undefined when `address` is not one. */
+  tokenAccountBalance(address: string): UiTokenAmount | undefined {
+    const account = this.account(address);
+    if (!account || !tokenProgramOfAddress(account.owner) || !isTokenAccountData(account.data)) {
+      return undefined;
+    }
+    const { mint, amount } = decodeTokenAccount(account.data);
+    const decimals = this.decimalsOf(mint);
+    return decimals === undefined ? undefined : uiTokenAmount(amount, decimals);
+  }
+
+  /** The token accounts of `owner`, of one mint or of one token program (or both programs). */
+  tokenAccountsByOwner(
+    owner: string,
+    filter: { mint?: string; programId?: string },
+  ): Array<{ address: string; account: AccountView }> {
+    const ownerBytes = new PublicKey(owner).toBuffer();
+    const mintBytes = filter.mint ? new PublicKey(filter.mint).toBuffer() : undefined;
+    const programs = filter.programId
+      ? [new PublicKey(filter.programId)]
+      : [TOKEN_PROGRAMS['spl-token'], TOKEN_PROGRAMS['token-2022']];
+    const found: Array<{ address: string; account: AccountView }> = [];
+    for (const program of programs) {
+      // A scan of the program's accounts: fine for a development chain.
+      for (const entry of this.svm.getProgramAccounts(program.toBytes())) {
+        const account = this.view(entry.account());
+        if (!isTokenAccountData(account.data)) continue;
+        const fields = decodeTokenAccount(account.data);
+        if (!fields.owner.equals(ownerBytes)) continue;
+        if (mintBytes && !fields.mint.equals(mintBytes)) continue;
+        found.push({ address: this.address(entry.address), account });
+      }
+    }
+    return found;
+  }
+
+  /** Decimals of a mint, or undefined when it is not a mint. */
+  decimalsOf(mint: Uint8Array): number | undefined {
+    const address = this.address(mint);
+    const known = this.decimals.get(address);
+    if (known !== undefined) return known;
+    const account = this.svm.getAccount(mint);
+    if (!account || !tokenProgramOf(account.owner())) return undefined;
+    const data = account.data();
+    if (!isMintData(data)) return undefined;
+    const { decimals } = decodeMint(data);
+    this.decimals.set(address, decimals);
+    return decimals;
+  }
+
+  /**
+   * Lamports and token balances of a message's accounts. Given the balances from before the
+   * transaction, read-only accounts are copied from them: the runtime cannot have changed them.
+   */
+  balances(message: LegacyMessage, before?: Balances): Balances {
+    const keys = message.accountKeys;
+    const lamports: bigint[] = [];
+    const tokens: Array<TokenBalance | undefined> = [];
+    for (let i = 0; i < keys.length; i++) {
+      if (before && !isWritable(message.header, keys.length, i)) {
+        lamports.push(before.lamports[i]);
+        tokens.push(before.tokens[i]);
+        continue;
+      }
+      if (message.instructions.some((ix) => ix.programIdIndex === i)) {
+        // Programs hold no tokens; skip copying their account data.
+        lamports.push(this.svm.getBalance(keys[i]) ?? 0n);
+        tokens.push(undefined);
+        continue;
+      }
+      const account = this.svm.getAccount(keys[i]);
+      lamports.push(account ? account.lamports() : 0n);
+      tokens.push(account ? this.tokenBalance(i, account) : undefined);
+    }
+    return { lamports, tokens };
+  }
+
+  view(account: Account): AccountView {
+    const data = account.data();
+    return {
+      lamports: account.lamports(),
+      owner: this.address(account.owner()),
+      data: Buffer.from(data.buffer, data.byteOffset, data.byteLength),
+      executable: account.executable(),
+      rentEpoch: account.rentEpoch(),
+    };
+  }
+
+  private tokenBalance(accountIndex: number, account: Account): TokenBalance | undefined {
+    const data = account.data();
+    if (!isTokenAccountData(data)) return undefined; // by size first: most accounts end here
+    const owner = account.owner();
+    if (!tokenProgramOf(owner)) return undefined;
+    const fields = decodeTokenAccount(data);
+    const decimals = this.decimalsOf(fields.mint);
+    if (decimals === undefined) return undefined;
+    return {
+      accountIndex,
+      mint: this.address(fields.mint),
+      owner: this.address(fields.owner),
+      programId: this.address(owner),
+      amount: fields.amount.toString(),
+      decimals,
+    };
+  }
+}

@@ -1,0 +1,109 @@
+import { createHash } from 'node:crypto';
+import { encodeBase58 } from './base58';
+
+/** Wall-clock length of a slot, as on mainnet. */
+export const SLOT_MS = 400;
+/** A blockhash can be used for this many slots after its own (its `lastValidBlockHeight`). */
+export const BLOCKHASH_VALIDITY_SLOTS = 150;
+export const SLOTS_PER_EPOCH = 432_000;
+
+export interface ChainClockState {
+  /** Chain time minus wall time, in seconds: what `advance` has added up to. */
+  offsetSeconds: number;
+  /** The slot to start from. */
+  slot: number;
+}
+
+/**
+ * Time on localnet, which LiteSVM does not keep (its clock stays at 0, its one blockhash never
+ * changes): slots advance with wall time from a starting slot, chain time is wall time plus an
+ * offset that only grows, and each slot has a blockhash derived from the chain's seed, usable
+ * for 150 slots. Block height equals the slot (no slot is ever skipped).
+ */
+export class ChainClock {
+  private offsetSeconds: number;
+  private readonly base: { slot: number; wallMs: number };
+  private readonly hashSlots = new Map<string, number>();
+  private readonly slotHashes = new Map<number, string>();
+
+  constructor(
+    private readonly seed: Buffer,
+    state: ChainClockState,
+    private readonly wallNow: () => number = Date.now,
+  ) {
+    this.offsetSeconds = state.offsetSeconds;
+    this.base = { slot: state.slot, wallMs: wallNow() };
+    // Blockhashes handed out before a restart stay usable until they expire.
+    for (
+      let slot = Math.max(0, state.slot - BLOCKHASH_VALIDITY_SLOTS);
+      slot <= state.slot;
+      slot++
+    ) {
+      this.blockhashOf(slot);
+    }
+  }
+
+  get offset(): number {
+    return this.offsetSeconds;
+  }
+
+  slot(): number {
+    return this.base.slot + Math.floor((this.wallNow() - this.base.wallMs) / SLOT_MS);
+  }
+
+  /** Chain time, unix seconds. */
+  now(): number {
+    return Math.floor(this.wallNow() / 1000) + this.offsetSeconds;
+  }
+
+  /** Moves chain time forward (never back: programs may rely on it); returns the new time. */
+  advance(seconds: number): number {
+    if (!Number.isSafeInteger(seconds) || seconds < 0) {
+      throw new RangeError('seconds must be a non-negative integer');
+    }
+    this.offsetSeconds += seconds;
+    return this.now();
+  }
+
+  latestBlockhash(): { blockhash: string; lastValidBlockHeight: number; slot: number } {
+    const slot = this.slot();
+    return {
+      blockhash: this.blockhashOf(slot),
+      lastValidBlockHeight: slot + BLOCKHASH_VALIDITY_SLOTS,
+      slot,
+    };
+  }
+
+  /** Whether this chain issued `blockhash` and it has not expired. */
+  isBlockhashValid(blockhash: string): boolean {
+    const slot = this.hashSlots.get(blockhash);
+    return slot !== undefined && this.slot() <= slot + BLOCKHASH_VALIDITY_SLOTS;
+  }
+
+  /** sha256(seed, "genesis"), base58. */
+  genesisHash(): string {
+    return encodeBase58(createHash('sha256').update(this.seed).update('genesis').digest());
+  }
+
+  /** The blockhash of a slot, sha256(seed, "blockhash", slot); remembered while usable. */
+  private blockhashOf(slot: number): string {
+    const known = this.slotHashes.get(slot);
+    if (known !== undefined) return known;
+    const slotBytes = Buffer.alloc(8);
+    slotBytes.writeBigUInt64LE(BigInt(slot));
+    const hash = createHash('sha256').update(this.seed).update('blockhash').update(slotBytes);
+    const blockhash = encodeBase58(hash.digest());
+    this.slotHashes.set(slot, blockhash);
+    this.hashSlots.set(blockhash, slot);
+    if (this.slotHashes.size > 4 * BLOCKHASH_VALIDITY_SLOTS) this.forgetExpired(slot);
+    return blockhash;
+  }
+
+  private forgetExpired(current: number): void {
+    for (const [slot, blockhash] of this.slotHashes) {
+      if (slot + BLOCKHASH_VALIDITY_SLOTS >= current) continue;
+      this.slotHashes.delete(slot);
+      this.hashSlots.delete(blockhash);
+    }
+  }
+}

@@ -1,0 +1,32 @@
+import { Body, Controller, HttpCode, HttpStatus, Post } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ErrorCode } from '../common/errors/error-codes';
+import { ApiAuthenticated, ApiJsonBodyErrors } from '../common/swagger/api-errors.decorator';
+import { DevService } from './dev.service';
+import { AdvanceClockDto, ClockResponse, FaucetDto, FaucetResponse } from './dto/dev.dto';
+
+/** Localnet only: on devnet and mainnet-beta these routes do not exist (404). */
+@ApiTags('Dev (localnet only)')
+@ApiAuthenticated()
+@Controller('api/dev')
+export class DevController {
+  constructor(private readonly dev: DevService) {}
+
+  /** Funds a wallet on localnet: 1 SOL for fees and `amount` of the stablecoin. */
+  @Post('faucet')
+  @HttpCode(HttpStatus.OK)
+  @ApiOperation({ summary: 'Fund a wallet (localnet only)' })
+  @ApiJsonBodyErrors(ErrorCode.VALIDATION_ERROR, ErrorCode.SERVICE_UNAVAILABLE)
+  faucet(@Body() body: FaucetDto): Promise<FaucetResponse> {
+    return this.dev.faucet(body);
+  }
+
+  /** Moves the service clock and the chain clock forward together. */
+  @Post('clock/advance')
+  @HttpCode(HttpStatus.OK)
+  @ApiOperation({ summary: 'Advance the clocks (localnet only)' })
+  @ApiJsonBodyErrors(ErrorCode.VALIDATION_ERROR, ErrorCode.SERVICE_UNAVAILABLE)
+  advanceClock(@Body() body: AdvanceClockDto): Promise<ClockResponse> {
+    return this.dev.advanceClock(body);
+  }
+}

@@ -1,0 +1,68 @@
+import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { Clock, isAdjustable, OffsetClock } from '../common/clock';
+import { ServiceUnavailableError } from '../common/errors/domain-error';
+import { fromBaseUnits, toBaseUnits } from '../solana/amounts';
+import { ChainPort } from '../solana/chain.port';
+import { AdvanceClockDto, ClockResponse, FaucetDto, FaucetResponse } from './dto/dev.dto';
+import { LocalnetRpcClient } from './localnet-rpc.client';
+
+/** SOL sent with every faucet call, for transaction fees and account rent. */
+const FAUCET_LAMPORTS = 1_000_000_000n;
+
+/** The localnet-only dev affordances (DESIGN section 9): a faucet and a movable clock. */
+@Injectable()
+export class DevService implements OnApplicationBootstrap {
+  private readonly logger = new Logger(DevService.name);
+
+  constructor(
+    private readonly rpc: LocalnetRpcClient,
+    private readonly chain: ChainPort,
+    private readonly clock: Clock,
+  ) {}
+
+  /** A restarted instance takes up the chain's clock, which may have been moved before. */
+  async onApplicationBootstrap(): Promise<void> {
+    if (!(this.clock instanceof OffsetClock)) return;
+    try {
+      const { unixTimestamp } = await this.rpc.call<{ unixTimestamp: number }>(
+        'localnet_getClock',
+        [],
+      );
+      this.clock.syncTo(unixTimestamp);
+    } catch (error) {
+      this.logger.warn({ err: error }, 'Could not read the localnet clock; using real time');
+    }
+  }
+
+  async faucet(body: FaucetDto): Promise<FaucetResponse> {
+    const mint = await this.chain.mint(body.mint).catch(() => {
+      throw new ServiceUnavailableError('The localnet chain is not reachable; retry later');
+    });
+    const units = toBaseUnits(body.amount);
+    const { signatures } = await this.rpc.call<{ signatures: string[] }>('localnet_faucet', [
+      {
+        walletAddress: body.walletAddress,
+        lamports: FAUCET_LAMPORTS.toString(),
+        mint: mint.address,
+        amount: units.toString(),
+      },
+    ]);
+    return {
+      walletAddress: body.walletAddress,
+      mint: body.mint,
+      amount: fromBaseUnits(units),
+      lamports: FAUCET_LAMPORTS.toString(),
+      signatures,
+    };
+  }
+
+  /** Moves the chain's clock, then the service's by the same amount. */
+  async advanceClock(body: AdvanceClockDto): Promise<ClockResponse> {
+    const { unixTimestamp } = await this.rpc.call<{ unixTimestamp: number }>(
+      'localnet_advanceClock',
+      [{ seconds: body.seconds }],
+    );
+    if (isAdjustable(this.clock)) this.clock.advance(body.seconds * 1000);
+    return { now: this.clock.now().toISOString(), chainUnixTimestamp: unixTimestamp };
+  }
+}

@@ -1,0 +1,62 @@
+import { request } from 'undici';
+import type { AppConfig } from '../config/app-config';
+import { mintTable } from '../solana/mints';
+import { LocalnetChain } from './localnet-chain';
+import { startLocalnetRpc } from './rpc-server';
+
+export interface EmbeddedLocalnet {
+  url: string;
+  /** False when a localnet already served `LOCALNET_RPC_PORT` (e.g. `npm run localnet`). */
+  owned: boolean;
+  stop(): Promise<void>;
+}
+
+/** Whether a localnet chain of ours answers at `url` (it knows `localnet_getClock`). */
+async function answersAsLocalnet(url: string): Promise<boolean> {
+  try {
+    const res = await request(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'localnet_getClock', params: [] }),
+      headersTimeout: 2000,
+      bodyTimeout: 2000,
+    });
+    const body = (await res.body.json()) as { result?: unknown };
+    return body.result !== undefined;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A start-up step, like the embedded database: on localnet without `SOLANA_RPC_URL`, uses the
+ * chain already serving `LOCALNET_RPC_PORT` or starts one in-process, its state under
+ * `$DATA_DIR/localnet`.
+ */
+export async function openLocalnet(config: AppConfig): Promise<EmbeddedLocalnet | undefined> {
+  if (!config.embeddedLocalnet) return undefined;
+  const url = config.solanaRpcUrl;
+  if (await answersAsLocalnet(url)) return { url, owned: false, stop: () => Promise.resolve() };
+  const chain = await LocalnetChain.open({
+    dataDir: config.DATA_DIR,
+    mints: mintTable('localnet', {
+      USDC: config.MINT_USDC,
+      PYUSD: config.MINT_PYUSD,
+      USDG: config.MINT_USDG,
+    }),
+  });
+  try {
+    const rpc = await startLocalnetRpc(chain, { port: config.LOCALNET_RPC_PORT });
+    return {
+      url: rpc.url,
+      owned: true,
+      stop: async () => {
+        await rpc.close();
+        await chain.close();
+      },
+    };
+  } catch (error) {
+    await chain.close();
+    throw error;
+  }
+}

@@ -1,0 +1,146 @@
+/**
+ * The localnet mints and faucet: the stablecoin mints created at their mainnet addresses under a
+ * local mint authority, and the funding transactions that authority signs.
+ */
+import {
+  createAssociatedTokenAccountIdempotentInstruction,
+  createMintToInstruction,
+  getAssociatedTokenAddressSync,
+} from '@solana/spl-token';
+import {
+  Keypair,
+  PublicKey,
+  SystemProgram,
+  Transaction,
+  TransactionInstruction,
+} from '@solana/web3.js';
+import { Account, LiteSvm } from 'litesvm/dist/internal';
+import { MintInfo, STABLECOIN_DECIMALS, TOKEN_PROGRAMS } from '../solana/mints';
+import { LocalnetInputError } from './localnet-errors';
+import { decodeMint, encodeMint, isMintData, MINT_SIZE } from './token-accounts';
+
+const MEMO_PROGRAM = new PublicKey('MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr');
+/** The faucet's SOL, kept well under 2^53 lamports because the RPC writes balances as numbers. */
+const FAUCET_LAMPORTS = 1_000_000_000_000_000n; // 1M SOL
+const FAUCET_REFILL_BELOW = 100_000_000_000_000n;
+
+export interface FaucetRequest {
+  /** Base58 address of the wallet to fund. */
+  wallet: string;
+  lamports?: bigint;
+  /** A symbol of the mint table or a mint address. */
+  mint?: string;
+  /** Base units of the mint. */
+  amount?: bigint;
+}
+
+/**
+ * Creates the mints that do not exist yet (6 decimals, `authority` minting, under the mint's
+ * token program; Token-2022 ones as plain base mints). An existing one whose authority is not
+ * `authority` (its `mint-authority.json` was lost) is handed over to it, so the faucet keeps
+ * working. Returns whether anything was written.
+ */
+export function setUpMints(
+  svm: LiteSvm,
+  mints: readonly MintInfo[],
+  authority: PublicKey,
+  log: (message: string) => void,
+): boolean {
+  const authorityBytes = authority.toBuffer();
+  let changed = false;
+  for (const mint of mints) {
+    const address = new PublicKey(mint.address).toBytes();
+    const program = TOKEN_PROGRAMS[mint.tokenProgram];
+    const existing = svm.getAccount(address);
+    if (!existing) {
+      const rent = svm.minimumBalanceForRentExemption(BigInt(MINT_SIZE));
+      const data = encodeMint(authorityBytes, STABLECOIN_DECIMALS);
+      svm.setAccount(address, new Account(rent, data, program.toBytes(), false, 0n));
+      changed = true;
+      continue;
+    }
+    const data = Buffer.from(existing.data());
+    if (!program.equals(new PublicKey(existing.owner())) || !isMintData(data)) {
+      throw new Error(
+        `Localnet: ${mint.symbol} address ${mint.address} holds an account that is not a ${mint.tokenProgram} mint`,
+      );
+    }
+    if (decodeMint(data).mintAuthority?.equals(authorityBytes)) continue;
+    log(`Localnet: ${mint.symbol} mint authority reset to ${authority.toBase58()}`);
+    data.writeUInt32LE(1, 0);
+    data.set(authorityBytes, 4);
+    svm.setAccount(
+      address,
+      new Account(existing.lamports(), data, existing.owner(), false, existing.rentEpoch()),
+    );
+    changed = true;
+  }
+  return changed;
+}
+
+/** Tops the faucet (the mint authority) up to 1M SOL when it runs low; whether it did. */
+export function refillFaucet(svm: LiteSvm, faucet: PublicKey): boolean {
+  const address = faucet.toBytes();
+  if ((svm.getBalance(address) ?? 0n) >= FAUCET_REFILL_BELOW) return false;
+  svm.setAccount(
+    address,
+    new Account(FAUCET_LAMPORTS, new Uint8Array(0), SystemProgram.programId.toBytes(), false, 0n),
+  );
+  return true;
+}
+
+/**
+ * The signed funding transaction of a request: a SOL transfer and/or the wallet's associated
+ * token account (created if missing, with the mint's token program) plus a `mintTo`.
+ * @param serial distinguishes equal requests within one slot, which would otherwise be the
+ *   same transaction (and refused as AlreadyProcessed); it goes into a memo
+ * @throws LocalnetInputError for an unknown mint, a missing amount, or nothing to fund
+ */
+export function faucetTransaction(
+  request: FaucetRequest,
+  context: {
+    mints: readonly MintInfo[];
+    authority: Keypair;
+    blockhash: string;
+    lastValidBlockHeight: number;
+    serial: number;
+  },
+): Buffer {
+  const wallet = new PublicKey(request.wallet);
+  const payer = context.authority.publicKey;
+  const instructions: TransactionInstruction[] = [];
+  if (request.lamports !== undefined && request.lamports > 0n) {
+    instructions.push(
+      SystemProgram.transfer({ fromPubkey: payer, toPubkey: wallet, lamports: request.lamports }),
+    );
+  }
+  if (request.mint !== undefined) {
+    const mint = context.mints.find((m) => m.symbol === request.mint || m.address === request.mint);
+    if (!mint) throw new LocalnetInputError(`unknown mint: ${request.mint}`);
+    if (request.amount === undefined || request.amount <= 0n) {
+      throw new LocalnetInputError('amount must be a positive number of base units');
+    }
+    const program = TOKEN_PROGRAMS[mint.tokenProgram];
+    const mintKey = new PublicKey(mint.address);
+    const ata = getAssociatedTokenAddressSync(mintKey, wallet, true, program);
+    instructions.push(
+      createAssociatedTokenAccountIdempotentInstruction(payer, ata, wallet, mintKey, program),
+      createMintToInstruction(mintKey, ata, payer, request.amount, [], program),
+    );
+  }
+  if (instructions.length === 0) {
+    throw new LocalnetInputError('nothing to fund: give lamports, or a mint and an amount');
+  }
+  const { blockhash, lastValidBlockHeight } = context;
+  const tx = new Transaction({ feePayer: payer, blockhash, lastValidBlockHeight }).add(
+    new TransactionInstruction({
+      programId: MEMO_PROGRAM,
+      keys: [],
+      data: Buffer.from(`localnet faucet #${context.serial}`),
+    }),
+    ...instructions,
+  );
+  tx.sign(context.authority);
+  // Our own signature over bytes just built: re-verifying it in JS would only cost time.
+  return tx.serialize({ verifySignatures: false });
+}

@@ -1,0 +1,482 @@
+import { Keypair, PublicKey } from '@solana/web3.js';
+import {
+  Clock,
+  EpochSchedule,
+  FailedTransactionMetadata,
+  LiteSvm,
+  SimulatedTransactionInfo,
+  TransactionMetadata,
+} from 'litesvm/dist/internal';
+import { randomBytes } from 'node:crypto';
+import { MintInfo } from '../solana/mints';
+import { AccountReader, AccountView } from './account-reader';
+import { encodeBase58 } from './base58';
+import { ChainClock, SLOTS_PER_EPOCH, SLOT_MS } from './chain-clock';
+import { FaucetRequest, faucetTransaction, refillFaucet, setUpMints } from './faucet';
+import { PreflightError } from './localnet-errors';
+import { LocalnetStore } from './localnet-store';
+import { UiTokenAmount } from './token-accounts';
+import { TransactionErrorJson, transactionErrorJson } from './transaction-errors';
+import {
+  fromStored,
+  SignaturePage,
+  TokenBalance,
+  TransactionIndex,
+  TransactionRecord,
+  toStored,
+} from './transaction-index';
+import { memoField, parseMessage, parseTransaction, transactionFee } from './transaction-wire';
+
+export type { AccountView } from './account-reader';
+export { BLOCKHASH_VALIDITY_SLOTS, SLOT_MS } from './chain-clock';
+export type { FaucetRequest } from './faucet';
+export { LocalnetInputError, PreflightError } from './localnet-errors';
+export type { TransactionErrorJson } from './transaction-errors';
+export type { TokenBalance, TransactionRecord } from './transaction-index';
+export { InvalidTransactionError } from './transaction-wire';
+
+/** Debounce of the persistent chain's saves. */
+const SAVE_DELAY_MS = 500;
+/** Bound of the log-line cache; it is simply emptied when full. */
+const CACHE_ENTRIES = 100_000;
+
+export interface LocalnetChainOptions {
+  /** State persists under `<dataDir>/localnet/`; without it the chain lives in memory only. */
+  dataDir?: string;
+  mints: MintInfo[];
+  log?: (message: string) => void;
+}
+
+export interface SignatureInfo {
+  signature: string;
+  slot: number;
+  err: TransactionErrorJson | null;
+  memo: string | null;
+  blockTime: number;
+}
+
+export interface SimulationResult {
+  err: TransactionErrorJson | null;
+  logs: string[];
+  unitsConsumed: number;
+  /** The requested accounts as they would be after the transaction. */
+  accounts: Array<AccountView | null>;
+}
+
+type Listener = (record: TransactionRecord) => void;
+
+function failed(
+  result: TransactionMetadata | FailedTransactionMetadata | SimulatedTransactionInfo,
+): result is FailedTransactionMetadata {
+  // Duck-typed: only the failure carries `err()`.
+  return typeof (result as Partial<FailedTransactionMetadata>).err === 'function';
+}
+
+/**
+ * The embedded Solana chain of localnet: LiteSVM plus what a cluster has and LiteSVM lacks, so
+ * that web3.js, spl-token and Solana Pay work against it through the JSON-RPC server:
+ *
+ * - slots and blockhashes that move with wall time, and chain time that `advanceClock` moves
+ *   ({@link ChainClock}); LiteSVM's own blockhash check (only its latest hash) is off;
+ * - a transaction index (status, balances, logs, signatures per address) that LiteSVM does not
+ *   keep, and preflight semantics: a refused transaction leaves no trace and costs no fee;
+ * - optional persistence under `<dataDir>/localnet/`, saved in the background after changes.
+ *
+ * Transactions go to LiteSVM as raw bytes (its fast path), read in JS first because its binding
+ * aborts the process on bytes it cannot deserialize. Everything is synchronous: Node runs one
+ * call at a time, which serialises the chain.
+ */
+export class LocalnetChain {
+  private readonly listeners = new Set<Listener>();
+  private readonly index = new TransactionIndex();
+  private readonly accounts: AccountReader;
+  /** One string per distinct log line: most lines repeat from transaction to transaction. */
+  private readonly logLines = new Map<string, string>();
+  /** Transactions recorded since the last save. */
+  private unsaved: TransactionRecord[] = [];
+  private clockSet = { slot: -1, unixTimestamp: 0 };
+  private saveTimer?: NodeJS.Timeout;
+  private saving: Promise<void> = Promise.resolve();
+  private dirty = false;
+  private closed = false;
+
+  private constructor(
+    private readonly svm: LiteSvm,
+    private readonly seed: Buffer,
+    private readonly clock: ChainClock,
+    private readonly authority: Keypair,
+    readonly mints: readonly MintInfo[],
+    private readonly store: LocalnetStore | undefined,
+    private readonly log: (message: string) => void,
+  ) {
+    this.accounts = new AccountReader(svm);
+  }
+
+  /**
+   * Opens the chain: restores it from `<dataDir>/localnet/` when saved there before, else
+   * creates it. Either way each mint of `mints` exists afterwards, with 6 decimals under its
+   * token program and the local mint authority (persisted in `mint-authority.json`).
+   */
+  static async open(options: LocalnetChainOptions): Promise<LocalnetChain> {
+    const log = options.log ?? (() => undefined);
+    const store = options.dataDir !== undefined ? new LocalnetStore(options.dataDir) : undefined;
+    const authority = store ? store.loadOrCreateKeypair() : Keypair.generate();
+    const loaded = store?.load();
+    const svm = loaded ? LiteSvm.fromBytes(loaded.snapshot) : LocalnetChain.freshSvm();
+    // The blockhash window is ours; duplicates are caught by our index, which outlives LiteSVM's
+    // bounded history (and keeps it out of every snapshot).
+    svm.setBlockhashCheck(false);
+    svm.setTransactionHistory(0n);
+    svm.setSigverify(true);
+    const seed = loaded ? Buffer.from(loaded.state.seed, 'hex') : randomBytes(32);
+    const clock = new ChainClock(
+      seed,
+      loaded
+        ? { offsetSeconds: loaded.state.clockOffsetSeconds, slot: loaded.state.slot + 1 }
+        : { offsetSeconds: 0, slot: 0 },
+    );
+    const chain = new LocalnetChain(svm, seed, clock, authority, options.mints, store, log);
+    for (const stored of loaded?.transactions ?? []) {
+      const entry = fromStored(stored, (key) => chain.accounts.address(key));
+      entry.logMessages = chain.intern(entry.logMessages);
+      chain.index.add(entry);
+    }
+    const changed = setUpMints(svm, chain.mints, authority.publicKey, log);
+    refillFaucet(svm, authority.publicKey);
+    chain.syncClock();
+    if (store) {
+      log(
+        loaded
+          ? `Localnet restored from ${store.directory} (${chain.index.count} transactions)`
+          : `Localnet created in ${store.directory}`,
+      );
+      // A new or repaired chain is written at once.
+      chain.dirty = !loaded || changed;
+    }
+    await chain.save();
+    return chain;
+  }
+
+  private static freshSvm(): LiteSvm {
+    const svm = new LiteSvm();
+    // Epochs of equal length from slot 0, so that epoch maths is one division.
+    svm.setEpochSchedule(
+      new EpochSchedule(BigInt(SLOTS_PER_EPOCH), BigInt(SLOTS_PER_EPOCH), false, 0n, 0n),
+    );
+    return svm;
+  }
+
+  /** The mint authority, which is also the faucet's source of SOL. */
+  get mintAuthority(): PublicKey {
+    return this.authority.publicKey;
+  }
+
+  get genesisHash(): string {
+    return this.clock.genesisHash();
+  }
+
+  get transactionCount(): number {
+    return this.index.count;
+  }
+
+  /** The current slot; block height is the same number (no slot is skipped). */
+  slot(): number {
+    return this.clock.slot();
+  }
+
+  /** Chain time, unix seconds: wall time plus whatever `advanceClock` added. */
+  now(): number {
+    return this.clock.now();
+  }
+
+  /** Moves chain time forward (programs see it through the Clock sysvar); returns the new time. */
+  advanceClock(seconds: number): number {
+    this.assertOpen();
+    const now = this.clock.advance(seconds);
+    this.syncClock();
+    this.markDirty();
+    return now;
+  }
+
+  latestBlockhash(): { blockhash: string; lastValidBlockHeight: number; slot: number } {
+    return this.clock.latestBlockhash();
+  }
+
+  isBlockhashValid(blockhash: string): boolean {
+    return this.clock.isBlockhashValid(blockhash);
+  }
+
+  /**
+   * Sends a legacy transaction. With preflight (the default) it is simulated first and refused
+   * with a `PreflightError` if that fails, leaving no trace. Without, a transaction that fails
+   * in execution is recorded with its error and charged its fee, as on a cluster.
+   * @returns the signature (base58)
+   * @throws InvalidTransactionError for bytes that are not a sane legacy transaction
+   * @throws PreflightError when refused (AlreadyProcessed, BlockhashNotFound, simulation failure)
+   */
+  sendTransaction(bytes: Uint8Array, options: { skipPreflight?: boolean } = {}): string {
+    this.assertOpen();
+    // An own copy: a view into Node's shared pool would pin the whole pool slab in the index.
+    const raw = Buffer.allocUnsafeSlow(bytes.length);
+    raw.set(bytes);
+    const { signatures, message } = parseTransaction(raw);
+    const signature = encodeBase58(signatures[0]);
+    if (this.index.has(signature)) throw new PreflightError('AlreadyProcessed');
+    if (!this.clock.isBlockhashValid(this.accounts.address(message.recentBlockhash))) {
+      throw new PreflightError('BlockhashNotFound');
+    }
+    this.syncClock();
+    if (!options.skipPreflight) {
+      const simulation = this.svm.simulateLegacyTransaction(raw);
+      if (failed(simulation)) throw this.refusal(simulation);
+    }
+    const pre = this.accounts.balances(message);
+    const result = this.svm.sendLegacyTransaction(raw);
+    const post = this.accounts.balances(message, pre);
+    const failure = failed(result) ? result : undefined;
+    // A failure before execution (fee payer unknown or broke, an account loaded twice...)
+    // charges nothing and would never land in a block: refuse it as preflight would.
+    if (failure && post.lamports[0] === pre.lamports[0]) throw this.refusal(failure);
+    const meta = failure ? failure.meta() : (result as TransactionMetadata);
+    const record = this.index.add({
+      signature,
+      slot: this.clockSet.slot,
+      blockTime: this.clockSet.unixTimestamp,
+      err: failure ? transactionErrorJson(failure.err()) : null,
+      fee: Number(transactionFee(message)),
+      preBalances: pre.lamports.map(Number),
+      postBalances: post.lamports.map(Number),
+      preTokenBalances: pre.tokens.filter((t): t is TokenBalance => t !== undefined),
+      postTokenBalances: post.tokens.filter((t): t is TokenBalance => t !== undefined),
+      logMessages: this.intern(meta.logs()),
+      unitsConsumed: Number(meta.computeUnitsConsumed()),
+      raw,
+      accountKeys: message.accountKeys.map((key) => this.accounts.address(key)),
+    });
+    if (this.store) this.unsaved.push(record);
+    this.markDirty();
+    for (const listener of this.listeners) listener(record);
+    return signature;
+  }
+
+  /**
+   * Simulates a legacy transaction without recording anything. Signatures are checked only with
+   * `sigVerify`; `replaceRecentBlockhash` waives the blockhash check.
+   */
+  simulateTransaction(
+    bytes: Uint8Array,
+    options: { sigVerify?: boolean; replaceRecentBlockhash?: boolean; accounts?: string[] } = {},
+  ): SimulationResult {
+    this.assertOpen();
+    const raw = Buffer.from(bytes);
+    const { message } = parseTransaction(raw);
+    const addresses = options.accounts ?? [];
+    const blockhash = this.accounts.address(message.recentBlockhash);
+    if (!options.replaceRecentBlockhash && !this.clock.isBlockhashValid(blockhash)) {
+      return { err: 'BlockhashNotFound', logs: [], unitsConsumed: 0, accounts: [] };
+    }
+    this.syncClock();
+    if (!options.sigVerify) this.svm.setSigverify(false);
+    let result: SimulatedTransactionInfo | FailedTransactionMetadata;
+    try {
+      result = this.svm.simulateLegacyTransaction(raw);
+    } finally {
+      this.svm.setSigverify(true);
+    }
+    const meta = result.meta();
+    const outcome = {
+      logs: meta.logs(),
+      unitsConsumed: Number(meta.computeUnitsConsumed()),
+    };
+    if (failed(result)) {
+      const err = transactionErrorJson(result.err());
+      return { ...outcome, err, accounts: addresses.map(() => null) };
+    }
+    const after = new Map<string, AccountView>();
+    for (const entry of result.postAccounts()) {
+      after.set(this.accounts.address(entry.address), this.accounts.view(entry.account()));
+    }
+    return {
+      ...outcome,
+      err: null,
+      accounts: addresses.map((address) => after.get(address) ?? this.getAccount(address)),
+    };
+  }
+
+  /**
+   * Funds a wallet: SOL from the faucet and/or tokens minted by the mint authority (creating the
+   * wallet's associated token account if needed), in one real transaction that is indexed like
+   * any other.
+   * @returns the signatures of the funding transactions
+   * @throws LocalnetInputError for an unknown mint or nothing to fund
+   */
+  faucet(request: FaucetRequest): string[] {
+    this.assertOpen();
+    if (refillFaucet(this.svm, this.authority.publicKey)) this.markDirty();
+    const { blockhash, lastValidBlockHeight } = this.clock.latestBlockhash();
+    const bytes = faucetTransaction(request, {
+      mints: this.mints,
+      authority: this.authority,
+      blockhash,
+      lastValidBlockHeight,
+      serial: this.index.count,
+    });
+    return [this.sendTransaction(bytes)];
+  }
+
+  /** An account as it is now, or null when it does not exist. */
+  getAccount(address: string): AccountView | null {
+    this.assertOpen();
+    this.syncClock(); // the Clock sysvar is an account too
+    return this.accounts.account(address);
+  }
+
+  getBalance(address: string): bigint {
+    this.assertOpen();
+    return this.accounts.balance(address);
+  }
+
+  /** The balance of a token account, or undefined when `address` is not one. */
+  getTokenAccountBalance(address: string): UiTokenAmount | undefined {
+    this.assertOpen();
+    return this.accounts.tokenAccountBalance(address);
+  }
+
+  /** The token accounts of `owner`, of one mint or of one token program (or both programs). */
+  getTokenAccountsByOwner(
+    owner: string,
+    filter: { mint?: string; programId?: string },
+  ): Array<{ address: string; account: AccountView }> {
+    this.assertOpen();
+    return this.accounts.tokenAccountsByOwner(owner, filter);
+  }
+
+  /** Decimals of a mint, or undefined when `mint` is not one. */
+  decimalsOf(mint: Uint8Array): number | undefined {
+    return this.accounts.decimalsOf(mint);
+  }
+
+  minimumBalanceForRentExemption(dataLength: number): bigint {
+    return this.svm.minimumBalanceForRentExemption(BigInt(dataLength));
+  }
+
+  /** The fee of a serialized message, or null when its blockhash is no longer valid. */
+  feeForMessage(messageBytes: Uint8Array): bigint | null {
+    const message = parseMessage(Buffer.from(messageBytes));
+    if (!this.clock.isBlockhashValid(this.accounts.address(message.recentBlockhash))) return null;
+    return transactionFee(message);
+  }
+
+  getTransaction(signature: string): TransactionRecord | undefined {
+    return this.index.get(signature);
+  }
+
+  getSignatureStatus(signature: string): { slot: number; err: TransactionErrorJson | null } | null {
+    const record = this.index.get(signature);
+    return record ? { slot: record.slot, err: record.err } : null;
+  }
+
+  /** Transactions naming `address`, newest first, paged as `getSignaturesForAddress` pages. */
+  getSignaturesForAddress(address: string, page: SignaturePage = {}): SignatureInfo[] {
+    return this.index.forAddress(address, page).map((record) => ({
+      signature: record.signature,
+      slot: record.slot,
+      err: record.err,
+      memo: memoField(parseTransaction(record.raw).message),
+      blockTime: record.blockTime,
+    }));
+  }
+
+  /** Calls `listener` with every transaction recorded from now on; returns the unsubscribe. */
+  onTransaction(listener: Listener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Writes the state now (persistent chains only); resolves when it is on disk. */
+  save(): Promise<void> {
+    clearTimeout(this.saveTimer);
+    this.saveTimer = undefined;
+    const run = this.saving.then(() => this.writeState());
+    this.saving = run.catch((error: unknown) => {
+      this.log(`Localnet: saving failed, will retry: ${String(error)}`);
+      if (!this.closed) this.markDirty();
+    });
+    return run;
+  }
+
+  /** Saves (when persistent) and stops; the chain refuses further calls. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    // Saved even when idle: the restarted chain continues from the slot it stopped at.
+    this.dirty = this.store !== undefined;
+    await this.save();
+    this.closed = true;
+    this.listeners.clear();
+  }
+
+  private async writeState(): Promise<void> {
+    if (!this.store || !this.dirty) return;
+    this.dirty = false;
+    // Taken together, synchronously: the snapshot holds exactly these transactions' effects.
+    const recorded = this.unsaved.map(toStored);
+    this.unsaved = [];
+    const snapshot = this.svm.toBytes();
+    const state = {
+      seed: this.seed.toString('hex'),
+      clockOffsetSeconds: this.clock.offset,
+      slot: this.clock.slot(),
+    };
+    await this.store.save(state, snapshot, recorded);
+  }
+
+  private markDirty(): void {
+    if (!this.store) return;
+    this.dirty = true;
+    if (this.saveTimer || this.closed) return;
+    this.saveTimer = setTimeout(() => void this.save().catch(() => undefined), SAVE_DELAY_MS);
+    this.saveTimer.unref();
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new Error('The localnet chain is closed');
+  }
+
+  private refusal(result: FailedTransactionMetadata): PreflightError {
+    const meta = result.meta();
+    return new PreflightError(
+      transactionErrorJson(result.err()),
+      meta.logs(),
+      Number(meta.computeUnitsConsumed()),
+    );
+  }
+
+  private intern(lines: string[]): string[] {
+    return lines.map((line) => {
+      const known = this.logLines.get(line);
+      if (known !== undefined) return known;
+      if (this.logLines.size >= CACHE_ENTRIES) this.logLines.clear();
+      this.logLines.set(line, line);
+      return line;
+    });
+  }
+
+  /** Sets LiteSVM's clock to chain time and the current slot (when either moved). */
+  private syncClock(): void {
+    const slot = this.clock.slot();
+    const unixTimestamp = this.clock.now();
+    if (slot === this.clockSet.slot && unixTimestamp === this.clockSet.unixTimestamp) return;
+    const epoch = Math.floor(slot / SLOTS_PER_EPOCH);
+    const epochStart = unixTimestamp - Math.floor(((slot % SLOTS_PER_EPOCH) * SLOT_MS) / 1000);
+    this.svm.setClock(
+      new Clock(
+        BigInt(slot),
+        BigInt(epochStart),
+        BigInt(epoch),
+        BigInt(epoch + 1),
+        BigInt(unixTimestamp),
+      ),
+    );
+    this.clockSet = { slot, unixTimestamp };
+  }
+}

@@ -1,0 +1,38 @@
+import { Injectable } from '@nestjs/common';
+import { request } from 'undici';
+import { AppConfig } from '../config/app-config';
+import { ServiceUnavailableError } from '../common/errors/domain-error';
+
+/**
+ * Calls the localnet-only JSON-RPC methods (`localnet_faucet`, `localnet_advanceClock`,
+ * `localnet_getClock`) on the configured RPC, so the dev endpoints work the same against the
+ * in-process chain and a shared `npm run localnet`.
+ */
+@Injectable()
+export class LocalnetRpcClient {
+  private id = 0;
+
+  constructor(private readonly config: AppConfig) {}
+
+  async call<T>(method: string, params: unknown[]): Promise<T> {
+    let body: { result?: T; error?: { message?: string } };
+    try {
+      const res = await request(this.config.solanaRpcUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: ++this.id, method, params }),
+        headersTimeout: 10_000,
+        bodyTimeout: 10_000,
+      });
+      body = (await res.body.json()) as typeof body;
+    } catch {
+      throw new ServiceUnavailableError('The localnet chain is not reachable; retry later');
+    }
+    if (body.error || body.result === undefined) {
+      throw new ServiceUnavailableError(
+        `The localnet chain refused ${method}: ${body.error?.message ?? 'no result'}`,
+      );
+    }
+    return body.result;
+  }
+}

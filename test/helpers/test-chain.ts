@@ -1,0 +1,47 @@
+import { createServer } from 'node:net';
+import { LocalnetChain } from '../../src/localnet/localnet-chain';
+import { startLocalnetRpc } from '../../src/localnet/rpc-server';
+import { mintTable } from '../../src/solana/mints';
+
+export interface TestChain {
+  chain: LocalnetChain;
+  url: string;
+  close(): Promise<void>;
+}
+
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+/** A port whose successor is free too (the WebSocket listens on port + 1). */
+export async function freePortPair(): Promise<number> {
+  for (let i = 0; i < 50; i++) {
+    const port = 20_000 + Math.floor(Math.random() * 40_000);
+    if ((await portFree(port)) && (await portFree(port + 1))) return port;
+  }
+  throw new Error('no free port pair');
+}
+
+/** An in-memory localnet chain with its JSON-RPC server on a free port pair. */
+export async function startTestChain(dataDir?: string): Promise<TestChain> {
+  const chain = await LocalnetChain.open({ dataDir, mints: mintTable('localnet') });
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const rpc = await startLocalnetRpc(chain, { port: await freePortPair() });
+      return {
+        chain,
+        url: rpc.url,
+        close: async () => {
+          await rpc.close();
+          await chain.close();
+        },
+      };
+    } catch (error) {
+      if (attempt >= 5) throw error; // the pair was taken between the check and the listen
+    }
+  }
+}

@@ -1,0 +1,441 @@
+import { findReference, validateTransfer } from '@solana/pay';
+import {
+  createRevokeInstruction,
+  getAssociatedTokenAddressSync,
+  TOKEN_2022_PROGRAM_ID,
+  TOKEN_PROGRAM_ID,
+} from '@solana/spl-token';
+import { Connection, Keypair, PublicKey, Transaction } from '@solana/web3.js';
+import BigNumber from 'bignumber.js';
+import bs58 from 'bs58';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { ChargeFailedError, ChargeInput, UnsignedTx } from '../src/solana/chain.port';
+import { mintTable, MintSymbol } from '../src/solana/mints';
+import { RpcChainAdapter } from '../src/solana/rpc-chain.adapter';
+import { startTestChain, TestChain } from './helpers/test-chain';
+
+describe('Chain port on localnet (RpcChainAdapter over JSON-RPC)', () => {
+  let tc: TestChain;
+  let connection: Connection;
+  let adapter: RpcChainAdapter;
+  const serviceKey = Keypair.generate();
+
+  const adapterWith = (approvalPeriods = 12) =>
+    new RpcChainAdapter(connection, {
+      cluster: 'localnet',
+      scheme: 'token-delegate',
+      commitment: 'confirmed',
+      mints: mintTable('localnet'),
+      serviceKey,
+      approvalPeriods,
+    });
+
+  beforeAll(async () => {
+    tc = await startTestChain();
+    connection = new Connection(tc.url, 'confirmed');
+    adapter = adapterWith();
+    await fund(serviceKey.publicKey);
+  });
+  afterAll(async () => {
+    await tc.close();
+  });
+
+  async function rpc<T>(method: string, params: unknown[]): Promise<T> {
+    const res = await fetch(tc.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+    });
+    const body = (await res.json()) as { result: T; error?: unknown };
+    if (body.error) throw new Error(JSON.stringify(body.error));
+    return body.result;
+  }
+
+  /** 1 SOL, and `tokens` base units of `mint` when given. */
+  async function fund(wallet: PublicKey, mint?: MintSymbol, tokens?: bigint): Promise<void> {
+    const address = mint ? (await adapter.mint(mint)).address : undefined;
+    await rpc('localnet_faucet', [
+      {
+        walletAddress: wallet.toBase58(),
+        lamports: '1000000000',
+        ...(address ? { mint: address, amount: String(tokens) } : {}),
+      },
+    ]);
+  }
+
+  async function balance(owner: PublicKey, mint: MintSymbol): Promise<bigint> {
+    const m = await adapter.mint(mint);
+    const ata = getAssociatedTokenAddressSync(
+      new PublicKey(m.address),
+      owner,
+      true,
+      new PublicKey(m.tokenProgram),
+    );
+    const info = await connection.getAccountInfo(ata);
+    if (!info) return 0n;
+    return BigInt((await connection.getTokenAccountBalance(ata)).value.amount);
+  }
+
+  /** Signs an unsigned transaction as its wallet would, sends it and waits for the outcome. */
+  async function signAndSend(unsigned: UnsignedTx, ...signers: Keypair[]) {
+    const tx = Transaction.from(Buffer.from(unsigned.transaction, 'base64'));
+    tx.partialSign(...signers);
+    const bytes = tx.serialize();
+    return adapter.sendAndConfirm({
+      signature: bs58.encode(tx.signature!),
+      transaction: bytes.toString('base64'),
+      lastValidBlockHeight: unsigned.lastValidBlockHeight,
+    });
+  }
+
+  const newWallet = () => Keypair.generate();
+  const newReference = () => Keypair.generate().publicKey.toBase58();
+
+  it('resolves the three mints with their token program read from the chain', async () => {
+    expect(await adapter.mint('USDC')).toEqual({
+      symbol: 'USDC',
+      address: 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v',
+      tokenProgram: TOKEN_PROGRAM_ID.toBase58(),
+      decimals: 6,
+    });
+    expect(await adapter.mint('PYUSD')).toMatchObject({
+      tokenProgram: TOKEN_2022_PROGRAM_ID.toBase58(),
+      decimals: 6,
+    });
+    expect(await adapter.mint('USDG')).toMatchObject({
+      tokenProgram: TOKEN_2022_PROGRAM_ID.toBase58(),
+      decimals: 6,
+    });
+  });
+
+  it('registers an invoice: a merchant-signed memo with the commitment, findable by reference', async () => {
+    const merchant = newWallet();
+    await fund(merchant.publicKey);
+    const reference = newReference();
+    const commitment = randomBytes(32);
+    const unsigned = await adapter.buildInvoiceRegistration({
+      merchantWallet: merchant.publicKey.toBase58(),
+      reference,
+      commitment,
+    });
+    const tx = Transaction.from(Buffer.from(unsigned.transaction, 'base64'));
+    expect(tx.feePayer?.toBase58()).toBe(merchant.publicKey.toBase58());
+    expect(tx.signatures.every((s) => s.signature === null)).toBe(true);
+    expect(await signAndSend(unsigned, merchant)).toMatchObject({ state: 'succeeded' });
+    const [found] = await connection.getSignaturesForAddress(new PublicKey(reference));
+    const text = `invoice:v1:${reference}:${commitment.toString('hex')}`;
+    expect(found).toMatchObject({ err: null, memo: `[${text.length}] ${text}` });
+  });
+
+  describe.each(['USDC', 'PYUSD'] as const)('invoice payment in %s', (mint) => {
+    it('moves exactly the amount, creates the merchant account once, and validates as Solana Pay', async () => {
+      const payer = newWallet();
+      const merchant = newWallet();
+      await fund(payer.publicKey, mint, 100_000_000n);
+      const reference = newReference();
+      const unsigned = await adapter.buildInvoicePayment({
+        payer: payer.publicKey.toBase58(),
+        merchantWallet: merchant.publicKey.toBase58(),
+        mint,
+        amount: 12_500_000n,
+        reference,
+        memo: 'INV-1',
+      });
+      // ATA creation (the merchant has none yet), memo, transfer last.
+      expect(
+        Transaction.from(Buffer.from(unsigned.transaction, 'base64')).instructions,
+      ).toHaveLength(3);
+      const outcome = await signAndSend(unsigned, payer);
+      expect(outcome).toMatchObject({ state: 'succeeded' });
+      expect(await balance(payer.publicKey, mint)).toBe(87_500_000n);
+      expect(await balance(merchant.publicKey, mint)).toBe(12_500_000n);
+
+      const check = await adapter.findPayment({
+        reference,
+        merchantWallet: merchant.publicKey.toBase58(),
+        mint,
+        amount: 12_500_000n,
+      });
+      expect(check).toMatchObject({
+        valid: true,
+        overpaid: 0n,
+        payment: { amount: 12_500_000n, payer: payer.publicKey.toBase58() },
+      });
+
+      // Solana Pay's own helpers agree. (`validateTransfer` of @solana/pay 0.2 derives the
+      // recipient's token account with the classic token program only, so it cannot check a
+      // Token-2022 payment; `findReference` can.)
+      const m = await adapter.mint(mint);
+      const found = await findReference(connection, new PublicKey(reference), {
+        finality: 'confirmed',
+      });
+      expect(found.signature).toBe(check?.valid ? check.payment.signature : undefined);
+      if (mint === 'USDC') {
+        await expect(
+          validateTransfer(
+            connection,
+            found.signature,
+            {
+              recipient: merchant.publicKey,
+              amount: new BigNumber('12.5'),
+              splToken: new PublicKey(m.address),
+              reference: new PublicKey(reference),
+              memo: 'INV-1',
+            },
+            { commitment: 'confirmed' },
+          ),
+        ).resolves.toBeTruthy();
+        await expect(
+          validateTransfer(
+            connection,
+            found.signature,
+            {
+              recipient: merchant.publicKey,
+              amount: new BigNumber('13'),
+              splToken: new PublicKey(m.address),
+            },
+            { commitment: 'confirmed' },
+          ),
+        ).rejects.toThrow();
+      }
+
+      // The merchant's account exists now: the next payment only transfers.
+      const again = await adapter.buildInvoicePayment({
+        payer: payer.publicKey.toBase58(),
+        merchantWallet: merchant.publicKey.toBase58(),
+        mint,
+        amount: 1n,
+        reference: newReference(),
+      });
+      expect(Transaction.from(Buffer.from(again.transaction, 'base64')).instructions).toHaveLength(
+        1,
+      );
+    });
+  });
+
+  describe('payment validation', () => {
+    const payer = newWallet();
+    const merchant = newWallet();
+    beforeAll(async () => {
+      await fund(payer.publicKey, 'USDC', 50_000_000n);
+      await fund(payer.publicKey, 'PYUSD', 50_000_000n);
+    });
+
+    async function pay(mint: MintSymbol, to: PublicKey, amount: bigint): Promise<string> {
+      const reference = newReference();
+      const unsigned = await adapter.buildInvoicePayment({
+        payer: payer.publicKey.toBase58(),
+        merchantWallet: to.toBase58(),
+        mint,
+        amount,
+        reference,
+      });
+      expect(await signAndSend(unsigned, payer)).toMatchObject({ state: 'succeeded' });
+      return reference;
+    }
+
+    const expectation = (reference: string, amount = 5_000_000n) => ({
+      reference,
+      merchantWallet: merchant.publicKey.toBase58(),
+      mint: 'USDC' as const,
+      amount,
+    });
+
+    it('rejects the wrong mint', async () => {
+      const reference = await pay('PYUSD', merchant.publicKey, 5_000_000n);
+      expect(await adapter.findPayment(expectation(reference))).toEqual({
+        valid: false,
+        signature: expect.any(String),
+        reason: "no USDC reached the merchant's token account",
+      });
+    });
+
+    it('rejects the wrong destination', async () => {
+      const reference = await pay('USDC', newWallet().publicKey, 5_000_000n);
+      expect(await adapter.findPayment(expectation(reference))).toMatchObject({
+        valid: false,
+        reason: "no USDC reached the merchant's token account",
+      });
+    });
+
+    it('rejects an under-payment and records an over-payment', async () => {
+      const under = await pay('USDC', merchant.publicKey, 4_999_999n);
+      expect(await adapter.findPayment(expectation(under))).toMatchObject({
+        valid: false,
+        reason: 'under-paid: received 4999999, expected 5000000 base units',
+      });
+      const over = await pay('USDC', merchant.publicKey, 5_000_001n);
+      expect(await adapter.findPayment(expectation(over))).toMatchObject({
+        valid: true,
+        overpaid: 1n,
+        payment: { amount: 5_000_001n },
+      });
+    });
+
+    it('finds nothing for an unused reference', async () => {
+      expect(await adapter.findPayment(expectation(newReference()))).toBeNull();
+    });
+  });
+
+  describe('subscriptions (token-delegate scheme)', () => {
+    const merchant = newWallet();
+    const planId = randomUUID();
+
+    async function subscriber(mint: MintSymbol, tokens: bigint, periods?: number) {
+      const wallet = newWallet();
+      await fund(wallet.publicKey, mint, tokens);
+      const own = periods ? adapterWith(periods) : adapter;
+      const unsigned = await own.buildSubscribe({
+        subscriber: wallet.publicKey.toBase58(),
+        merchantWallet: merchant.publicKey.toBase58(),
+        planId,
+        mint,
+        amount: 5_000_000n,
+        periodHours: 720,
+        reference: newReference(),
+      });
+      expect(await signAndSend(unsigned, wallet)).toMatchObject({ state: 'succeeded' });
+      return wallet;
+    }
+
+    const charge = (wallet: Keypair, mint: MintSymbol = 'USDC'): ChargeInput => ({
+      chargeId: randomUUID(),
+      subscriber: wallet.publicKey.toBase58(),
+      merchantWallet: merchant.publicKey.toBase58(),
+      planId,
+      mint,
+      amount: 5_000_000n,
+    });
+
+    it.each(['USDC', 'PYUSD'] as const)(
+      '%s: approve, then the service pulls one period',
+      async (mint) => {
+        const wallet = await subscriber(mint, 20_000_000n);
+        expect(await adapter.readAuthorization(wallet.publicKey.toBase58(), mint)).toMatchObject({
+          exists: true,
+          balance: 20_000_000n,
+          delegatedToService: true,
+          delegatedAmount: 60_000_000n,
+        });
+        const before = await balance(merchant.publicKey, mint);
+        const signed = await adapter.signCharge(charge(wallet, mint));
+        expect(await adapter.sendAndConfirm(signed)).toMatchObject({ state: 'succeeded' });
+        expect(await balance(wallet.publicKey, mint)).toBe(15_000_000n);
+        expect(await balance(merchant.publicKey, mint)).toBe(before + 5_000_000n);
+        expect(await adapter.readAuthorization(wallet.publicKey.toBase58(), mint)).toMatchObject({
+          delegatedAmount: 55_000_000n,
+        });
+      },
+    );
+
+    it('two equal charges within one blockhash are two transfers, not one', async () => {
+      const wallet = await subscriber('USDC', 20_000_000n);
+      const first = await adapter.signCharge(charge(wallet));
+      const second = await adapter.signCharge(charge(wallet));
+      expect(second.signature).not.toBe(first.signature);
+      expect(await adapter.sendAndConfirm(first)).toMatchObject({ state: 'succeeded' });
+      expect(await adapter.sendAndConfirm(second)).toMatchObject({ state: 'succeeded' });
+      expect(await balance(wallet.publicKey, 'USDC')).toBe(10_000_000n);
+    });
+
+    it('classifies insufficient funds before sending anything', async () => {
+      const wallet = await subscriber('USDC', 4_000_000n);
+      const attempt = adapter.signCharge(charge(wallet));
+      await expect(attempt).rejects.toBeInstanceOf(ChargeFailedError);
+      await expect(attempt).rejects.toMatchObject({ reason: 'insufficient_funds' });
+    });
+
+    it('classifies a revoked approval as authorization gone', async () => {
+      const wallet = await subscriber('USDC', 20_000_000n);
+      const m = await adapter.mint('USDC');
+      const ata = getAssociatedTokenAddressSync(new PublicKey(m.address), wallet.publicKey);
+      const { blockhash, lastValidBlockHeight } = await connection.getLatestBlockhash();
+      const revoke = new Transaction({
+        feePayer: wallet.publicKey,
+        blockhash,
+        lastValidBlockHeight,
+      })
+        .add(createRevokeInstruction(ata, wallet.publicKey))
+        .serialize({ requireAllSignatures: false });
+      await signAndSend(
+        { transaction: revoke.toString('base64'), blockhash, lastValidBlockHeight },
+        wallet,
+      );
+      await expect(adapter.signCharge(charge(wallet))).rejects.toMatchObject({
+        reason: 'authorization_gone',
+      });
+    });
+
+    it('classifies a used-up allowance as authorization gone', async () => {
+      const wallet = await subscriber('USDC', 20_000_000n, 1); // approval for one period
+      const first = await adapter.signCharge(charge(wallet));
+      expect(await adapter.sendAndConfirm(first)).toMatchObject({ state: 'succeeded' });
+      await expect(adapter.signCharge(charge(wallet))).rejects.toMatchObject({
+        reason: 'authorization_gone',
+      });
+    });
+
+    it('a charge that became doomed after signing is refused at preflight and classified', async () => {
+      const wallet = await subscriber('USDC', 5_000_000n);
+      const signed = await adapter.signCharge(charge(wallet)); // funds were there
+      // The subscriber spends them before the charge is sent.
+      const elsewhere = await adapter.buildInvoicePayment({
+        payer: wallet.publicKey.toBase58(),
+        merchantWallet: newWallet().publicKey.toBase58(),
+        mint: 'USDC',
+        amount: 5_000_000n,
+        reference: newReference(),
+      });
+      await signAndSend(elsewhere, wallet);
+      const outcome = await adapter.sendAndConfirm(signed);
+      expect(outcome.state).toBe('rejected');
+      const error = outcome.state === 'rejected' ? outcome.error : '';
+      expect(await adapter.classifyChargeFailure(charge(wallet), error)).toBe('insufficient_funds');
+    });
+
+    it('a stale blockhash is rejected and classified transient', async () => {
+      const wallet = await subscriber('USDC', 20_000_000n);
+      const signed = await adapter.signCharge(charge(wallet));
+      const tx = Transaction.from(Buffer.from(signed.transaction, 'base64'));
+      tx.recentBlockhash = bs58.encode(randomBytes(32)); // a blockhash the chain never issued
+      tx.signatures = [];
+      tx.sign(serviceKey);
+      const outcome = await adapter.sendAndConfirm({
+        signature: bs58.encode(tx.signature!),
+        transaction: tx.serialize().toString('base64'),
+        lastValidBlockHeight: signed.lastValidBlockHeight,
+      });
+      expect(outcome).toMatchObject({
+        state: 'rejected',
+        error: expect.stringMatching(/blockhash/i),
+      });
+      const error = outcome.state === 'rejected' ? outcome.error : '';
+      expect(await adapter.classifyChargeFailure(charge(wallet), error)).toBe('transient');
+      expect(await balance(wallet.publicKey, 'USDC')).toBe(20_000_000n);
+    });
+
+    it('a crash between signed and confirmed is settled by the signature, never a second charge', async () => {
+      const wallet = await subscriber('USDC', 20_000_000n);
+      const signed = await adapter.signCharge(charge(wallet));
+      // The signature is recorded, the bytes go out, and the process dies before confirming.
+      await connection.sendRawTransaction(Buffer.from(signed.transaction, 'base64'));
+      // After a restart, a fresh adapter settles it by signature alone.
+      const restarted = adapterWith();
+      expect(await restarted.outcome(signed.signature, signed.lastValidBlockHeight)).toMatchObject({
+        state: 'succeeded',
+      });
+      // Sending the same bytes again moves nothing: the chain has already processed them.
+      expect(await restarted.sendAndConfirm(signed)).toMatchObject({ state: 'succeeded' });
+      expect(await balance(wallet.publicKey, 'USDC')).toBe(15_000_000n);
+
+      // Signed but never sent: pending while it could land, expired once it never can.
+      const unsent = await adapter.signCharge(charge(wallet));
+      expect(await adapter.outcome(unsent.signature, unsent.lastValidBlockHeight)).toEqual({
+        state: 'pending',
+      });
+      const height = await connection.getBlockHeight();
+      expect(await adapter.outcome(unsent.signature, height - 1)).toEqual({ state: 'expired' });
+      expect(await balance(wallet.publicKey, 'USDC')).toBe(15_000_000n);
+    });
+  });
+});
