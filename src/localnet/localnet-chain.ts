@@ -1,5 +1,6 @@
 import { Keypair, PublicKey } from '@solana/web3.js';
 import {
+  Account,
   Clock,
   EpochSchedule,
   FailedTransactionMetadata,
@@ -322,6 +323,29 @@ export class LocalnetChain {
       serial: this.index.count,
     });
     return [this.sendTransaction(bytes)];
+  }
+
+  /**
+   * Writes an account as given (lamports, owner, data). For state no transaction here can make,
+   * such as the accounts of a program localnet cannot run (the Subscriptions program), so that
+   * the service's readers can be tested against it.
+   */
+  setAccount(
+    address: string,
+    account: { lamports: bigint; owner: string; data: Uint8Array; executable?: boolean },
+  ): void {
+    this.assertOpen();
+    this.svm.setAccount(
+      new PublicKey(address).toBytes(),
+      new Account(
+        account.lamports,
+        account.data,
+        new PublicKey(account.owner).toBytes(),
+        account.executable ?? false,
+        0n,
+      ),
+    );
+    this.markDirty();
   }
 
   /** An account as it is now, or null when it does not exist. */

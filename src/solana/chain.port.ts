@@ -138,6 +138,17 @@ export interface AuthorizationState {
   delegatedAmount: bigint;
 }
 
+/** A subscription's state as the Subscriptions program holds it (program scheme). */
+export interface ProgramSubscriptionState {
+  /** The subscription delegation PDA. */
+  address: string;
+  terms: { amount: bigint; periodHours: bigint; createdAt: bigint };
+  amountPulledInPeriod: bigint;
+  currentPeriodStartTs: bigint;
+  /** 0 while the subscription runs; set when the subscriber cancels (end of the paid period). */
+  expiresAtTs: bigint;
+}
+
 /**
  * Everything the service does on-chain, behind one port (DESIGN section 6). One adapter works
  * against any JSON-RPC endpoint: the embedded localnet, devnet or mainnet-beta.
@@ -165,4 +176,10 @@ export abstract class ChainPort {
 
   abstract findPayment(expectation: PaymentExpectation): Promise<PaymentCheck | null>;
   abstract readAuthorization(subscriber: string, mint: MintSymbol): Promise<AuthorizationState>;
+  /** Program scheme: the subscription account of a plan and subscriber, or null when absent. */
+  abstract readProgramSubscription(
+    merchantWallet: string,
+    planId: string,
+    subscriber: string,
+  ): Promise<ProgramSubscriptionState | null>;
 }

@@ -41,6 +41,7 @@ import {
   PaymentCheck,
   PaymentExpectation,
   PlanRegistrationInput,
+  ProgramSubscriptionState,
   ResolvedMint,
   SignedTx,
   SubscribeInput,
@@ -52,11 +53,13 @@ import {
   createPlanInstruction,
   decodeAuthorityAccount,
   decodePlanAccount,
+  decodeSubscriptionAccount,
   onchainPlanId,
   planPda,
   subscribeInstructions,
   subscriptionAuthorityPda,
   subscriptionPda,
+  SUBSCRIPTIONS_PROGRAM_ID,
   transferSubscriptionInstruction,
 } from './subscriptions-program';
 
@@ -401,6 +404,28 @@ export class RpcChainAdapter extends ChainPort {
     );
     const info = await this.connection.getAccountInfo(address, this.options.commitment);
     return this.authorizationOf(address, info, program);
+  }
+
+  async readProgramSubscription(
+    merchantWallet: string,
+    planId: string,
+    subscriber: string,
+  ): Promise<ProgramSubscriptionState | null> {
+    const plan = await planPda(merchantWallet, onchainPlanId(planId));
+    const address = await subscriptionPda(plan, subscriber);
+    const info = await this.connection.getAccountInfo(
+      new PublicKey(address),
+      this.options.commitment,
+    );
+    if (!info || !info.owner.equals(SUBSCRIPTIONS_PROGRAM_ID)) return null;
+    const state = decodeSubscriptionAccount(address, info);
+    return {
+      address,
+      terms: state.terms,
+      amountPulledInPeriod: state.amountPulledInPeriod,
+      currentPeriodStartTs: state.currentPeriodStartTs,
+      expiresAtTs: state.expiresAtTs,
+    };
   }
 
   private authorizationOf(
