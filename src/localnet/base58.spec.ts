@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { encodeBase58 } from './base58';
 
 describe('encodeBase58', () => {
-  it('matches bs58 on keys, signatures, leading zeros and edge cases', () => {
+  it('is bs58, flattened: keys, signatures, leading zeros and edge cases', () => {
     const inputs = [
       Buffer.alloc(0),
       Buffer.alloc(32),
