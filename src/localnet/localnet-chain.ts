@@ -119,6 +119,19 @@ export class LocalnetChain {
    * token program and the local mint authority (persisted in `mint-authority.json`).
    */
   static async open(options: LocalnetChainOptions): Promise<LocalnetChain> {
+    // litesvm 1.5.0 (snapshots) publishes its native binary for linux-x64-gnu only; package.json
+    // pins the other platforms' packages to 1.4.1 so that `npm ci` works, and their binaries
+    // lack what localnet needs. Say so instead of failing somewhere inside.
+    if (
+      typeof LiteSvm.fromBytes !== 'function' ||
+      typeof LiteSvm.prototype.toBytes !== 'function'
+    ) {
+      throw new Error(
+        `The embedded localnet needs litesvm 1.5.0's native binary, published for linux-x64 ` +
+          `(glibc) only; this is ${process.platform}-${process.arch}. Set SOLANA_RPC_URL to ` +
+          `another localnet (e.g. solana-test-validator) or run on linux-x64.`,
+      );
+    }
     const log = options.log ?? (() => undefined);
     const store = options.dataDir !== undefined ? new LocalnetStore(options.dataDir) : undefined;
     const authority = store ? store.loadOrCreateKeypair() : Keypair.generate();
