@@ -66,6 +66,16 @@ describe('Localnet dev endpoints and the chain behind the app', () => {
       expect(res.body.error.details.map((d: { field: string }) => d.field)).toContain(field);
     });
 
+    it('a wallet the chain refuses to fund is a 400, not a 5xx', async () => {
+      const res = await t.http
+        .post('/api/dev/faucet')
+        .set(m.auth)
+        .send({ walletAddress: '11111111111111111111111111111111', mint: 'USDC', amount: '1' })
+        .expect(400);
+      expect(res.body.error.code).toBe('VALIDATION_ERROR');
+      expect(res.body.error.message).toMatch(/^The localnet chain refused the request: /);
+    });
+
     it('needs an API key', async () => {
       const res = await t.http
         .post('/api/dev/faucet')

@@ -2,13 +2,17 @@ import { findReference, validateTransfer } from '@solana/pay';
 import {
   createRevokeInstruction,
   getAssociatedTokenAddressSync,
+  MINT_SIZE,
+  MintLayout,
   TOKEN_2022_PROGRAM_ID,
   TOKEN_PROGRAM_ID,
 } from '@solana/spl-token';
-import { Connection, Keypair, PublicKey, Transaction } from '@solana/web3.js';
+import { Connection, Keypair, PublicKey, SystemProgram, Transaction } from '@solana/web3.js';
 import BigNumber from 'bignumber.js';
 import bs58 from 'bs58';
 import { randomBytes, randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+import { AddressInfo } from 'node:net';
 import { ChargeFailedError, ChargeInput, UnsignedTx } from '../src/solana/chain.port';
 import { mintTable, MintSymbol } from '../src/solana/mints';
 import { RpcChainAdapter } from '../src/solana/rpc-chain.adapter';
@@ -125,6 +129,15 @@ describe('Chain port on localnet (RpcChainAdapter over JSON-RPC)', () => {
     const [found] = await connection.getSignaturesForAddress(new PublicKey(reference));
     const text = `invoice:v1:${reference}:${commitment.toString('hex')}`;
     expect(found).toMatchObject({ err: null, memo: `[${text.length}] ${text}` });
+    // Registered, not paid: the registration is not a payment attempt.
+    expect(
+      await adapter.findPayment({
+        reference,
+        merchantWallet: merchant.publicKey.toBase58(),
+        mint: 'USDC',
+        amount: 1n,
+      }),
+    ).toBeNull();
   });
 
   describe.each(['USDC', 'PYUSD'] as const)('invoice payment in %s', (mint) => {
@@ -272,9 +285,117 @@ describe('Chain port on localnet (RpcChainAdapter over JSON-RPC)', () => {
       });
     });
 
+    it('ignores a failed transaction carrying the reference', async () => {
+      const reference = newReference();
+      const broke = newWallet();
+      await fund(broke.publicKey, 'USDC', 1_000_000n);
+      const unsigned = await adapter.buildInvoicePayment({
+        payer: broke.publicKey.toBase58(),
+        merchantWallet: merchant.publicKey.toBase58(),
+        mint: 'USDC',
+        amount: 5_000_000n, // more than it holds
+        reference,
+      });
+      const tx = Transaction.from(Buffer.from(unsigned.transaction, 'base64'));
+      tx.partialSign(broke);
+      // Sent without preflight, it lands as a failed transaction that still names the reference.
+      const signature = await connection.sendRawTransaction(tx.serialize(), {
+        skipPreflight: true,
+      });
+      const [entry] = await connection.getSignaturesForAddress(new PublicKey(reference));
+      expect(entry).toMatchObject({ signature, err: expect.anything() });
+      expect(await adapter.findPayment(expectation(reference))).toBeNull();
+    });
+
+    it('needs the reference on the transfer itself, not elsewhere in the transaction', async () => {
+      const reference = newReference();
+      // A transfer to the merchant without the reference, plus the reference on another
+      // instruction of the same transaction (a zero-lamport self-transfer).
+      const unsigned = await adapter.buildInvoicePayment({
+        payer: payer.publicKey.toBase58(),
+        merchantWallet: merchant.publicKey.toBase58(),
+        mint: 'USDC',
+        amount: 5_000_000n,
+        reference: newReference(),
+      });
+      const tx = Transaction.from(Buffer.from(unsigned.transaction, 'base64'));
+      const anchor = SystemProgram.transfer({
+        fromPubkey: payer.publicKey,
+        toPubkey: payer.publicKey,
+        lamports: 0,
+      });
+      anchor.keys.push({ pubkey: new PublicKey(reference), isSigner: false, isWritable: false });
+      const rebuilt = new Transaction({
+        feePayer: payer.publicKey,
+        blockhash: unsigned.blockhash,
+        lastValidBlockHeight: unsigned.lastValidBlockHeight,
+      }).add(anchor, ...tx.instructions);
+      rebuilt.sign(payer);
+      await connection.sendRawTransaction(rebuilt.serialize());
+      expect((await connection.getSignaturesForAddress(new PublicKey(reference))).length).toBe(1);
+      expect(await adapter.findPayment(expectation(reference))).toBeNull();
+    });
+
     it('finds nothing for an unused reference', async () => {
       expect(await adapter.findPayment(expectation(newReference()))).toBeNull();
     });
+  });
+
+  it('with the RPC silent, sendAndConfirm answers unknown at its deadline, never hangs', async () => {
+    // An RPC that accepts connections and never answers.
+    const silent = createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const port = (silent.address() as AddressInfo).port;
+    const dead = new RpcChainAdapter(new Connection(`http://127.0.0.1:${port}`, 'confirmed'), {
+      cluster: 'localnet',
+      scheme: 'token-delegate',
+      commitment: 'confirmed',
+      mints: mintTable('localnet'),
+      serviceKey,
+      approvalPeriods: 12,
+      confirmDeadlineMs: 300,
+    });
+    const started = Date.now();
+    try {
+      expect(
+        await dead.sendAndConfirm({
+          signature: bs58.encode(randomBytes(64)),
+          transaction: Buffer.alloc(200).toString('base64'),
+          lastValidBlockHeight: 1_000,
+        }),
+      ).toEqual({ state: 'unknown' });
+      expect(Date.now() - started).toBeLessThan(5_000);
+    } finally {
+      silent.closeAllConnections();
+      silent.close();
+    }
+  });
+
+  it('refuses a mint that does not have 6 decimals', async () => {
+    const odd = Keypair.generate().publicKey.toBase58();
+    const data = Buffer.alloc(MINT_SIZE);
+    MintLayout.encode(
+      {
+        mintAuthorityOption: 0,
+        mintAuthority: PublicKey.default,
+        supply: 0n,
+        decimals: 9,
+        isInitialized: true,
+        freezeAuthorityOption: 0,
+        freezeAuthority: PublicKey.default,
+      },
+      data,
+    );
+    tc.chain.setAccount(odd, { lamports: 10_000_000n, owner: TOKEN_PROGRAM_ID.toBase58(), data });
+    const overridden = new RpcChainAdapter(connection, {
+      cluster: 'localnet',
+      scheme: 'token-delegate',
+      commitment: 'confirmed',
+      mints: mintTable('localnet', { USDC: odd }),
+      serviceKey,
+      approvalPeriods: 12,
+    });
+    await expect(overridden.mint('USDC')).rejects.toThrow(/has 9 decimals/);
   });
 
   describe('subscriptions (token-delegate scheme)', () => {

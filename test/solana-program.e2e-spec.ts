@@ -336,6 +336,22 @@ describe('Subscriptions-program scheme on localnet', () => {
           ),
         ).toBe('authorization_gone');
       }
+      // As a preflight refusal reads (web3.js SendTransactionError): the hex form.
+      expect(
+        await adapter.classifyChargeFailure(
+          charge(),
+          'Transaction simulation failed: Error processing Instruction 1: custom program error: 0x1fc',
+        ),
+      ).toBe('authorization_gone');
+      // Already pulled this period, or the service key not a puller: not the customer's doing.
+      for (const code of [300, 130]) {
+        expect(
+          await adapter.classifyChargeFailure(
+            charge(),
+            `{"InstructionError":[1,{"Custom":${code}}]}`,
+          ),
+        ).toBe('transient');
+      }
       // PERIOD_NOT_ELAPSED (401) is not the customer's doing: retry later.
       expect(
         await adapter.classifyChargeFailure(charge(), '{"InstructionError":[1,{"Custom":401}]}'),

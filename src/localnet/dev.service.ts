@@ -1,4 +1,4 @@
-import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { Clock, isAdjustable, OffsetClock } from '../common/clock';
 import { ServiceUnavailableError } from '../common/errors/domain-error';
 import { fromBaseUnits, toBaseUnits } from '../solana/amounts';
@@ -9,10 +9,14 @@ import { LocalnetRpcClient } from './localnet-rpc.client';
 /** SOL sent with every faucet call, for transaction fees and account rent. */
 const FAUCET_LAMPORTS = 1_000_000_000n;
 
+/** How often an instance takes up the chain's clock. */
+const CLOCK_SYNC_MS = 2000;
+
 /** The localnet-only dev affordances (DESIGN section 9): a faucet and a movable clock. */
 @Injectable()
-export class DevService implements OnApplicationBootstrap {
+export class DevService implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(DevService.name);
+  private timer?: NodeJS.Timeout;
 
   constructor(
     private readonly rpc: LocalnetRpcClient,
@@ -20,17 +24,35 @@ export class DevService implements OnApplicationBootstrap {
     private readonly clock: Clock,
   ) {}
 
-  /** A restarted instance takes up the chain's clock, which may have been moved before. */
+  /**
+   * The service clock follows the chain's: taken up at start (the chain's clock may have been
+   * moved before) and every few seconds, so instances sharing a chain agree after another one
+   * handled a `clock/advance`.
+   */
   async onApplicationBootstrap(): Promise<void> {
     if (!(this.clock instanceof OffsetClock)) return;
+    await this.syncClock(this.clock);
+    const clock = this.clock;
+    this.timer = setInterval(() => void this.syncClock(clock), CLOCK_SYNC_MS);
+    this.timer.unref();
+  }
+
+  onApplicationShutdown(): void {
+    clearInterval(this.timer);
+  }
+
+  private async syncClock(clock: OffsetClock): Promise<void> {
     try {
       const { unixTimestamp } = await this.rpc.call<{ unixTimestamp: number }>(
         'localnet_getClock',
         [],
       );
-      this.clock.syncTo(unixTimestamp);
+      clock.syncTo(unixTimestamp);
     } catch (error) {
-      this.logger.warn({ err: error }, 'Could not read the localnet clock; using real time');
+      this.logger.warn(
+        { err: error },
+        'Could not read the localnet clock; keeping the last offset',
+      );
     }
   }
 

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { request } from 'undici';
 import { AppConfig } from '../config/app-config';
-import { ServiceUnavailableError } from '../common/errors/domain-error';
+import { ServiceUnavailableError, ValidationError } from '../common/errors/domain-error';
 
 /**
  * Calls the localnet-only JSON-RPC methods (`localnet_faucet`, `localnet_advanceClock`,
@@ -28,10 +28,12 @@ export class LocalnetRpcClient {
     } catch {
       throw new ServiceUnavailableError('The localnet chain is not reachable; retry later');
     }
-    if (body.error || body.result === undefined) {
-      throw new ServiceUnavailableError(
-        `The localnet chain refused ${method}: ${body.error?.message ?? 'no result'}`,
-      );
+    if (body.error) {
+      // The chain answered and refused what it was asked (an account that cannot receive, say).
+      throw new ValidationError(`The localnet chain refused the request: ${body.error.message}`);
+    }
+    if (body.result === undefined) {
+      throw new ServiceUnavailableError(`The localnet chain gave no answer to ${method}`);
     }
     return body.result;
   }

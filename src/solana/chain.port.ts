@@ -104,7 +104,9 @@ export type TxOutcome =
   /** Not seen yet, and its blockhash can still land it. */
   | { state: 'pending' }
   /** Not seen and its blockhash has expired: it never landed and never will. */
-  | { state: 'expired' };
+  | { state: 'expired' }
+  /** No answer before the deadline (the RPC is down): settle it later with `outcome`. */
+  | { state: 'unknown' };
 
 /** A payment found by its reference key, checked against what was asked for. */
 export interface FoundPayment {
@@ -167,7 +169,10 @@ export abstract class ChainPort {
 
   /** Builds and signs a charge (a pull by the service key). Classifies doomed charges first. */
   abstract signCharge(input: ChargeInput): Promise<SignedTx>;
-  /** Sends signed bytes once and waits for the outcome until the blockhash expires. */
+  /**
+   * Sends signed bytes once and waits for the outcome until the blockhash expires (or, with the
+   * RPC unreachable, a deadline: `unknown`).
+   */
   abstract sendAndConfirm(tx: SignedTx): Promise<TxOutcome>;
   /** The fate of a transaction from its signature alone: never sends anything. */
   abstract outcome(signature: string, lastValidBlockHeight: number): Promise<TxOutcome>;

@@ -19,13 +19,11 @@ import {
   TransactionInstruction,
 } from '@solana/web3.js';
 import {
-  SUBSCRIPTIONS_ERROR__AMOUNT_EXCEEDS_LIMIT,
   SUBSCRIPTIONS_ERROR__DELEGATION_EXPIRED,
   SUBSCRIPTIONS_ERROR__PLAN_CLOSED,
   SUBSCRIPTIONS_ERROR__PLAN_EXPIRED,
   SUBSCRIPTIONS_ERROR__PLAN_SUNSET,
   SUBSCRIPTIONS_ERROR__SUBSCRIPTION_CANCELLED,
-  SUBSCRIPTIONS_ERROR__UNAUTHORIZED,
 } from '@solana/subscriptions';
 import bs58 from 'bs58';
 import type { SolanaCluster, SubscriptionScheme } from '../config/app-config';
@@ -48,7 +46,7 @@ import {
   TxOutcome,
   UnsignedTx,
 } from './chain.port';
-import { MintInfo, MintSymbol } from './mints';
+import { MintInfo, MintSymbol, STABLECOIN_DECIMALS } from './mints';
 import {
   createPlanInstruction,
   decodeAuthorityAccount,
@@ -74,6 +72,8 @@ export interface RpcChainOptions {
   serviceKey: Keypair;
   /** Token-delegate scheme: the approval covers this many periods. */
   approvalPeriods: number;
+  /** How long `sendAndConfirm` waits for an answer before `unknown` (default 120 s). */
+  confirmDeadlineMs?: number;
 }
 
 /** Subscriptions-program refusals that mean the customer's authorisation is over. */
@@ -83,9 +83,34 @@ const AUTHORIZATION_GONE_CODES = new Set<number>([
   SUBSCRIPTIONS_ERROR__PLAN_EXPIRED,
   SUBSCRIPTIONS_ERROR__PLAN_CLOSED,
   SUBSCRIPTIONS_ERROR__PLAN_SUNSET,
-  SUBSCRIPTIONS_ERROR__AMOUNT_EXCEEDS_LIMIT,
-  SUBSCRIPTIONS_ERROR__UNAUTHORIZED,
 ]);
+// Not in the set, on purpose: AMOUNT_EXCEEDS_LIMIT / PERIOD_NOT_ELAPSED (this period was already
+// pulled, e.g. by a charge whose outcome was unknown) and UNAUTHORIZED (the service key is not
+// an allowed puller: a key rotation, the operator's to fix) are not the subscriber's doing.
+
+/**
+ * The custom error code in a transaction error, in either form it arrives in: a status's JSON
+ * (`{"InstructionError":[1,{"Custom":508}]}`) or a preflight message
+ * (`… custom program error: 0x1fc`).
+ */
+export function customErrorCode(error: string): number | null {
+  const json = /"Custom":\s*(\d+)/.exec(error);
+  if (json) return Number(json[1]);
+  const hex = /custom program error: 0x([0-9a-f]+)/i.exec(error);
+  return hex ? parseInt(hex[1], 16) : null;
+}
+
+/** The token programs' `TransferChecked` instruction tag. */
+const TRANSFER_CHECKED = 12;
+
+/** How far `findPayment` walks back through a reference's history. */
+const MAX_REFERENCE_SIGNATURES = 5000;
+
+/**
+ * How long `sendAndConfirm` keeps asking: a blockhash lives ~60-90 s, so by then the answer is
+ * known, unless the RPC is down.
+ */
+const CONFIRM_DEADLINE_MS = 120_000;
 
 /** How long to wait between status checks while confirming: quick first, then every 400 ms. */
 const CONFIRM_BACKOFF_MS = [0, 25, 50, 100, 200, 400];
@@ -131,6 +156,13 @@ export class RpcChainAdapter extends ChainPort {
       throw new Error(`Mint ${symbol} (${entry.address}) is not owned by a token program`);
     }
     const mint = unpackMint(address, info, info.owner);
+    // Amounts are converted at 6 decimals everywhere: a mint with others would scale every charge.
+    if (mint.decimals !== STABLECOIN_DECIMALS) {
+      throw new Error(
+        `Mint ${symbol} (${entry.address}) has ${mint.decimals} decimals; the service bills in ` +
+          `${STABLECOIN_DECIMALS}-decimal stablecoins only`,
+      );
+    }
     return {
       symbol,
       address: entry.address,
@@ -334,33 +366,48 @@ export class RpcChainAdapter extends ChainPort {
   }
 
   async sendAndConfirm(tx: SignedTx): Promise<TxOutcome> {
+    const deadline = Date.now() + (this.options.confirmDeadlineMs ?? CONFIRM_DEADLINE_MS);
     try {
-      await this.connection.sendRawTransaction(Buffer.from(tx.transaction, 'base64'), {
-        preflightCommitment: this.options.commitment,
-        maxRetries: 0,
-      });
+      await withTimeout(
+        this.connection.sendRawTransaction(Buffer.from(tx.transaction, 'base64'), {
+          preflightCommitment: this.options.commitment,
+          maxRetries: 0,
+        }),
+        deadline - Date.now(),
+      );
     } catch (error) {
       const message = (error as Error).message ?? String(error);
-      // Refused at preflight: it was never forwarded. Anything else (a timeout, a dropped
-      // connection) leaves the fate unknown: find out from the signature below.
-      if (/simulation failed|already been processed/i.test(message)) {
-        if (/already been processed/i.test(message)) {
-          return this.outcome(tx.signature, tx.lastValidBlockHeight);
-        }
+      // Refused at preflight: it was never forwarded. Already processed, or anything else (a
+      // timeout, a dropped connection): the fate is found from the signature below.
+      if (/simulation failed/i.test(message) && !/already been processed/i.test(message)) {
         return { state: 'rejected', error: message };
       }
     }
     for (let attempt = 0; ; attempt++) {
       const delay = CONFIRM_BACKOFF_MS[Math.min(attempt, CONFIRM_BACKOFF_MS.length - 1)];
       if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
-      const outcome = await this.outcome(tx.signature, tx.lastValidBlockHeight).catch(
-        () => ({ state: 'pending' }) as const, // RPC blip: ask again
-      );
+      let outcome: TxOutcome;
+      try {
+        // Bounded: an RPC that accepts and never answers must not hold the caller past it.
+        outcome = await withTimeout(
+          this.outcome(tx.signature, tx.lastValidBlockHeight),
+          Math.max(deadline - Date.now(), 0) + 50,
+        );
+      } catch {
+        outcome = { state: 'pending' }; // unreachable or silent: ask again until the deadline
+      }
       if (outcome.state !== 'pending') return outcome;
+      // Past the deadline without an answer: the caller keeps the signature and settles it later
+      // with `outcome`, never by sending again.
+      if (Date.now() > deadline) return { state: 'unknown' };
     }
   }
 
   async outcome(signature: string, lastValidBlockHeight: number): Promise<TxOutcome> {
+    // The height first, finalized: if the status read after it finds nothing, the transaction
+    // had not landed by a block the cluster already finalized past its last valid height, so it
+    // never will. (Read the other way round, a landing between the two reads would look expired.)
+    const height = await this.connection.getBlockHeight('finalized');
     const { value } = await this.connection.getSignatureStatuses([signature], {
       searchTransactionHistory: true,
     });
@@ -375,8 +422,6 @@ export class RpcChainAdapter extends ChainPort {
           };
     }
     if (status) return { state: 'pending' };
-    // Unseen: it can still land until the chain passes its last valid block height.
-    const height = await this.connection.getBlockHeight(this.options.commitment);
     return height > lastValidBlockHeight ? { state: 'expired' } : { state: 'pending' };
   }
 
@@ -389,8 +434,8 @@ export class RpcChainAdapter extends ChainPort {
     // Program scheme: the balance is ours to read; the program's own refusals name the rest.
     // (Custom codes of the token program, reached by CPI, overlap: hence the balance first.)
     if (authorization.balance < input.amount) return 'insufficient_funds';
-    const code = /"Custom":\s*(\d+)/.exec(error)?.[1];
-    return code && AUTHORIZATION_GONE_CODES.has(Number(code)) ? 'authorization_gone' : 'transient';
+    const code = customErrorCode(error);
+    return code !== null && AUTHORIZATION_GONE_CODES.has(code) ? 'authorization_gone' : 'transient';
   }
 
   async readAuthorization(subscriber: string, symbol: MintSymbol): Promise<AuthorizationState> {
@@ -453,6 +498,14 @@ export class RpcChainAdapter extends ChainPort {
     };
   }
 
+  /**
+   * The payment of a reference, Solana Pay's way: a successful transaction whose
+   * `transferChecked` carries the reference key. The transfer must go to the merchant's token
+   * account for the mint and move at least the amount. Transactions with the reference but no
+   * such transfer (the invoice's own registration) are not payment attempts and are skipped.
+   * Oldest first: the first valid payment is the one that paid. A caller settling invoices must
+   * also refuse a signature it has already used (one transfer may carry several references).
+   */
   async findPayment(expectation: PaymentExpectation): Promise<PaymentCheck | null> {
     const mint = await this.mint(expectation.mint);
     const destination = getAssociatedTokenAddressSync(
@@ -461,30 +514,41 @@ export class RpcChainAdapter extends ChainPort {
       true,
       new PublicKey(mint.tokenProgram),
     ).toBase58();
-    const signatures = await this.connection.getSignaturesForAddress(
-      new PublicKey(expectation.reference),
-      { limit: 1000 },
-      this.options.commitment === 'finalized' ? 'finalized' : 'confirmed',
-    );
     let rejected: PaymentCheck | null = null;
-    // Oldest first: the first valid payment is the one that paid.
-    for (const entry of [...signatures].reverse()) {
+    for (const entry of await this.referenceSignatures(expectation.reference)) {
       if (entry.err) continue;
       const tx = await this.connection.getTransaction(entry.signature, {
         maxSupportedTransactionVersion: 0,
         commitment: 'confirmed',
       });
-      if (!tx?.meta) continue;
+      if (!tx?.meta || tx.meta.err) continue;
       const keys = tx.transaction.message
         .getAccountKeys({ accountKeysFromLookups: tx.meta.loadedAddresses })
-        .staticAccountKeys.map((k) => k.toBase58());
-      const index = keys.indexOf(destination);
-      const received =
-        index < 0
-          ? 0n
-          : tokenAmount(tx.meta.postTokenBalances, index, mint.address) -
-            tokenAmount(tx.meta.preTokenBalances, index, mint.address);
-      if (received <= 0n) {
+        .keySegments()
+        .flat()
+        .map((k) => k.toBase58());
+      const transfers = tx.transaction.message.compiledInstructions
+        .map((ix) => ({
+          program: keys[ix.programIdIndex],
+          accounts: ix.accountKeyIndexes.map((i) => keys[i]),
+          data: Buffer.from(ix.data),
+        }))
+        .filter(
+          (ix) =>
+            (ix.program === TOKEN_PROGRAM_ID.toBase58() ||
+              ix.program === TOKEN_2022_PROGRAM_ID.toBase58()) &&
+            ix.data.length >= 10 &&
+            ix.data[0] === TRANSFER_CHECKED &&
+            ix.accounts.slice(4).includes(expectation.reference),
+        );
+      if (transfers.length === 0) continue; // not a payment attempt
+      const paid = transfers.filter(
+        (ix) =>
+          ix.program === mint.tokenProgram &&
+          ix.accounts[1] === mint.address &&
+          ix.accounts[2] === destination,
+      );
+      if (paid.length === 0) {
         rejected ??= {
           valid: false,
           signature: entry.signature,
@@ -492,6 +556,7 @@ export class RpcChainAdapter extends ChainPort {
         };
         continue;
       }
+      const received = paid.reduce((sum, ix) => sum + ix.data.readBigUInt64LE(1), 0n);
       if (received < expectation.amount) {
         rejected = {
           valid: false,
@@ -500,18 +565,40 @@ export class RpcChainAdapter extends ChainPort {
         };
         continue;
       }
+      const source = keys.indexOf(paid[0].accounts[0]);
       const payment: FoundPayment = {
         signature: entry.signature,
         slot: tx.slot,
         blockTime: tx.blockTime ?? null,
         payer:
-          payerOf(tx.meta.preTokenBalances, tx.meta.postTokenBalances, mint.address) ?? keys[0],
+          tx.meta.preTokenBalances?.find((b) => b.accountIndex === source)?.owner ??
+          paid[0].accounts[3],
         amount: received,
         finalized: entry.confirmationStatus === 'finalized',
       };
       return { valid: true, payment, overpaid: received - expectation.amount };
     }
     return rejected;
+  }
+
+  /**
+   * A reference's signatures, oldest first, paging back through history. Anyone can attach a
+   * reference to transactions of their own, so the walk is capped.
+   */
+  private async referenceSignatures(reference: string) {
+    const all: Awaited<ReturnType<Connection['getSignaturesForAddress']>> = [];
+    let before: string | undefined;
+    while (all.length < MAX_REFERENCE_SIGNATURES) {
+      const page = await this.connection.getSignaturesForAddress(
+        new PublicKey(reference),
+        { limit: 1000, before },
+        this.options.commitment === 'finalized' ? 'finalized' : 'confirmed',
+      );
+      all.push(...page);
+      if (page.length < 1000) break;
+      before = page[page.length - 1].signature;
+    }
+    return all.reverse();
   }
 
   /**
@@ -631,38 +718,21 @@ export class RpcChainAdapter extends ChainPort {
   }
 }
 
+/** Rejects when `promise` has not settled within `ms`. */
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
 function memo(text: string, signers: PublicKey[]): TransactionInstruction {
   return new TransactionInstruction({
     programId: MEMO_PROGRAM_ID,
     keys: signers.map((pubkey) => ({ pubkey, isSigner: true, isWritable: false })),
     data: Buffer.from(text, 'utf8'),
   });
-}
-
-interface TokenBalance {
-  accountIndex: number;
-  mint: string;
-  owner?: string;
-  uiTokenAmount: { amount: string };
-}
-
-function tokenAmount(balances: TokenBalance[] | null | undefined, index: number, mint: string) {
-  const entry = balances?.find((b) => b.accountIndex === index && b.mint === mint);
-  return entry ? BigInt(entry.uiTokenAmount.amount) : 0n;
-}
-
-/** The owner of the token account of `mint` whose balance went down. */
-function payerOf(
-  pre: TokenBalance[] | null | undefined,
-  post: TokenBalance[] | null | undefined,
-  mint: string,
-): string | undefined {
-  for (const before of pre ?? []) {
-    if (before.mint !== mint) continue;
-    const after = tokenAmount(post, before.accountIndex, mint);
-    if (after < BigInt(before.uiTokenAmount.amount)) return before.owner;
-  }
-  return undefined;
 }
 
 function describeFailure(reason: ChargeFailure, state: AuthorizationState): string {

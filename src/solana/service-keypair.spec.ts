@@ -1,4 +1,5 @@
 import { Keypair } from '@solana/web3.js';
+import bs58 from 'bs58';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -39,7 +40,10 @@ describe('service keypair', () => {
 
   it.each([
     [{ SOLANA_CLUSTER: 'devnet' }, 'SERVICE_KEYPAIR: required on devnet'],
-    [{ SERVICE_KEYPAIR: '/nonexistent/key.json' }, 'cannot read /nonexistent/key.json (ENOENT)'],
+    [
+      { SERVICE_KEYPAIR: '/nonexistent/key.json' },
+      'is neither a readable keypair file path nor a keypair',
+    ],
     [{ SERVICE_KEYPAIR: '[1,2,3]' }, 'the value must be a JSON array of 64 bytes'],
     [
       { SERVICE_KEYPAIR: JSON.stringify(Array.from({ length: 64 }, () => 7)) },
@@ -49,5 +53,15 @@ describe('service keypair', () => {
     const attempt = loadServiceKeypair(parseConfig({ DATA_DIR: dir(), ...env }));
     await expect(attempt).rejects.toThrow(ConfigError);
     await expect(attempt).rejects.toThrow(message);
+  });
+
+  it('never prints the value: a base58 secret key given by mistake stays out of the message', async () => {
+    const secret = bs58.encode(Keypair.generate().secretKey);
+    const error = await loadServiceKeypair(
+      parseConfig({ DATA_DIR: dir(), SERVICE_KEYPAIR: secret }),
+    ).catch((e: Error) => e);
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).not.toContain(secret);
+    expect((error as Error).message).not.toContain(secret.slice(0, 12));
   });
 });

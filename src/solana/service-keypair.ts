@@ -47,9 +47,11 @@ export async function loadServiceKeypair(config: AppConfig): Promise<Keypair> {
     try {
       return parseKeypair(inline ? source : await readFile(source, 'utf8'));
     } catch (error) {
-      const reason = (error as NodeJS.ErrnoException).code
-        ? `cannot read ${source} (${(error as NodeJS.ErrnoException).code})`
-        : `${inline ? 'the value' : source} ${(error as Error).message}`;
+      // Never the value itself: a secret key pasted in another format would be printed.
+      const code = (error as NodeJS.ErrnoException).code;
+      const reason = code
+        ? `is neither a readable keypair file path nor a keypair's JSON array (${code})`
+        : `${inline ? 'the value' : 'the file'} ${(error as Error).message}`;
       throw new ConfigError([`SERVICE_KEYPAIR: ${reason}`]);
     }
   }

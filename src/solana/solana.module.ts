@@ -6,6 +6,9 @@ import { mintTable } from './mints';
 import { RpcChainAdapter } from './rpc-chain.adapter';
 import { loadServiceKeypair } from './service-keypair';
 
+/** Longest wait for one JSON-RPC answer. */
+const RPC_TIMEOUT_MS = 15_000;
+
 /**
  * The chain, behind `ChainPort`: one `RpcChainAdapter` over a web3.js `Connection` to the
  * configured RPC (the embedded localnet by default). Nothing connects until first use.
@@ -20,6 +23,9 @@ import { loadServiceKeypair } from './service-keypair';
         new Connection(config.solanaRpcUrl, {
           commitment: config.SOLANA_COMMITMENT,
           disableRetryOnRateLimit: false,
+          // web3.js sets no timeout: an RPC that never answers would hold a caller forever.
+          fetch: (input, init) =>
+            fetch(input, { ...init, signal: AbortSignal.timeout(RPC_TIMEOUT_MS) }),
         }),
     },
     {
