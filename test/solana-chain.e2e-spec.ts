@@ -549,12 +549,14 @@ describe('Chain port on localnet (RpcChainAdapter over JSON-RPC)', () => {
       expect(await restarted.sendAndConfirm(signed)).toMatchObject({ state: 'succeeded' });
       expect(await balance(wallet.publicKey, 'USDC')).toBe(15_000_000n);
 
-      // Signed but never sent: pending while it could land, expired once it never can.
+      // Signed but never sent: pending while it could land; expired once the finalized height
+      // is past its last valid block height (localnet's slots follow wall time, so a height
+      // already passed stands in for the minute it would take).
       const unsent = await adapter.signCharge(charge(wallet));
       expect(await adapter.outcome(unsent.signature, unsent.lastValidBlockHeight)).toEqual({
         state: 'pending',
       });
-      const height = await connection.getBlockHeight();
+      const height = await connection.getBlockHeight('finalized');
       expect(await adapter.outcome(unsent.signature, height - 1)).toEqual({ state: 'expired' });
       expect(await balance(wallet.publicKey, 'USDC')).toBe(15_000_000n);
     });

@@ -490,6 +490,15 @@ describe('Webhook delivery across restarts and instances', () => {
       await waitFor(async () => Number((await counts()).delivered) === ids.length, 5000).catch(
         () => undefined,
       );
+      // Anything not delivered exactly once, with what the worker recorded (empty when all are).
+      expect(
+        await a.sql(
+          `SELECT status, attempts, last_error, leased_until IS NOT NULL AS leased
+             FROM webhook_deliveries
+            WHERE merchant_id = $1 AND NOT (status = 'delivered' AND attempts = 1)`,
+          [m.id],
+        ),
+      ).toEqual([]);
       expect(await counts()).toEqual({ delivered: String(ids.length), total: String(ids.length) });
     } finally {
       await a.close();
