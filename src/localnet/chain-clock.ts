@@ -29,7 +29,8 @@ export class ChainClock {
   constructor(
     private readonly seed: Buffer,
     state: ChainClockState,
-    private readonly wallNow: () => number = Date.now,
+    // Read through `Date.now` at each call, so a test that freezes it freezes the chain too.
+    private readonly wallNow: () => number = () => Date.now(),
   ) {
     this.offsetSeconds = state.offsetSeconds;
     this.base = { slot: state.slot, wallMs: wallNow() };
