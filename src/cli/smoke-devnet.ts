@@ -10,16 +10,17 @@
  * With SOLANA_CLUSTER=localnet (and the chain running) it funds throwaway keypairs from the
  * faucet and runs the same steps, which is how the test suite keeps it working offline.
  */
-import { Connection, Keypair, Transaction } from '@solana/web3.js';
+import { Keypair, Transaction } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { createHash, randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { loadConfig } from '../config/load-config';
 import { toBaseUnits } from '../solana/amounts';
 import { TxOutcome, UnsignedTx } from '../solana/chain.port';
-import { MINT_SYMBOLS, MintSymbol, mintTable } from '../solana/mints';
+import { createChainAdapter, createConnection } from '../solana/chain.factory';
+import { MINT_SYMBOLS, MintSymbol } from '../solana/mints';
 import { RpcChainAdapter } from '../solana/rpc-chain.adapter';
-import { loadServiceKeypair, parseKeypair } from '../solana/service-keypair';
+import { parseKeypair } from '../solana/service-keypair';
 import { runCli, UsageError } from './run-cli';
 
 runCli(async (out) => {
@@ -28,19 +29,7 @@ runCli(async (out) => {
   if (!MINT_SYMBOLS.includes(mint))
     throw new UsageError(`SMOKE_MINT must be one of ${MINT_SYMBOLS.join(', ')}`);
   const amount = toBaseUnits(process.env.SMOKE_AMOUNT ?? '0.01');
-  const connection = new Connection(config.solanaRpcUrl, config.SOLANA_COMMITMENT);
-  const chain = new RpcChainAdapter(connection, {
-    cluster: config.SOLANA_CLUSTER,
-    scheme: config.subscriptionScheme,
-    commitment: config.SOLANA_COMMITMENT,
-    mints: mintTable(config.SOLANA_CLUSTER, {
-      USDC: config.MINT_USDC,
-      PYUSD: config.MINT_PYUSD,
-      USDG: config.MINT_USDG,
-    }),
-    serviceKey: await loadServiceKeypair(config),
-    approvalPeriods: config.SUBSCRIPTION_APPROVAL_PERIODS,
-  });
+  const chain = await createChainAdapter(createConnection(config), config);
   const merchant = await keypair('SMOKE_MERCHANT_KEYPAIR', config.isLocalnet);
   const payer = await keypair('SMOKE_PAYER_KEYPAIR', config.isLocalnet);
   if (config.isLocalnet) {

@@ -1,6 +1,6 @@
 import { request } from 'undici';
 import type { AppConfig } from '../config/app-config';
-import { mintTable } from '../solana/mints';
+import { configuredMints } from '../solana/chain.factory';
 import { LocalnetChain } from './localnet-chain';
 import { startLocalnetRpc } from './rpc-server';
 
@@ -39,11 +39,7 @@ export async function openLocalnet(config: AppConfig): Promise<EmbeddedLocalnet 
   if (await answersAsLocalnet(url)) return { url, owned: false, stop: () => Promise.resolve() };
   const chain = await LocalnetChain.open({
     dataDir: config.DATA_DIR,
-    mints: mintTable('localnet', {
-      USDC: config.MINT_USDC,
-      PYUSD: config.MINT_PYUSD,
-      USDG: config.MINT_USDG,
-    }),
+    mints: configuredMints(config),
   });
   try {
     const rpc = await startLocalnetRpc(chain, { port: config.LOCALNET_RPC_PORT });
