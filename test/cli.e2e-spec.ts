@@ -276,7 +276,7 @@ describe('npm run smoke:devnet', () => {
       );
       expect(out).toMatch(/plan [0-9a-f-]{36} \(memo\): \w{64,88}/);
       expect(out).toMatch(/invoice \w+ registered: \w{64,88}/);
-      expect(out).toMatch(/payment found by reference and valid: \w{64,88}/);
+      expect(out).toMatch(/payment found by reference and by the merchant's account: \w{64,88}/);
       expect(out).toContain('smoke test passed');
     } finally {
       await chain.close();

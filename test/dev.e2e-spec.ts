@@ -111,9 +111,15 @@ describe('Localnet dev endpoints and the chain behind the app', () => {
       expect(outcome).toMatchObject({ state: 'succeeded' });
       expect(await tokenBalance(payer.publicKey.toBase58(), 'USDC')).toBe('12750000');
       expect(await tokenBalance(merchantWallet, 'USDC')).toBe('7250000');
-      expect(
-        await chain.findPayment({ reference, merchantWallet, mint: 'USDC', amount: 7_250_000n }),
-      ).toMatchObject({ valid: true, payment: { amount: 7_250_000n } });
+      const scan = await chain.scanReference(reference, null);
+      expect(scan.payments).toMatchObject([
+        {
+          amount: 7_250_000n,
+          destination: await chain.tokenAccount(merchantWallet, 'USDC'),
+          payer: payer.publicKey.toBase58(),
+          references: [reference],
+        },
+      ]);
     });
   });
 

@@ -7,7 +7,7 @@ import {
   TOKEN_2022_PROGRAM_ID,
   TOKEN_PROGRAM_ID,
 } from '@solana/spl-token';
-import { Connection, Keypair, PublicKey, SystemProgram, Transaction } from '@solana/web3.js';
+import { Connection, Keypair, PublicKey, Transaction } from '@solana/web3.js';
 import BigNumber from 'bignumber.js';
 import bs58 from 'bs58';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -129,15 +129,12 @@ describe('Chain port on localnet (RpcChainAdapter over JSON-RPC)', () => {
     const [found] = await connection.getSignaturesForAddress(new PublicKey(reference));
     const text = `invoice:v1:${reference}:${commitment.toString('hex')}`;
     expect(found).toMatchObject({ err: null, memo: `[${text.length}] ${text}` });
-    // Registered, not paid: the registration is not a payment attempt.
-    expect(
-      await adapter.findPayment({
-        reference,
-        merchantWallet: merchant.publicKey.toBase58(),
-        mint: 'USDC',
-        amount: 1n,
-      }),
-    ).toBeNull();
+    // Registered, not paid: the registration moves no tokens, so it holds no payment.
+    expect(await adapter.scanReference(reference, null)).toEqual({
+      payments: [],
+      cursor: found.signature,
+      signaturesScanned: 1,
+    });
   });
 
   describe.each(['USDC', 'PYUSD'] as const)('invoice payment in %s', (mint) => {
@@ -163,17 +160,23 @@ describe('Chain port on localnet (RpcChainAdapter over JSON-RPC)', () => {
       expect(await balance(payer.publicKey, mint)).toBe(87_500_000n);
       expect(await balance(merchant.publicKey, mint)).toBe(12_500_000n);
 
-      const check = await adapter.findPayment({
-        reference,
-        merchantWallet: merchant.publicKey.toBase58(),
-        mint,
-        amount: 12_500_000n,
-      });
-      expect(check).toMatchObject({
-        valid: true,
-        overpaid: 0n,
-        payment: { amount: 12_500_000n, payer: payer.publicKey.toBase58() },
-      });
+      const m0 = await adapter.mint(mint);
+      const destination = await adapter.tokenAccount(merchant.publicKey.toBase58(), mint);
+      const { payments } = await adapter.scanReference(reference, null);
+      expect(payments).toEqual([
+        expect.objectContaining({
+          amount: 12_500_000n,
+          payer: payer.publicKey.toBase58(),
+          destination,
+          destinationOwner: merchant.publicKey.toBase58(),
+          mint: m0.address,
+          references: [reference],
+          memo: 'INV-1',
+        }),
+      ]);
+      // The merchant-account scan sees the same payment.
+      const byAccount = await adapter.scanTokenAccount(destination, null);
+      expect(byAccount.payments.map((p) => p.signature)).toEqual([payments[0].signature]);
 
       // Solana Pay's own helpers agree. (`validateTransfer` of @solana/pay 0.2 derives the
       // recipient's token account with the classic token program only, so it cannot check a
@@ -182,7 +185,7 @@ describe('Chain port on localnet (RpcChainAdapter over JSON-RPC)', () => {
       const found = await findReference(connection, new PublicKey(reference), {
         finality: 'confirmed',
       });
-      expect(found.signature).toBe(check?.valid ? check.payment.signature : undefined);
+      expect(found.signature).toBe(payments[0].signature);
       if (mint === 'USDC') {
         await expect(
           validateTransfer(
@@ -226,121 +229,6 @@ describe('Chain port on localnet (RpcChainAdapter over JSON-RPC)', () => {
     });
   });
 
-  describe('payment validation', () => {
-    const payer = newWallet();
-    const merchant = newWallet();
-    beforeAll(async () => {
-      await fund(payer.publicKey, 'USDC', 50_000_000n);
-      await fund(payer.publicKey, 'PYUSD', 50_000_000n);
-    });
-
-    async function pay(mint: MintSymbol, to: PublicKey, amount: bigint): Promise<string> {
-      const reference = newReference();
-      const unsigned = await adapter.buildInvoicePayment({
-        payer: payer.publicKey.toBase58(),
-        merchantWallet: to.toBase58(),
-        mint,
-        amount,
-        reference,
-      });
-      expect(await signAndSend(unsigned, payer)).toMatchObject({ state: 'succeeded' });
-      return reference;
-    }
-
-    const expectation = (reference: string, amount = 5_000_000n) => ({
-      reference,
-      merchantWallet: merchant.publicKey.toBase58(),
-      mint: 'USDC' as const,
-      amount,
-    });
-
-    it('rejects the wrong mint', async () => {
-      const reference = await pay('PYUSD', merchant.publicKey, 5_000_000n);
-      expect(await adapter.findPayment(expectation(reference))).toEqual({
-        valid: false,
-        signature: expect.any(String),
-        reason: "no USDC reached the merchant's token account",
-      });
-    });
-
-    it('rejects the wrong destination', async () => {
-      const reference = await pay('USDC', newWallet().publicKey, 5_000_000n);
-      expect(await adapter.findPayment(expectation(reference))).toMatchObject({
-        valid: false,
-        reason: "no USDC reached the merchant's token account",
-      });
-    });
-
-    it('rejects an under-payment and records an over-payment', async () => {
-      const under = await pay('USDC', merchant.publicKey, 4_999_999n);
-      expect(await adapter.findPayment(expectation(under))).toMatchObject({
-        valid: false,
-        reason: 'under-paid: received 4999999, expected 5000000 base units',
-      });
-      const over = await pay('USDC', merchant.publicKey, 5_000_001n);
-      expect(await adapter.findPayment(expectation(over))).toMatchObject({
-        valid: true,
-        overpaid: 1n,
-        payment: { amount: 5_000_001n },
-      });
-    });
-
-    it('ignores a failed transaction carrying the reference', async () => {
-      const reference = newReference();
-      const broke = newWallet();
-      await fund(broke.publicKey, 'USDC', 1_000_000n);
-      const unsigned = await adapter.buildInvoicePayment({
-        payer: broke.publicKey.toBase58(),
-        merchantWallet: merchant.publicKey.toBase58(),
-        mint: 'USDC',
-        amount: 5_000_000n, // more than it holds
-        reference,
-      });
-      const tx = Transaction.from(Buffer.from(unsigned.transaction, 'base64'));
-      tx.partialSign(broke);
-      // Sent without preflight, it lands as a failed transaction that still names the reference.
-      const signature = await connection.sendRawTransaction(tx.serialize(), {
-        skipPreflight: true,
-      });
-      const [entry] = await connection.getSignaturesForAddress(new PublicKey(reference));
-      expect(entry).toMatchObject({ signature, err: expect.anything() });
-      expect(await adapter.findPayment(expectation(reference))).toBeNull();
-    });
-
-    it('needs the reference on the transfer itself, not elsewhere in the transaction', async () => {
-      const reference = newReference();
-      // A transfer to the merchant without the reference, plus the reference on another
-      // instruction of the same transaction (a zero-lamport self-transfer).
-      const unsigned = await adapter.buildInvoicePayment({
-        payer: payer.publicKey.toBase58(),
-        merchantWallet: merchant.publicKey.toBase58(),
-        mint: 'USDC',
-        amount: 5_000_000n,
-        reference: newReference(),
-      });
-      const tx = Transaction.from(Buffer.from(unsigned.transaction, 'base64'));
-      const anchor = SystemProgram.transfer({
-        fromPubkey: payer.publicKey,
-        toPubkey: payer.publicKey,
-        lamports: 0,
-      });
-      anchor.keys.push({ pubkey: new PublicKey(reference), isSigner: false, isWritable: false });
-      const rebuilt = new Transaction({
-        feePayer: payer.publicKey,
-        blockhash: unsigned.blockhash,
-        lastValidBlockHeight: unsigned.lastValidBlockHeight,
-      }).add(anchor, ...tx.instructions);
-      rebuilt.sign(payer);
-      await connection.sendRawTransaction(rebuilt.serialize());
-      expect((await connection.getSignaturesForAddress(new PublicKey(reference))).length).toBe(1);
-      expect(await adapter.findPayment(expectation(reference))).toBeNull();
-    });
-
-    it('finds nothing for an unused reference', async () => {
-      expect(await adapter.findPayment(expectation(newReference()))).toBeNull();
-    });
-  });
-
   it('with the RPC silent, sendAndConfirm answers unknown at its deadline, never hangs', async () => {
     // An RPC that accepts connections and never answers.
     const silent = createServer(() => undefined);
@@ -355,8 +243,8 @@ describe('Chain port on localnet (RpcChainAdapter over JSON-RPC)', () => {
       approvalPeriods: 12,
       confirmDeadlineMs: 300,
     });
-    const started = Date.now();
     try {
+      // Resolving at all proves it does not hang: the test's own timeout bounds the wait.
       expect(
         await dead.sendAndConfirm({
           signature: bs58.encode(randomBytes(64)),
@@ -364,7 +252,6 @@ describe('Chain port on localnet (RpcChainAdapter over JSON-RPC)', () => {
           lastValidBlockHeight: 1_000,
         }),
       ).toEqual({ state: 'unknown' });
-      expect(Date.now() - started).toBeLessThan(5_000);
     } finally {
       silent.closeAllConnections();
       silent.close();
@@ -514,24 +401,25 @@ describe('Chain port on localnet (RpcChainAdapter over JSON-RPC)', () => {
       expect(await adapter.classifyChargeFailure(charge(wallet), error)).toBe('insufficient_funds');
     });
 
-    it('a stale blockhash is rejected and classified transient', async () => {
+    it('a blockhash this node does not know is not a refusal: it waits, and ends expired', async () => {
       const wallet = await subscriber('USDC', 20_000_000n);
       const signed = await adapter.signCharge(charge(wallet));
       const tx = Transaction.from(Buffer.from(signed.transaction, 'base64'));
-      tx.recentBlockhash = bs58.encode(randomBytes(32)); // a blockhash the chain never issued
+      tx.recentBlockhash = bs58.encode(randomBytes(32)); // a blockhash this node never issued
       tx.signatures = [];
       tx.sign(serviceKey);
+      // Another node may know that blockhash (this one may lag), so the bytes may still land:
+      // the answer is the outcome, `expired` once the last valid height is finalized past.
+      const lastValidBlockHeight = (await connection.getBlockHeight('finalized')) - 1;
       const outcome = await adapter.sendAndConfirm({
         signature: bs58.encode(tx.signature!),
         transaction: tx.serialize().toString('base64'),
-        lastValidBlockHeight: signed.lastValidBlockHeight,
+        lastValidBlockHeight,
       });
-      expect(outcome).toMatchObject({
-        state: 'rejected',
-        error: expect.stringMatching(/blockhash/i),
-      });
-      const error = outcome.state === 'rejected' ? outcome.error : '';
-      expect(await adapter.classifyChargeFailure(charge(wallet), error)).toBe('transient');
+      expect(outcome).toEqual({ state: 'expired' });
+      expect(await adapter.classifyChargeFailure(charge(wallet), 'BlockhashNotFound')).toBe(
+        'transient',
+      );
       expect(await balance(wallet.publicKey, 'USDC')).toBe(20_000_000n);
     });
 

@@ -3,6 +3,7 @@ import {
   AccountDiscriminator,
   getInitSubscriptionAuthorityOverlayInstructionAsync,
   getPlanEncoder,
+  getRevokeSubscriptionOverlayInstruction,
   getSubscribeOverlayInstructionAsync,
   getSubscriptionAuthorityEncoder,
   getSubscriptionDelegationEncoder,
@@ -21,7 +22,7 @@ import {
   TransactionInstruction,
 } from '@solana/web3.js';
 import { randomUUID } from 'node:crypto';
-import { ChargeInput } from '../src/solana/chain.port';
+import { ChargeInput, PlanTermsMismatchError } from '../src/solana/chain.port';
 import { mintTable } from '../src/solana/mints';
 import { RpcChainAdapter } from '../src/solana/rpc-chain.adapter';
 import {
@@ -221,7 +222,100 @@ describe('Subscriptions-program scheme on localnet', () => {
         amount: 1n,
         periodHours: 24,
       }),
-    ).rejects.toThrow(/is not registered on-chain/);
+    ).rejects.toMatchObject({ kind: 'not_registered', message: /is not registered on-chain/ });
+  });
+
+  describe('a plan front-run on-chain with other terms is refused', () => {
+    const attacker = Keypair.generate().publicKey.toBase58();
+    const cases: [string, Record<string, unknown>, RegExp][] = [
+      ['another puller', { pullers: [attacker] }, /pullers \[/],
+      ['an extra puller', { pullers: ['SERVICE', attacker] }, /pullers \[/],
+      ['another destination', { destinations: [attacker] }, /destinations \[/],
+      ['an extra destination', { destinations: ['MERCHANT', attacker] }, /destinations \[/],
+      ['another amount', { amount: terms.amount + 1n }, /amount 9990001/],
+      ['another period', { periodHours: 24n }, /period 24 hours/],
+      ['another mint', { mint: mintTable('localnet')[2].address }, /mint /],
+      ['an end time', { endTs: 1_900_000_000n }, /an end time/],
+    ];
+    it.each(cases)('%s', async (_name, change, message) => {
+      const id = randomUUID();
+      const plan = await planPda(merchant, onchainPlanId(id));
+      const named = (list: unknown) =>
+        (list as string[]).map((a) =>
+          a === 'SERVICE' ? serviceKey.publicKey.toBase58() : a === 'MERCHANT' ? merchant : a,
+        );
+      tc.chain.setAccount(plan, {
+        lamports: 10_000_000n,
+        owner: SUBSCRIPTIONS_PROGRAM_ADDRESS,
+        data: new Uint8Array(
+          getPlanEncoder().encode({
+            discriminator: AccountDiscriminator.Plan,
+            owner: address(merchant),
+            bump: 255,
+            status: 1,
+            data: {
+              planId: onchainPlanId(id),
+              mint: address((change.mint as string | undefined) ?? PYUSD),
+              terms: {
+                ...terms,
+                ...(change.amount !== undefined ? { amount: change.amount as bigint } : {}),
+                ...(change.periodHours !== undefined
+                  ? { periodHours: change.periodHours as bigint }
+                  : {}),
+              },
+              endTs: (change.endTs as bigint | undefined) ?? 0n,
+              destinations: pad(named(change.destinations ?? [merchant]), MAX_PLAN_DESTINATIONS),
+              pullers: pad(
+                named(change.pullers ?? [serviceKey.publicKey.toBase58()]),
+                MAX_PLAN_PULLERS,
+              ),
+              metadataUri: '',
+            },
+          }),
+        ),
+      });
+      const attempt = adapter.buildSubscribe({
+        subscriber: Keypair.generate().publicKey.toBase58(),
+        merchantWallet: merchant,
+        planId: id,
+        mint: 'PYUSD',
+        amount: terms.amount,
+        periodHours: 720,
+      });
+      await expect(attempt).rejects.toBeInstanceOf(PlanTermsMismatchError);
+      await expect(attempt).rejects.toMatchObject({ kind: 'terms_differ', message });
+    });
+  });
+
+  it('revoke is the subscriber-signed revoke of that subscription (the official instruction)', async () => {
+    const subscriber = Keypair.generate().publicKey.toBase58();
+    const plan = await planPda(merchant, onchainPlanId(planId));
+    const subscription = await subscriptionPda(plan, subscriber);
+    expect(
+      await adapter.subscriptionAddress({
+        merchantWallet: merchant,
+        planId,
+        subscriber,
+        mint: 'PYUSD',
+      }),
+    ).toBe(subscription);
+    const unsigned = await adapter.buildRevoke({
+      subscriber,
+      merchantWallet: merchant,
+      planId,
+      mint: 'PYUSD',
+    });
+    const tx = Transaction.from(Buffer.from(unsigned.transaction, 'base64'));
+    expect(tx.feePayer?.toBase58()).toBe(subscriber);
+    expect(tx.instructions.map(wire)).toEqual([
+      officialWire(
+        getRevokeSubscriptionOverlayInstruction({
+          authority: createNoopSigner(address(subscriber)),
+          planPda: address(plan),
+          subscriptionPda: address(subscription),
+        }),
+      ),
+    ]);
   });
 
   describe('a subscription delegation on-chain', () => {

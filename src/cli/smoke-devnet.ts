@@ -73,14 +73,15 @@ runCli(async (out) => {
     memo: 'smoke test',
   });
   out(`invoice paid: ${await land(chain, payment, payer)}`);
-  const found = await chain.findPayment({
-    reference,
-    merchantWallet: merchant.publicKey.toBase58(),
-    mint,
-    amount,
-  });
-  if (!found?.valid) throw new Error(`payment not found or invalid: ${JSON.stringify(found)}`);
-  out(`payment found by reference and valid: ${found.payment.signature}`);
+  const destination = await chain.tokenAccount(merchant.publicKey.toBase58(), mint);
+  const scan = await chain.scanReference(reference, null);
+  const found = scan.payments.find((p) => p.destination === destination && p.amount === amount);
+  if (!found) throw new Error(`payment not found by reference: ${JSON.stringify(scan.payments)}`);
+  const byAccount = await chain.scanTokenAccount(destination, null);
+  if (!byAccount.payments.some((p) => p.signature === found.signature)) {
+    throw new Error('payment not found by the merchant-account scan');
+  }
+  out(`payment found by reference and by the merchant's account: ${found.signature}`);
   out('smoke test passed');
 });
 

@@ -1,4 +1,3 @@
-import type { Keypair } from '@solana/web3.js';
 import type { SolanaCluster, SubscriptionScheme } from '../config/app-config';
 import type { MintSymbol } from './mints';
 
@@ -53,6 +52,25 @@ export interface SubscribeInput {
   periodHours: number;
   /** Attached as a read-only account so the subscribe transaction can be found. */
   reference?: string;
+  /**
+   * Token-delegate scheme: what the service still needs from this token account for the
+   * subscriber's OTHER live subscriptions in this mint. A token account has one delegate, so the
+   * approval written here replaces the previous one and must cover them too. Default 0.
+   */
+  otherSubscriptionsAllowance?: bigint;
+}
+
+/** The customer's withdrawal of one subscription's on-chain authorisation (signed by them). */
+export interface RevokeInput {
+  subscriber: string;
+  merchantWallet: string;
+  planId: string;
+  mint: MintSymbol;
+  /**
+   * Token-delegate scheme: what the service still needs for the subscriber's other live
+   * subscriptions in this mint; the approval is reset to it (revoked when 0). Default 0.
+   */
+  remainingAllowance?: bigint;
 }
 
 export interface ChargeInput {
@@ -71,9 +89,12 @@ export interface ChargeInput {
 
 /**
  * Why a charge did not happen. `insufficient_funds` and `authorization_gone` are the customer's
- * side and final for this attempt; `transient` (RPC down, blockhash expired) may be retried.
+ * side and final for this attempt; `account_frozen` (the subscriber's or the merchant's token
+ * account is frozen: what an issuer's blacklisting does) is final and never retried;
+ * `transient` (RPC down, blockhash expired) may be retried.
  */
-export type ChargeFailure = 'insufficient_funds' | 'authorization_gone' | 'transient';
+export type ChargeFailure =
+  'insufficient_funds' | 'authorization_gone' | 'account_frozen' | 'transient';
 
 export class ChargeFailedError extends Error {
   constructor(
@@ -108,32 +129,59 @@ export type TxOutcome =
   /** No answer before the deadline (the RPC is down): settle it later with `outcome`. */
   | { state: 'unknown' };
 
-/** A payment found by its reference key, checked against what was asked for. */
-export interface FoundPayment {
+/**
+ * Tokens that arrived in a token account in one successful transaction, read from its token
+ * balances. What it pays (an invoice, twice, too little, a closed one) is the billing domain's
+ * decision.
+ */
+export interface ScannedPayment {
   signature: string;
   slot: number;
   blockTime: number | null;
-  payer: string | null;
-  /** Base units received by the merchant's token account in that transaction. */
-  amount: bigint;
+  /** Whether the block was finalized when scanned (else confirmed): settle later by signature. */
   finalized: boolean;
-}
-
-export interface PaymentExpectation {
-  reference: string;
-  merchantWallet: string;
-  mint: MintSymbol;
+  /** The token account that received. */
+  destination: string;
+  /** Its owner (the merchant's wallet for an associated token account). */
+  destinationOwner: string | null;
+  /** The mint's address. */
+  mint: string;
+  /** Base units the destination's balance rose by (net of any Token-2022 transfer fee). */
   amount: bigint;
+  /** The wallet whose token account of this mint paid the most in the transaction. */
+  payer: string | null;
+  /** Read-only non-signer accounts attached to the transfers into the destination. */
+  references: string[];
+  /** The text of the transaction's memo instructions, if any. */
+  memo: string | null;
 }
 
-export type PaymentCheck =
-  | { valid: true; payment: FoundPayment; overpaid: bigint }
-  | { valid: false; signature: string; reason: string };
+/** One forward scan: the payments found, oldest first, and the cursor to store for the next. */
+export interface PaymentScan {
+  payments: ScannedPayment[];
+  /** The newest signature processed (store it; pass it back next time). Unchanged when none. */
+  cursor: string | null;
+  /** How many signatures were read (spam makes this larger, never hides a payment). */
+  signaturesScanned: number;
+}
+
+/** The on-chain plan does not exist or differs from the database's terms (program scheme). */
+export class PlanTermsMismatchError extends Error {
+  constructor(
+    message: string,
+    readonly kind: 'not_registered' | 'terms_differ',
+  ) {
+    super(message);
+    this.name = 'PlanTermsMismatchError';
+  }
+}
 
 /** The on-chain authorisation a subscriber gave the service (token-delegate scheme). */
 export interface AuthorizationState {
   tokenAccount: string;
   exists: boolean;
+  /** Frozen by the mint's freeze authority: nothing moves in or out until it is thawed. */
+  frozen: boolean;
   balance: bigint;
   /** Whether the service key is the token account's delegate. */
   delegatedToService: boolean;
@@ -153,33 +201,62 @@ export interface ProgramSubscriptionState {
 
 /**
  * Everything the service does on-chain, behind one port (DESIGN section 6). One adapter works
- * against any JSON-RPC endpoint: the embedded localnet, devnet or mainnet-beta.
+ * against any JSON-RPC endpoint: the embedded localnet, devnet or mainnet-beta. The service key's
+ * secret never leaves the adapter: consumers see its public key.
  */
 export abstract class ChainPort {
   abstract readonly cluster: SolanaCluster;
   abstract readonly scheme: SubscriptionScheme;
-  abstract readonly serviceKey: Keypair;
+  /** The service key (base58): fee payer of its pulls and the puller plans authorise. */
+  abstract readonly servicePublicKey: string;
 
   abstract mint(symbol: MintSymbol): Promise<ResolvedMint>;
+  /** The wallet's associated token account for the mint: where a merchant receives. */
+  abstract tokenAccount(wallet: string, mint: MintSymbol): Promise<string>;
+  /** The plan's on-chain account: the plan PDA (program scheme), null (token-delegate). */
+  abstract planAddress(merchantWallet: string, planId: string): Promise<string | null>;
+  /**
+   * Where a subscription's authorisation lives: the subscription delegation PDA (program scheme)
+   * or the subscriber's token account that carries the approval (token-delegate scheme).
+   */
+  abstract subscriptionAddress(input: {
+    merchantWallet: string;
+    planId: string;
+    subscriber: string;
+    mint: MintSymbol;
+  }): Promise<string>;
+  /** Token-delegate scheme: one subscription's share of the approval (amount x periods). */
+  abstract subscriptionAllowance(amount: bigint): bigint;
 
   abstract buildInvoiceRegistration(input: InvoiceRegistrationInput): Promise<UnsignedTx>;
   abstract buildInvoicePayment(input: InvoicePaymentInput): Promise<UnsignedTx>;
   abstract buildPlanRegistration(input: PlanRegistrationInput): Promise<UnsignedTx>;
+  /** @throws PlanTermsMismatchError (program scheme) when the on-chain plan is not ours. */
   abstract buildSubscribe(input: SubscribeInput): Promise<UnsignedTx>;
+  /** The customer-signed revoke of one subscription's authorisation. */
+  abstract buildRevoke(input: RevokeInput): Promise<UnsignedTx>;
 
   /** Builds and signs a charge (a pull by the service key). Classifies doomed charges first. */
   abstract signCharge(input: ChargeInput): Promise<SignedTx>;
   /**
    * Sends signed bytes once and waits for the outcome until the blockhash expires (or, with the
-   * RPC unreachable, a deadline: `unknown`).
+   * RPC unreachable, a deadline: `unknown`). `rejected` only for bytes the chain never saw.
    */
   abstract sendAndConfirm(tx: SignedTx): Promise<TxOutcome>;
   /** The fate of a transaction from its signature alone: never sends anything. */
   abstract outcome(signature: string, lastValidBlockHeight: number): Promise<TxOutcome>;
-  /** Classifies a failed or doomed charge by reading the subscriber's token account. */
+  /** The fates of many transactions (256 signatures per RPC call): never sends anything. */
+  abstract outcomes(
+    txs: { signature: string; lastValidBlockHeight: number }[],
+  ): Promise<Map<string, TxOutcome>>;
+  /** Classifies a failed or doomed charge by reading the token accounts. */
   abstract classifyChargeFailure(input: ChargeInput, error: string): Promise<ChargeFailure>;
 
-  abstract findPayment(expectation: PaymentExpectation): Promise<PaymentCheck | null>;
+  /** Every transfer into a token account after `cursor` (a signature), oldest first. */
+  abstract scanTokenAccount(tokenAccount: string, cursor: string | null): Promise<PaymentScan>;
+  /** Every transfer carrying `reference` after `cursor`, oldest first (reconciles one invoice). */
+  abstract scanReference(reference: string, cursor: string | null): Promise<PaymentScan>;
+
   abstract readAuthorization(subscriber: string, mint: MintSymbol): Promise<AuthorizationState>;
   /** Program scheme: the subscription account of a plan and subscriber, or null when absent. */
   abstract readProgramSubscription(

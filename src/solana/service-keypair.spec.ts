@@ -1,6 +1,6 @@
 import { Keypair } from '@solana/web3.js';
 import bs58 from 'bs58';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, parseConfig } from '../config/load-config';
@@ -22,6 +22,24 @@ describe('service keypair', () => {
     const path = join(DATA_DIR, 'service-keypair.json');
     expect(JSON.parse(readFileSync(path, 'utf8'))).toHaveLength(64);
     expect(statSync(path).mode & 0o777).toBe(0o600);
+  });
+
+  it('instances starting at once on one data directory all read the same complete key', async () => {
+    // Twenty loads race to create the file: none may read it half-written (an empty or cut
+    // JSON array fails to parse), and all must agree on one key.
+    for (let round = 0; round < 5; round++) {
+      const DATA_DIR = dir();
+      const config = parseConfig({ DATA_DIR });
+      const loads: Promise<Keypair>[] = [];
+      for (let i = 0; i < 40; i++) {
+        loads.push(loadServiceKeypair(config));
+        // Staggered, so later ones find the file while the first is still writing it.
+        await new Promise((resolve) => setTimeout(resolve, i % 3));
+      }
+      const keys = await Promise.all(loads);
+      expect(new Set(keys.map((k) => k.publicKey.toBase58())).size).toBe(1);
+      expect(readdirSync(DATA_DIR)).toEqual(['service-keypair.json']); // no temporary files left
+    }
   });
 
   it('reads SERVICE_KEYPAIR as a file path or as the JSON itself', async () => {

@@ -1,6 +1,7 @@
 import { Keypair } from '@solana/web3.js';
+import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { link, mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AppConfig } from '../config/app-config';
 import { ConfigError } from '../config/load-config';
@@ -68,13 +69,25 @@ export async function loadServiceKeypair(config: AppConfig): Promise<Keypair> {
       throw new ConfigError([`SERVICE_KEYPAIR: ${path} ${(error as Error).message}`]);
     }
   }
-  const keypair = Keypair.generate();
   await mkdir(config.DATA_DIR, { recursive: true });
-  await writeFile(path, keypairFileContents(keypair), { mode: 0o600, flag: 'wx' }).catch(
-    (error: NodeJS.ErrnoException) => {
-      // Another instance on the same data directory wrote it first: use theirs.
-      if (error.code !== 'EEXIST') throw error;
-    },
-  );
+  await createKeypairFileOnce(path, Keypair.generate());
   return parseKeypair(await readFile(path, 'utf8'));
+}
+
+/**
+ * Writes `keypair` to `path` unless a keypair file is already there, atomically: the bytes go to
+ * a temporary file of this process's own, which is then hard-linked into place. A reader never
+ * sees a half-written file, and of two instances starting at once exactly one key wins (the
+ * other's link fails with EEXIST), so both then read the same complete file.
+ */
+export async function createKeypairFileOnce(path: string, keypair: Keypair): Promise<void> {
+  const temporary = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+  await writeFile(temporary, keypairFileContents(keypair), { mode: 0o600, flag: 'wx' });
+  try {
+    await link(temporary, path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  } finally {
+    await unlink(temporary).catch(() => undefined);
+  }
 }

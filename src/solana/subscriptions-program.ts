@@ -15,6 +15,7 @@ import {
   findSubscriptionDelegationPda,
   getCreatePlanOverlayInstructionAsync,
   getInitSubscriptionAuthorityOverlayInstructionAsync,
+  getRevokeSubscriptionOverlayInstruction,
   getSubscribeOverlayInstructionAsync,
   getTransferSubscriptionOverlayInstructionAsync,
   SUBSCRIPTIONS_PROGRAM_ADDRESS,
@@ -197,3 +198,23 @@ export const decodeSubscriptionAccount = (at: string, info: AccountInfo<Buffer>)
   decodeSubscriptionDelegation(encoded(at, info)).data;
 export const decodeAuthorityAccount = (at: string, info: AccountInfo<Buffer>) =>
   decodeSubscriptionAuthority(encoded(at, info)).data;
+
+export interface RevokeSubscriptionParams {
+  subscriber: string;
+  plan: string;
+  subscription: string;
+}
+
+/**
+ * The subscriber's revoke of one subscription: closes its delegation PDA at once, so no puller
+ * can pull again (the program's `cancel_subscription` would let the paid period run out instead).
+ */
+export function revokeSubscriptionInstruction(p: RevokeSubscriptionParams): TransactionInstruction {
+  return toWeb3Instruction(
+    getRevokeSubscriptionOverlayInstruction({
+      authority: createNoopSigner(address(p.subscriber)),
+      planPda: address(p.plan),
+      subscriptionPda: address(p.subscription),
+    }),
+  );
+}

@@ -1,0 +1,75 @@
+import { AccountInfo, Commitment, Connection, TransactionInstruction } from '@solana/web3.js';
+import type { SubscriptionScheme as SchemeName } from '../../config/app-config';
+import type {
+  ChargeFailure,
+  ChargeInput,
+  PlanRegistrationInput,
+  ResolvedMint,
+  RevokeInput,
+  SubscribeInput,
+} from '../chain.port';
+import type { MintResolver } from '../mint-resolver';
+import type { ServiceSigner, UnsignedTxBuilder } from '../transactions';
+
+/** What both schemes share: the connection, the mints and the service key's public side. */
+export interface SchemeContext {
+  connection: Connection;
+  commitment: Commitment;
+  mints: MintResolver;
+  signer: ServiceSigner;
+  unsigned: UnsignedTxBuilder;
+  /** Token-delegate scheme: one subscription's share of the approval covers this many periods. */
+  approvalPeriods: number;
+}
+
+/** The accounts a charge reads before it is signed, in one round trip. */
+export interface ChargeAccounts {
+  source: { address: string; info: AccountInfo<Buffer> | null };
+  destination: { address: string; info: AccountInfo<Buffer> | null };
+}
+
+/**
+ * How a customer authorises recurring pulls and how the service pulls (DESIGN section 6): the
+ * token-delegate scheme (SPL `approve` of the service key; localnet) or the Subscriptions program
+ * (devnet and mainnet-beta). Everything scheme-specific lives behind this interface, so the
+ * adapter never asks which scheme it runs.
+ */
+export interface SubscriptionScheme {
+  readonly name: SchemeName;
+
+  /** The plan's on-chain account (program scheme: its PDA), or null when the scheme has none. */
+  planAddress(merchantWallet: string, planId: string): Promise<string | null>;
+  /**
+   * Where a subscription's authorisation lives: the delegation PDA (program scheme) or the
+   * subscriber's token account that carries the approval (token-delegate scheme).
+   */
+  subscriptionAddress(input: {
+    merchantWallet: string;
+    planId: string;
+    subscriber: string;
+    mint: ResolvedMint;
+  }): Promise<string>;
+
+  /** The merchant-signed registration of a plan. */
+  planRegistration(
+    input: PlanRegistrationInput,
+    mint: ResolvedMint,
+  ): Promise<TransactionInstruction[]>;
+  /** The subscriber-signed authorisation. @throws PlanTermsMismatchError (program scheme). */
+  subscribe(input: SubscribeInput, mint: ResolvedMint): Promise<TransactionInstruction[]>;
+  /** The subscriber-signed withdrawal of one subscription's authorisation. */
+  revoke(input: RevokeInput, mint: ResolvedMint): Promise<TransactionInstruction[]>;
+
+  /**
+   * The pull itself (without the memo and the merchant token account creation, which the
+   * adapter adds). @throws ChargeFailedError when the charge is doomed.
+   */
+  charge(
+    input: ChargeInput,
+    mint: ResolvedMint,
+    accounts: ChargeAccounts,
+  ): Promise<TransactionInstruction[]>;
+
+  /** Classifies a failed charge whose account states did not already explain it. */
+  classifyProgramError(input: ChargeInput, error: string): Promise<ChargeFailure>;
+}

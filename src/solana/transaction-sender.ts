@@ -1,0 +1,179 @@
+import { Commitment, Connection, SignatureStatus } from '@solana/web3.js';
+import type { SignedTx, TxOutcome } from './chain.port';
+import { withTimeout } from './transactions';
+
+/**
+ * How long `sendAndConfirm` keeps asking: a blockhash lives ~60-90 s, so by then the answer is
+ * known, unless the RPC is down.
+ */
+const CONFIRM_DEADLINE_MS = 120_000;
+
+/** How long to wait between status checks while confirming: quick first, then every 400 ms. */
+const CONFIRM_BACKOFF_MS = [0, 25, 50, 100, 200, 400];
+
+/** `getSignatureStatuses` takes at most this many signatures per call. */
+export const MAX_STATUS_BATCH = 256;
+
+/** JSON-RPC: the transaction's signatures do not verify. It can never land. */
+const SIGNATURE_VERIFICATION_FAILURE = -32003;
+
+/** What the RPC said when `sendTransaction` failed. */
+interface SendFailure {
+  code: number | null;
+  message: string;
+}
+
+/** web3.js drops the JSON-RPC error code on a failed send; its raw request keeps it. */
+type RawRpc = (
+  method: string,
+  args: unknown[],
+) => Promise<{ result?: string; error?: { code: number; message: string } }>;
+
+/**
+ * Sends service-signed transactions once and settles them by signature (DESIGN section 6):
+ * the caller records the signature before `sendAndConfirm`, and a transaction whose fate is
+ * unknown is resolved with `outcome`, never by sending a second one.
+ */
+export class TransactionSender {
+  constructor(
+    private readonly connection: Connection,
+    private readonly commitment: Commitment,
+    private readonly deadlineMs = CONFIRM_DEADLINE_MS,
+  ) {}
+
+  /**
+   * Sends the bytes once and waits for the outcome until the blockhash expires (or, with the
+   * RPC unreachable, a deadline: `unknown`).
+   *
+   * A failed send says little on its own: bytes that already landed (re-sent after a crash)
+   * fail preflight as "already processed" or "blockhash not found". So on any failure the
+   * signature is looked up first, and the answer is `rejected` only when the chain has never
+   * seen it and cannot land it later (a simulation failure of a program, or signatures that
+   * do not verify). A blockhash this node does not know may still be one it has not seen yet:
+   * that waits for the outcome, which ends as `expired` once the last valid height is past.
+   */
+  async sendAndConfirm(tx: SignedTx): Promise<TxOutcome> {
+    const deadline = Date.now() + this.deadlineMs;
+    const failure = await this.send(tx, deadline);
+    if (failure) {
+      if (failure.code === SIGNATURE_VERIFICATION_FAILURE) {
+        return { state: 'rejected', error: failure.message };
+      }
+      const seen = await withTimeout(
+        this.status(tx.signature),
+        Math.max(deadline - Date.now(), 0) + 50,
+      ).catch(() => undefined);
+      if (seen === null && isFinalRefusal(failure.message)) {
+        return { state: 'rejected', error: failure.message };
+      }
+    }
+    return this.confirm(tx, deadline);
+  }
+
+  /** The fate of a transaction from its signature alone: never sends anything. */
+  async outcome(signature: string, lastValidBlockHeight: number): Promise<TxOutcome> {
+    const outcomes = await this.outcomes([{ signature, lastValidBlockHeight }]);
+    return outcomes.get(signature)!;
+  }
+
+  /**
+   * The fates of many transactions, `MAX_STATUS_BATCH` signatures per RPC call. The finalized
+   * height is read first, once: if a status read after it finds nothing, the transaction had not
+   * landed by a block the cluster finalized past its last valid height, so it never will (read
+   * the other way round, a landing between the two reads would look expired).
+   */
+  async outcomes(
+    txs: { signature: string; lastValidBlockHeight: number }[],
+  ): Promise<Map<string, TxOutcome>> {
+    const result = new Map<string, TxOutcome>();
+    if (txs.length === 0) return result;
+    const height = await this.connection.getBlockHeight('finalized');
+    for (let i = 0; i < txs.length; i += MAX_STATUS_BATCH) {
+      const batch = txs.slice(i, i + MAX_STATUS_BATCH);
+      const { value } = await this.connection.getSignatureStatuses(
+        batch.map((t) => t.signature),
+        { searchTransactionHistory: true },
+      );
+      batch.forEach((tx, j) => result.set(tx.signature, outcomeOf(value[j], height, tx)));
+    }
+    return result;
+  }
+
+  /** Sends once (no RPC-side retries); the failure, or null when the node accepted it. */
+  private async send(tx: SignedTx, deadline: number): Promise<SendFailure | null> {
+    const raw = (this.connection as unknown as { _rpcRequest: RawRpc })._rpcRequest.bind(
+      this.connection,
+    );
+    try {
+      const res = await withTimeout(
+        raw('sendTransaction', [
+          tx.transaction,
+          { encoding: 'base64', preflightCommitment: this.commitment, maxRetries: 0 },
+        ]),
+        Math.max(deadline - Date.now(), 0),
+      );
+      return res.error ? { code: res.error.code, message: res.error.message } : null;
+    } catch (error) {
+      // A timeout or a dropped connection: the node may or may not have it.
+      return { code: null, message: (error as Error).message ?? String(error) };
+    }
+  }
+
+  /** The signature's status (any commitment), null when the chain has never seen it. */
+  private async status(signature: string): Promise<SignatureStatus | null> {
+    const { value } = await this.connection.getSignatureStatuses([signature], {
+      searchTransactionHistory: true,
+    });
+    return value[0];
+  }
+
+  private async confirm(tx: SignedTx, deadline: number): Promise<TxOutcome> {
+    for (let attempt = 0; ; attempt++) {
+      const delay = CONFIRM_BACKOFF_MS[Math.min(attempt, CONFIRM_BACKOFF_MS.length - 1)];
+      if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
+      let outcome: TxOutcome;
+      try {
+        // Bounded: an RPC that accepts and never answers must not hold the caller past it.
+        outcome = await withTimeout(
+          this.outcome(tx.signature, tx.lastValidBlockHeight),
+          Math.max(deadline - Date.now(), 0) + 50,
+        );
+      } catch {
+        outcome = { state: 'pending' }; // unreachable or silent: ask again until the deadline
+      }
+      if (outcome.state !== 'pending') return outcome;
+      // Past the deadline without an answer: the caller keeps the signature and settles it later
+      // with `outcome`, never by sending again.
+      if (Date.now() > deadline) return { state: 'unknown' };
+    }
+  }
+}
+
+/**
+ * A preflight refusal of bytes the chain has not seen that also means they can never land:
+ * a simulation that failed in a program. Not "already processed" (then it has landed) and not an
+ * unknown blockhash (this node may lag behind the one that has it).
+ */
+function isFinalRefusal(message: string): boolean {
+  if (/already been processed|AlreadyProcessed/i.test(message)) return false;
+  if (/blockhash not found|BlockhashNotFound/i.test(message)) return false;
+  return /simulation failed/i.test(message);
+}
+
+function outcomeOf(
+  status: SignatureStatus | null,
+  finalizedHeight: number,
+  tx: { lastValidBlockHeight: number },
+): TxOutcome {
+  if (status && status.confirmationStatus !== 'processed') {
+    return status.err
+      ? { state: 'failed', slot: status.slot, error: JSON.stringify(status.err) }
+      : {
+          state: 'succeeded',
+          slot: status.slot,
+          finalized: status.confirmationStatus === 'finalized',
+        };
+  }
+  if (status) return { state: 'pending' };
+  return finalizedHeight > tx.lastValidBlockHeight ? { state: 'expired' } : { state: 'pending' };
+}

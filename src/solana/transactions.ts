@@ -1,0 +1,118 @@
+import {
+  Commitment,
+  Connection,
+  Keypair,
+  PublicKey,
+  Transaction,
+  TransactionInstruction,
+} from '@solana/web3.js';
+import bs58 from 'bs58';
+import type { SignedTx, UnsignedTx } from './chain.port';
+
+/** SPL Memo v2: every account passed to it must sign. */
+export const MEMO_PROGRAM_ID = new PublicKey('MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr');
+
+export function memo(text: string, signers: PublicKey[] = []): TransactionInstruction {
+  return new TransactionInstruction({
+    programId: MEMO_PROGRAM_ID,
+    keys: signers.map((pubkey) => ({ pubkey, isSigner: true, isWritable: false })),
+    data: Buffer.from(text, 'utf8'),
+  });
+}
+
+/** Appends `reference` to an instruction as a read-only non-signer account (Solana Pay's way). */
+export function withReference(
+  instruction: TransactionInstruction,
+  reference: string | undefined,
+): TransactionInstruction {
+  if (reference) {
+    instruction.keys.push({ pubkey: new PublicKey(reference), isSigner: false, isWritable: false });
+  }
+  return instruction;
+}
+
+/** Rejects when `promise` has not settled within `ms`. */
+export function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * The custom error code in a transaction error, in either form it arrives in: a status's JSON
+ * (`{"InstructionError":[1,{"Custom":508}]}`) or a preflight message
+ * (`… custom program error: 0x1fc`).
+ */
+export function customErrorCode(error: string): number | null {
+  const json = /"Custom":\s*(\d+)/.exec(error);
+  if (json) return Number(json[1]);
+  const hex = /custom program error: 0x([0-9a-f]+)/i.exec(error);
+  return hex ? parseInt(hex[1], 16) : null;
+}
+
+/** Builds transactions for wallets to sign: a recent blockhash, no signatures. */
+export class UnsignedTxBuilder {
+  constructor(
+    private readonly connection: Connection,
+    private readonly commitment: Commitment,
+  ) {}
+
+  async build(feePayer: PublicKey, instructions: TransactionInstruction[]): Promise<UnsignedTx> {
+    const { blockhash, lastValidBlockHeight } = await this.connection.getLatestBlockhash(
+      this.commitment,
+    );
+    const tx = new Transaction({ feePayer, blockhash, lastValidBlockHeight }).add(...instructions);
+    return {
+      transaction: tx
+        .serialize({ requireAllSignatures: false, verifySignatures: false })
+        .toString('base64'),
+      blockhash,
+      lastValidBlockHeight,
+    };
+  }
+}
+
+/**
+ * The service key, kept here: the rest of the service sees its public key and asks for
+ * signatures over transactions it built, never for the secret itself.
+ */
+export class ServiceSigner {
+  readonly #keypair: Keypair;
+  readonly publicKey: PublicKey;
+
+  constructor(keypair: Keypair) {
+    this.#keypair = keypair;
+    this.publicKey = keypair.publicKey;
+  }
+
+  /** Signs as the service key, fee payer and sole signer, over the given blockhash. */
+  sign(
+    instructions: TransactionInstruction[],
+    latest: { blockhash: string; lastValidBlockHeight: number },
+  ): SignedTx {
+    const tx = new Transaction({
+      feePayer: this.publicKey,
+      blockhash: latest.blockhash,
+      lastValidBlockHeight: latest.lastValidBlockHeight,
+    });
+    tx.add(...instructions);
+    tx.sign(this.#keypair);
+    return {
+      signature: bs58.encode(tx.signature!),
+      // Our own signature over bytes we just built: re-verifying it in JS would only cost time.
+      transaction: tx.serialize({ verifySignatures: false }).toString('base64'),
+      lastValidBlockHeight: latest.lastValidBlockHeight,
+    };
+  }
+
+  /** No secret in logs or `util.inspect` output. */
+  toJSON(): { publicKey: string } {
+    return { publicKey: this.publicKey.toBase58() };
+  }
+
+  [Symbol.for('nodejs.util.inspect.custom')](): string {
+    return `ServiceSigner(${this.publicKey.toBase58()})`;
+  }
+}
