@@ -13,8 +13,9 @@ import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { CustomersModule } from './customers/customers.module';
 import { DatabaseModule } from './database/database.module';
+import { DevModule } from './dev/dev.module';
+import { EventsModule } from './events/events.module';
 import { HealthModule } from './health/health.module';
-import { LocalnetModule } from './localnet/localnet.module';
 import { MerchantsModule } from './merchants/merchants.module';
 import { SettingsModule } from './settings/settings.module';
 import { SolanaModule } from './solana/solana.module';
@@ -36,9 +37,10 @@ export class AppModule {
         MerchantsModule,
         CustomersModule,
         SettingsModule,
+        EventsModule,
         WebhooksModule,
         SolanaModule,
-        LocalnetModule.forRoot(config),
+        DevModule.forRoot(config),
         HealthModule,
       ],
       providers: [

@@ -15,7 +15,7 @@ import bs58 from 'bs58';
 import { createHash, randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { loadConfig } from '../config/load-config';
-import { toBaseUnits } from '../solana/amounts';
+import { parseAmount } from '../common/money';
 import { TxOutcome, UnsignedTx } from '../solana/chain.port';
 import { createChainAdapter, createConnection } from '../solana/chain.factory';
 import { MINT_SYMBOLS, MintSymbol } from '../solana/mints';
@@ -28,7 +28,7 @@ runCli(async (out) => {
   const mint = (process.env.SMOKE_MINT ?? 'USDC') as MintSymbol;
   if (!MINT_SYMBOLS.includes(mint))
     throw new UsageError(`SMOKE_MINT must be one of ${MINT_SYMBOLS.join(', ')}`);
-  const amount = toBaseUnits(process.env.SMOKE_AMOUNT ?? '0.01');
+  const amount = parseAmount(process.env.SMOKE_AMOUNT ?? '0.01');
   const chain = await createChainAdapter(createConnection(config), config);
   const merchant = await keypair('SMOKE_MERCHANT_KEYPAIR', config.isLocalnet);
   const payer = await keypair('SMOKE_PAYER_KEYPAIR', config.isLocalnet);

@@ -1,11 +1,18 @@
 import { Global, Module } from '@nestjs/common';
+import { ScheduleModule } from '@nestjs/schedule';
 import { AppConfig } from '../config/app-config';
+import { BackgroundWork } from './background/background-work';
 import { Clock, OffsetClock, SystemClock } from './clock';
 
-/** Cross-cutting providers: the domain clock (movable on localnet). */
+/**
+ * Cross-cutting providers: the domain clock (movable on localnet) and the background-work switch
+ * (`@nestjs/schedule` registered once, here).
+ */
 @Global()
 @Module({
+  imports: [ScheduleModule.forRoot()],
   providers: [
+    BackgroundWork,
     {
       provide: Clock,
       inject: [AppConfig],
@@ -13,6 +20,6 @@ import { Clock, OffsetClock, SystemClock } from './clock';
         config.isLocalnet ? new OffsetClock() : new SystemClock(),
     },
   ],
-  exports: [Clock],
+  exports: [Clock, BackgroundWork],
 })
 export class CommonModule {}

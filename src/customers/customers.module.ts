@@ -1,10 +1,10 @@
 import { Module } from '@nestjs/common';
-import { WebhooksModule } from '../webhooks/webhooks.module';
+import { EventsModule } from '../events/events.module';
 import { CustomersController } from './customers.controller';
 import { CustomersService } from './customers.service';
 
 @Module({
-  imports: [WebhooksModule],
+  imports: [EventsModule],
   controllers: [CustomersController],
   providers: [CustomersService],
   exports: [CustomersService],

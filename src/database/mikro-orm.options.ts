@@ -1,7 +1,7 @@
 import type { Options } from '@mikro-orm/core';
 import { defineConfig, PostgreSqlDriver } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
-import { ENTITIES } from './entities';
+import { discoverEntities } from './entities';
 import { MIGRATIONS } from './migrations';
 
 export const MIGRATIONS_TABLE = 'mikro_orm_migrations';
@@ -13,7 +13,7 @@ export function mikroOrmOptions(
 ): Options<PostgreSqlDriver> {
   return defineConfig({
     clientUrl,
-    entities: ENTITIES,
+    entities: discoverEntities(),
     extensions: [Migrator],
     forceUtcTimezone: true,
     allowGlobalContext: false,

@@ -1,22 +1,13 @@
-import { DynamicModule, Module } from '@nestjs/common';
-import { AppConfig } from '../config/app-config';
-import { DevController } from './dev.controller';
-import { DevService } from './dev.service';
+import { Module } from '@nestjs/common';
 import { LocalnetRpcClient } from './localnet-rpc.client';
 
 /**
- * The dev endpoints, registered on localnet only: elsewhere `/api/dev/*` is an unknown route.
- * The chain itself is not started here: `main.ts` starts it before the app (or `npm run localnet`
- * runs it for several instances).
+ * The client of the localnet chain's own `localnet_*` JSON-RPC methods (faucet, clock). The chain
+ * itself is not started here: `main.ts` starts it before the app (or `npm run localnet` runs it
+ * for several instances). Localnet is a chain emulator and knows nothing of billing.
  */
-@Module({})
-export class LocalnetModule {
-  static forRoot(config: AppConfig): DynamicModule {
-    if (!config.isLocalnet) return { module: LocalnetModule };
-    return {
-      module: LocalnetModule,
-      controllers: [DevController],
-      providers: [LocalnetRpcClient, DevService],
-    };
-  }
-}
+@Module({
+  providers: [LocalnetRpcClient],
+  exports: [LocalnetRpcClient],
+})
+export class LocalnetModule {}

@@ -1,13 +1,14 @@
 import { TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID } from '@solana/spl-token';
 import type { PublicKey } from '@solana/web3.js';
+import { MONEY_DECIMALS } from '../common/money';
 import type { SolanaCluster } from '../config/app-config';
 
 /** The stablecoins the service bills in (spec: `mint`). */
 export const MINT_SYMBOLS = ['USDC', 'PYUSD', 'USDG'] as const;
 export type MintSymbol = (typeof MINT_SYMBOLS)[number];
 
-/** All three have 6 decimals on every cluster (DESIGN section 6). */
-export const STABLECOIN_DECIMALS = 6;
+/** All three have 6 decimals on every cluster (DESIGN section 6): the money module's. */
+export const STABLECOIN_DECIMALS = MONEY_DECIMALS;
 
 /** The token program a mint belongs to. The chain is the authority: the service reads the owner. */
 export type TokenProgramKind = 'spl-token' | 'token-2022';

@@ -10,8 +10,9 @@ import { randomUUID } from 'node:crypto';
 import { Clock } from '../common/clock';
 import { AppConfig } from '../config/app-config';
 import { PgListener } from '../database/pg-listener';
-import { DeliveryStatus } from './entities/webhook-delivery.entity';
-import { DELIVERY_CHANNEL } from './events.service';
+import { DeliveryStatus } from '../events/entities/webhook-delivery.entity';
+import { BackgroundWork } from '../common/background/background-work';
+import { DELIVERY_CHANNEL } from '../events/events.service';
 import { nextAttemptAt, parseRetryAfter } from './retry-schedule';
 import { EVENT_ID_HEADER, EVENT_TYPE_HEADER, SIGNATURE_HEADER, signatureHeader } from './signature';
 import { WebhookSender } from './webhook-sender';
@@ -86,7 +87,6 @@ export class WebhookDeliveryWorker
   private wakeAgain = false;
   /** The last claim came back full: more may be due, so finishing an attempt claims again. */
   private backlog = false;
-  private timer?: NodeJS.Timeout;
   /** Finished attempts whose results are not written yet, and whether a write is under way. */
   private readonly results: PendingResult[] = [];
   private writing = false;
@@ -97,13 +97,14 @@ export class WebhookDeliveryWorker
     private readonly config: AppConfig,
     private readonly listener: PgListener,
     private readonly sender: WebhookSender,
+    private readonly background: BackgroundWork,
   ) {
     this.leaseMs = Math.max(60_000, 3 * config.WEBHOOK_TIMEOUT_MS);
     this.perMerchantCap = Math.max(1, Math.floor(config.WEBHOOK_CONCURRENCY / 4));
   }
 
   onModuleInit(): void {
-    if (!this.config.runsWorkers) return;
+    if (!this.background.enabled) return;
     this.listener.subscribe(DELIVERY_CHANNEL, {
       onMessage: () => this.wake(),
       onUp: () => this.wake(),
@@ -111,17 +112,17 @@ export class WebhookDeliveryWorker
   }
 
   onApplicationBootstrap(): void {
-    if (!this.config.runsWorkers) return;
+    if (!this.background.enabled) return;
     this.running = true;
-    this.timer = setInterval(() => this.wake(), this.config.WEBHOOK_POLL_INTERVAL_MS);
-    this.timer.unref();
+    this.background.every('webhook-delivery', this.config.WEBHOOK_POLL_INTERVAL_MS, () =>
+      this.wake(),
+    );
     this.wake();
   }
 
   /** Stops claiming, then lets the attempts under way finish and record their results. */
   async beforeApplicationShutdown(): Promise<void> {
     this.running = false;
-    clearInterval(this.timer);
     await this.pumping;
     await Promise.allSettled([...this.inFlight]);
   }

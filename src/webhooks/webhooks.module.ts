@@ -1,22 +1,14 @@
 import { Module } from '@nestjs/common';
 import { lookup } from 'node:dns';
 import { WebhookDeliveryWorker } from './delivery.worker';
-import { EventsController } from './events.controller';
-import { EventsService } from './events.service';
 import { DNS_LOOKUP, WebhookSender } from './webhook-sender';
 
 /**
- * Events and webhooks: the transactional outbox (`EventsService.record`, called by the modules
- * whose changes emit events), the events API, and the delivery worker with its signed POSTs.
+ * Webhook delivery: the worker that claims queued deliveries from the events outbox, signs them
+ * and POSTs them with retries, and the URL rules it sends by. It learns of changes only through
+ * the outbox; no domain module imports it.
  */
 @Module({
-  controllers: [EventsController],
-  providers: [
-    EventsService,
-    WebhookSender,
-    WebhookDeliveryWorker,
-    { provide: DNS_LOOKUP, useValue: lookup },
-  ],
-  exports: [EventsService],
+  providers: [WebhookSender, WebhookDeliveryWorker, { provide: DNS_LOOKUP, useValue: lookup }],
 })
 export class WebhooksModule {}

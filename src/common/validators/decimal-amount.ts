@@ -1,5 +1,5 @@
 import { registerDecorator, ValidationOptions } from 'class-validator';
-import { decimalAmountProblem, toBaseUnits } from '../../solana/amounts';
+import { amountProblem, parseAmount } from '../money';
 
 /**
  * A money amount as a decimal string (DESIGN D5): no sign, no exponent, at most 6 decimal places,
@@ -14,12 +14,12 @@ export function IsPositiveAmount(max?: bigint, options?: ValidationOptions): Pro
       options,
       validator: {
         validate(value: unknown): boolean {
-          if (decimalAmountProblem(value) !== null) return false;
-          const units = toBaseUnits(value as string);
+          if (amountProblem(value) !== null) return false;
+          const units = parseAmount(value as string);
           return units > 0n && (max === undefined || units <= max);
         },
         defaultMessage(args): string {
-          const problem = decimalAmountProblem(args?.value);
+          const problem = amountProblem(args?.value);
           if (problem) return problem;
           return max === undefined
             ? 'must be greater than 0'

@@ -1,10 +1,10 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { Clock, isAdjustable, OffsetClock } from '../common/clock';
 import { ServiceUnavailableError } from '../common/errors/domain-error';
-import { fromBaseUnits, toBaseUnits } from '../solana/amounts';
+import { formatAmount, parseAmount } from '../common/money';
 import { ChainPort } from '../solana/chain.port';
 import { AdvanceClockDto, ClockResponse, FaucetDto, FaucetResponse } from './dto/dev.dto';
-import { LocalnetRpcClient } from './localnet-rpc.client';
+import { LocalnetRpcClient } from '../localnet/localnet-rpc.client';
 
 /** SOL sent with every faucet call, for transaction fees and account rent. */
 const FAUCET_LAMPORTS = 1_000_000_000n;
@@ -60,7 +60,7 @@ export class DevService implements OnApplicationBootstrap, OnApplicationShutdown
     const mint = await this.chain.mint(body.mint).catch(() => {
       throw new ServiceUnavailableError('The localnet chain is not reachable; retry later');
     });
-    const units = toBaseUnits(body.amount);
+    const units = parseAmount(body.amount);
     const { signatures } = await this.rpc.call<{ signatures: string[] }>('localnet_faucet', [
       {
         walletAddress: body.walletAddress,
@@ -72,7 +72,7 @@ export class DevService implements OnApplicationBootstrap, OnApplicationShutdown
     return {
       walletAddress: body.walletAddress,
       mint: body.mint,
-      amount: fromBaseUnits(units),
+      amount: formatAmount(units),
       lamports: FAUCET_LAMPORTS.toString(),
       signatures,
     };

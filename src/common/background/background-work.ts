@@ -1,0 +1,65 @@
+import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import { AppConfig } from '../../config/app-config';
+
+/**
+ * The one switch for background work (`ROLE`): webhook delivery, charge runs, payment watchers.
+ * On an `api` instance nothing here runs; on `worker` and `all` instances jobs run on their
+ * interval. `@nestjs/schedule` only triggers: every job claims its rows with
+ * `FOR UPDATE SKIP LOCKED`, so any number of instances can run the same job without doing the
+ * same work twice. Jobs are registered here (visible in the `SchedulerRegistry`), and one run of a
+ * job never overlaps the previous one on the same instance.
+ */
+@Injectable()
+export class BackgroundWork implements OnApplicationShutdown {
+  private readonly logger = new Logger(BackgroundWork.name);
+  private readonly running = new Map<string, Promise<void>>();
+  private stopped = false;
+
+  constructor(
+    private readonly config: AppConfig,
+    private readonly registry: SchedulerRegistry,
+  ) {}
+
+  /** Whether this instance runs background work at all. */
+  get enabled(): boolean {
+    return this.config.runsWorkers;
+  }
+
+  /**
+   * Runs `job` every `ms` milliseconds on instances that run background work (and does nothing
+   * elsewhere). A run still going when the next is due is not started twice; a failing run is
+   * logged and the schedule goes on. @returns whether the job was scheduled.
+   */
+  every(name: string, ms: number, job: () => Promise<unknown> | void): boolean {
+    if (!this.enabled) return false;
+    const timer = setInterval(() => void this.runOnce(name, job), ms);
+    timer.unref();
+    this.registry.addInterval(name, timer);
+    return true;
+  }
+
+  /** Runs `job` now unless a run of it is under way here (then waits for that one). */
+  runOnce(name: string, job: () => Promise<unknown> | void): Promise<void> {
+    const current = this.running.get(name);
+    if (current || this.stopped) return current ?? Promise.resolve();
+    const run = (async () => {
+      try {
+        await job();
+      } catch (error) {
+        this.logger.error({ err: error, job: name }, 'Background job failed; it runs again later');
+      } finally {
+        this.running.delete(name);
+      }
+    })();
+    this.running.set(name, run);
+    return run;
+  }
+
+  /** Stops the schedules and lets the runs under way finish. */
+  async onApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    for (const name of this.registry.getIntervals()) this.registry.deleteInterval(name);
+    await Promise.allSettled([...this.running.values()]);
+  }
+}

@@ -1,0 +1,124 @@
+/**
+ * Money (DESIGN D5, D10): amounts cross the API as decimal strings and live everywhere else as
+ * integer base units (`bigint`), never floats. The three stablecoins have 6 decimals. This is the
+ * one place that parses, prints, sums, multiplies, rounds and bounds them.
+ *
+ * Bounds: an amount is stored in a PostgreSQL `bigint` column (signed 64-bit) and sent on-chain as
+ * a u64. The smaller of the two, 2^63 - 1 base units (9 223 372 036 854.775807 tokens), is the
+ * largest amount the service accepts or computes; anything beyond is a `MoneyRangeError`, which
+ * the API answers with 400, never letting it reach the database or the chain.
+ */
+
+/** Fraction digits of every amount the service handles. */
+export const MONEY_DECIMALS = 6;
+/** Largest amount in base units: PostgreSQL's bigint (2^63 - 1), below the chain's u64. */
+export const MAX_AMOUNT_UNITS = 9_223_372_036_854_775_807n;
+/** The chain's own limit (u64), for reference: never reached, the database's is lower. */
+export const U64_MAX = 18_446_744_073_709_551_615n;
+/** Basis points in a whole (10 000 = 100 %). */
+export const BPS_DENOMINATOR = 10_000n;
+
+const DECIMAL = /^(\d+)(?:\.(\d+))?$/;
+
+/** An amount that is not a decimal string, or is out of range. */
+export class MoneyError extends RangeError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'MoneyError';
+  }
+}
+
+/** An amount or a computed total beyond `MAX_AMOUNT_UNITS`. */
+export class MoneyRangeError extends MoneyError {
+  constructor(what = 'the amount') {
+    super(`${what} exceeds the largest supported amount (${formatAmount(MAX_AMOUNT_UNITS)})`);
+    this.name = 'MoneyRangeError';
+  }
+}
+
+/**
+ * Why `value` is not an acceptable decimal amount, or null when it is one: a string of digits
+ * with an optional fraction of at most 6 digits, no sign, no exponent, no spaces, within bounds.
+ */
+export function amountProblem(value: unknown, decimals = MONEY_DECIMALS): string | null {
+  if (typeof value !== 'string') return 'must be a decimal string, e.g. "9.99"';
+  const match = DECIMAL.exec(value);
+  if (!match) return 'must be a decimal string with no sign or exponent, e.g. "9.99"';
+  if ((match[2] ?? '').length > decimals) return `must have at most ${decimals} decimal places`;
+  if (unitsOf(match[1], match[2] ?? '', decimals) > MAX_AMOUNT_UNITS) {
+    return `must be at most ${formatAmount(MAX_AMOUNT_UNITS, decimals)}`;
+  }
+  return null;
+}
+
+/** "9.99" → 9990000n. @throws MoneyError when the string is not an acceptable amount. */
+export function parseAmount(value: string, decimals = MONEY_DECIMALS): bigint {
+  const problem = amountProblem(value, decimals);
+  if (problem) throw new MoneyError(`Amount ${JSON.stringify(value)} ${problem}`);
+  const [whole, fraction = ''] = value.split('.');
+  return unitsOf(whole, fraction, decimals);
+}
+
+/** 9990000n → "9.99": canonical, with no trailing zeros and no trailing dot. */
+export function formatAmount(units: bigint, decimals = MONEY_DECIMALS): string {
+  if (units < 0n) throw new MoneyError('Amounts are never negative');
+  const digits = units.toString().padStart(decimals + 1, '0');
+  const whole = digits.slice(0, digits.length - decimals);
+  const fraction = digits.slice(digits.length - decimals).replace(/0+$/, '');
+  return fraction ? `${whole}.${fraction}` : whole;
+}
+
+/** @throws MoneyRangeError when `units` is negative or beyond `MAX_AMOUNT_UNITS`. */
+export function assertAmountInRange(units: bigint, what?: string): bigint {
+  if (units < 0n) throw new MoneyError(`${what ?? 'the amount'} is negative`);
+  if (units > MAX_AMOUNT_UNITS) throw new MoneyRangeError(what);
+  return units;
+}
+
+/** The sum of amounts, bounded. */
+export function sumAmounts(amounts: Iterable<bigint>, what = 'the sum'): bigint {
+  let total = 0n;
+  for (const amount of amounts) total += amount;
+  return assertAmountInRange(total, what);
+}
+
+/** `units` x a whole quantity (a line item), bounded. */
+export function multiplyAmount(units: bigint, quantity: number | bigint, what?: string): bigint {
+  const q = BigInt(quantity);
+  if (q < 0n) throw new MoneyError('a quantity is never negative');
+  return assertAmountInRange(units * q, what);
+}
+
+/** Tax of `taxBps` basis points on `subtotal`, rounded half up to the base unit. */
+export function taxHalfUp(subtotal: bigint, taxBps: number | bigint): bigint {
+  const bps = BigInt(taxBps);
+  if (bps < 0n || bps > BPS_DENOMINATOR) throw new MoneyError('taxBps must be 0..10000');
+  return (subtotal * bps + BPS_DENOMINATOR / 2n) / BPS_DENOMINATOR;
+}
+
+/** A line item's price: a quantity of a unit amount. */
+export interface PricedLine {
+  quantity: number;
+  unitAmount: bigint;
+}
+
+/**
+ * An invoice's totals (DESIGN D10): `subtotal = sum(quantity x unitAmount)`,
+ * `tax = half-up(subtotal x taxBps / 10000)`, `total = subtotal + tax`, each bounded.
+ * @throws MoneyRangeError when any of them exceeds the largest supported amount.
+ */
+export function invoiceTotals(
+  lines: PricedLine[],
+  taxBps: number,
+): { subtotal: bigint; tax: bigint; total: bigint } {
+  const subtotal = sumAmounts(
+    lines.map((line, i) => multiplyAmount(line.unitAmount, line.quantity, `line ${i + 1}`)),
+    'the subtotal',
+  );
+  const tax = taxHalfUp(subtotal, taxBps);
+  return { subtotal, tax, total: sumAmounts([subtotal, tax], 'the total') };
+}
+
+function unitsOf(whole: string, fraction: string, decimals: number): bigint {
+  return BigInt(whole + fraction.padEnd(decimals, '0'));
+}

@@ -1,0 +1,15 @@
+import { Module } from '@nestjs/common';
+import { EventsController } from './events.controller';
+import { EventsService } from './events.service';
+
+/**
+ * Events: the catalog, the transactional outbox (`EventsService.record`, called by every module
+ * whose changes emit events, inside the change's own transaction) and the events API. Domain
+ * modules depend on this module only; delivery (`webhooks/`) reads the outbox's queue.
+ */
+@Module({
+  controllers: [EventsController],
+  providers: [EventsService],
+  exports: [EventsService],
+})
+export class EventsModule {}
