@@ -7,6 +7,7 @@ import { AuthModule } from './auth/auth.module';
 import { CommonModule } from './common/common.module';
 import { AllExceptionsFilter } from './common/filters/all-exceptions.filter';
 import { loggerOptions } from './common/logging';
+import { UndeclaredInputGuard } from './common/pipes/undeclared-input.guard';
 import { AppValidationPipe } from './common/pipes/validation.pipe';
 import { RateLimitGuard } from './common/rate-limit.guard';
 import { AppConfig } from './config/app-config';
@@ -44,9 +45,10 @@ export class AppModule {
         HealthModule,
       ],
       providers: [
-        // Guards run in this order: authenticate, then rate-limit per key.
+        // Guards run in this order: authenticate, rate-limit per key, refuse undeclared input.
         { provide: APP_GUARD, useClass: ApiKeyGuard },
         { provide: APP_GUARD, useClass: RateLimitGuard },
+        { provide: APP_GUARD, useClass: UndeclaredInputGuard },
         { provide: APP_PIPE, useClass: AppValidationPipe },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
       ],

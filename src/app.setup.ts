@@ -3,7 +3,13 @@ import { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import type { NextFunction, Request, Response } from 'express';
 import { Logger } from 'nestjs-pino';
+import { isUtf8 } from 'node:buffer';
+import { randomUUID } from 'node:crypto';
+import type { Server } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { UnsupportedMediaTypeError } from './common/errors/domain-error';
+import { INVALID_UTF8 } from './common/filters/all-exceptions.filter';
+import { requestId } from './common/logging';
 import { AppConfig } from './config/app-config';
 
 /**
@@ -15,12 +21,20 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
   app.disable('x-powered-by');
   // JSON API responses are not cached by validators; hashing every body for an ETag costs CPU.
   app.set('etag', false);
+  // The client's address, for rate limits and the failed-authentication limit (D17).
+  app.set('trust proxy', config.trustProxy);
+  // First of all: every response, even one refused while parsing, carries its request id.
+  app.use(stampRequestId);
   app.use(requireJsonBody);
   app.useBodyParser('json', {
     limit: config.MAX_BODY_BYTES,
-    strict: true,
+    // Any JSON value parses; the validation pipe then says "the body must be a JSON object" for
+    // `null`, `"hello"` or `[]` (a strict parser would answer with a raw JSON syntax message).
+    strict: false,
     reviver: refuseProtoKeys,
+    verify: requireUtf8,
   });
+  answerMalformedRequests(app.getHttpServer(), app.get(Logger));
   app.use(defaultEmptyBody);
   const document = buildOpenApiDocument(app);
   SwaggerModule.setup('docs', app, document, {
@@ -50,16 +64,72 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
 
 const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
 
-/** A body that is not JSON is refused with 415 rather than silently ignored. */
+/** The request id (the caller's when safe, else new) on the request and the response, first. */
+function stampRequestId(req: Request, res: Response, next: NextFunction): void {
+  (req as Request & { id?: string }).id = requestId(req, res);
+  next();
+}
+
+/**
+ * A body that is not JSON is refused with 415 rather than silently ignored, and so is a
+ * compressed one: the body limit holds for what arrives, and inflating it would let a small
+ * request expand past it.
+ */
 function requireJsonBody(req: Request, _res: Response, next: NextFunction): void {
   const hasBody =
     req.headers['transfer-encoding'] !== undefined ||
     (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
-  if (METHODS_WITH_BODY.has(req.method) && hasBody && !req.is('application/json')) {
-    next(new UnsupportedMediaTypeError());
-    return;
+  if (!METHODS_WITH_BODY.has(req.method) || !hasBody) return next();
+  const encoding = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+  if (encoding !== 'identity') {
+    return next(
+      new UnsupportedMediaTypeError(
+        `Content-Encoding ${JSON.stringify(encoding)} is not supported: send the JSON body uncompressed`,
+      ),
+    );
   }
+  if (!req.is('application/json')) return next(new UnsupportedMediaTypeError());
   next();
+}
+
+/** Bytes that are not UTF-8 would be stored as U+FFFD without a word: refuse them. */
+function requireUtf8(_req: Request, _res: Response, body: Buffer): void {
+  if (!isUtf8(body)) {
+    // The filter maps this body-parser error type to a 400 VALIDATION_ERROR.
+    throw Object.assign(new Error('The request body is not valid UTF-8'), {
+      status: 400,
+      type: INVALID_UTF8,
+    });
+  }
+}
+
+/**
+ * Node answers a request it cannot parse (malformed, 400) or whose headers are too large (431)
+ * on its own, before express: give those a D1 body and a request id too, and a log line.
+ */
+function answerMalformedRequests(server: Server, logger: Logger): void {
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
+    if (!socket.writable || error.code === 'ECONNRESET') {
+      socket.destroy();
+      return;
+    }
+    const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
+    const status = tooLarge ? 431 : 400;
+    const id = randomUUID();
+    const body = JSON.stringify({
+      error: {
+        code: 'VALIDATION_ERROR',
+        message: tooLarge ? 'Request headers are too large' : 'Malformed HTTP request',
+        requestId: id,
+      },
+    });
+    logger.warn({ requestId: id, status, reason: error.code }, 'Malformed HTTP request refused');
+    socket.end(
+      `HTTP/1.1 ${status} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +
+        `content-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
+        `x-request-id: ${id}\r\nconnection: close\r\n\r\n${body}`,
+    );
+  });
 }
 
 /** A POST with no body at all is an empty object (e.g. `POST /api/settings/api-keys`). */

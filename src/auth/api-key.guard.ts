@@ -7,11 +7,11 @@ import { IS_PUBLIC } from '../common/decorators/public.decorator';
 import { RateLimitedError, UnauthorizedError } from '../common/errors/domain-error';
 import { ApiKeysService } from './api-keys.service';
 import { AuthFailureLimiter } from './auth-failure-limiter';
-import { API_KEY_STRATEGY, createApiKeyStrategy } from './api-key.strategy';
+import { API_KEY_STRATEGY, CACHE_ONLY, createApiKeyStrategy } from './api-key.strategy';
 
 /**
- * Global guard: every route needs an API key unless marked `@Public()`. A client IP with too many
- * failed attempts in the current minute gets 429 without a lookup.
+ * Global guard: every route needs an API key unless marked `@Public()`. A client with too many
+ * failed attempts in the current minute gets 429 for further failed attempts (DESIGN D17).
  *
  * It owns its passport `Authenticator` rather than passport's process-wide one: strategies
  * registered there are global by name, so two app instances in one process (the multi-instance
@@ -36,18 +36,26 @@ export class ApiKeyGuard implements CanActivate {
     ]);
     if (isPublic) return true;
     const http = context.switchToHttp();
-    const req = http.getRequest<Request & { user?: AuthContext }>();
+    const req = http.getRequest<Request & { user?: AuthContext; [CACHE_ONLY]?: boolean }>();
     const ip = req.ip ?? req.socket.remoteAddress ?? 'unknown';
-    if (this.failures.isBlocked(ip)) {
-      throw new RateLimitedError('Too many failed authentication attempts; retry later');
-    }
+    // A blocked client's key is still checked (so a valid one is never refused for failures
+    // someone else caused from the same address): from the key cache, and from the database
+    // only within a small instance-wide budget.
+    const blocked = this.failures.isBlocked(ip);
+    req[CACHE_ONLY] = blocked && !this.failures.takeBlockedLookup();
     const user = await this.authenticate(req, http.getResponse<Response>());
-    if (!user) {
-      this.failures.recordFailure(ip);
-      throw new UnauthorizedError();
+    if (user) {
+      req.user = user;
+      return true;
     }
-    req.user = user;
-    return true;
+    this.failures.recordFailure(ip);
+    if (blocked) {
+      throw new RateLimitedError(
+        'Too many failed authentication attempts from this client; retry later',
+        this.failures.retryAfterSeconds(ip),
+      );
+    }
+    throw new UnauthorizedError();
   }
 
   private authenticate(req: Request, res: Response): Promise<AuthContext | false> {

@@ -4,6 +4,8 @@ import { AuthContext } from '../common/decorators/current-merchant.decorator';
 import { ApiKeysService } from './api-keys.service';
 
 export const API_KEY_STRATEGY = 'api-key';
+/** Set on a request whose key may only be checked against the cache (a blocked client). */
+export const CACHE_ONLY = Symbol('apiKeyCacheOnly');
 
 /**
  * `Authorization: Bearer <key>` through passport-http-bearer. That strategy also reads
@@ -17,7 +19,8 @@ export function createApiKeyStrategy(apiKeys: ApiKeysService): Strategy<VerifyFu
       done(null, false);
       return;
     }
-    apiKeys.authenticate(token).then(
+    const cacheOnly = (req as Request & { [CACHE_ONLY]?: boolean })[CACHE_ONLY] === true;
+    apiKeys.authenticate(token, { cacheOnly }).then(
       (context: AuthContext | null) => done(null, context ?? false),
       (error: unknown) => done(error),
     );

@@ -1,19 +1,43 @@
+import { isIPv6 } from 'node:net';
+
+/** Clients tracked at once; past this, the oldest windows are dropped (bounded memory). */
+const MAX_CLIENTS = 10_000;
+/** Lookups per second granted to blocked clients, for the whole instance. */
+const BLOCKED_LOOKUPS_PER_SECOND = 20;
+
 /**
- * Counts failed authentications per client IP in fixed one-minute windows. Past the limit, the
- * guard answers 429 before any database lookup, so guessing keys (every well-formed unknown key
- * costs a query) is cheap to stop. In memory, per instance.
+ * Counts failed authentications per client in fixed one-minute windows (DESIGN D17). The client
+ * is the address express decides with `TRUST_PROXY` (behind a load balancer, the original
+ * client, not the balancer); an IPv6 client is its /64, the block one subscriber gets, so rotating
+ * addresses inside it does not reset the count. In memory, per instance, with at most
+ * `MAX_CLIENTS` windows: an attacker rotating addresses evicts the oldest windows rather than
+ * growing the map without end.
+ *
+ * A blocked client is not refused outright: a key it presents is still checked, from the key
+ * cache or, within a small instance-wide budget, the database, so a valid key is never answered
+ * 429 because of failures someone else caused from the same address. Only failed attempts are
+ * answered 429 while blocked.
  */
 export class AuthFailureLimiter {
   private readonly windows = new Map<string, { start: number; failures: number }>();
+  private lookupBudget = { second: 0, used: 0 };
 
   constructor(
     private readonly limitPerMinute: number,
     private readonly now: () => number = Date.now,
     private readonly windowMs = 60_000,
+    private readonly maxClients = MAX_CLIENTS,
   ) {}
 
-  isBlocked(ip: string): boolean {
-    const window = this.windows.get(ip);
+  /** The unit failures are counted by: an IPv4 address, or an IPv6 address's /64. */
+  static clientOf(address: string): string {
+    const bare = address.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/i, '');
+    if (!isIPv6(bare)) return bare;
+    return `${expandIPv6(bare).slice(0, 4).join(':')}::/64`;
+  }
+
+  isBlocked(address: string): boolean {
+    const window = this.windows.get(AuthFailureLimiter.clientOf(address));
     return (
       !!window &&
       this.now() - window.start < this.windowMs &&
@@ -21,20 +45,60 @@ export class AuthFailureLimiter {
     );
   }
 
-  recordFailure(ip: string): void {
-    const now = this.now();
-    const window = this.windows.get(ip);
-    if (!window || now - window.start >= this.windowMs) {
-      if (this.windows.size >= 10_000) this.sweep(now);
-      this.windows.set(ip, { start: now, failures: 1 });
-    } else {
-      window.failures++;
-    }
+  /** Seconds until a blocked client's window ends (for `Retry-After`). */
+  retryAfterSeconds(address: string): number {
+    const window = this.windows.get(AuthFailureLimiter.clientOf(address));
+    if (!window) return 1;
+    return Math.max(1, Math.ceil((window.start + this.windowMs - this.now()) / 1000));
   }
 
-  private sweep(now: number): void {
-    for (const [ip, window] of this.windows) {
-      if (now - window.start >= this.windowMs) this.windows.delete(ip);
+  recordFailure(address: string): void {
+    const client = AuthFailureLimiter.clientOf(address);
+    const now = this.now();
+    const window = this.windows.get(client);
+    if (window && now - window.start < this.windowMs) {
+      window.failures++;
+      return;
+    }
+    this.windows.delete(client);
+    if (this.windows.size >= this.maxClients) this.makeRoom(now);
+    this.windows.set(client, { start: now, failures: 1 });
+  }
+
+  /** Whether a blocked client's key may be looked up in the database now (a shared budget). */
+  takeBlockedLookup(): boolean {
+    const second = Math.floor(this.now() / 1000);
+    if (this.lookupBudget.second !== second) this.lookupBudget = { second, used: 0 };
+    if (this.lookupBudget.used >= BLOCKED_LOOKUPS_PER_SECOND) return false;
+    this.lookupBudget.used++;
+    return true;
+  }
+
+  /** How many clients are tracked (memory bound checks). */
+  get size(): number {
+    return this.windows.size;
+  }
+
+  /** Drops ended windows, then the oldest ones (Map order is start order) down to 90 %. */
+  private makeRoom(now: number): void {
+    for (const [client, window] of this.windows) {
+      if (now - window.start >= this.windowMs) this.windows.delete(client);
+    }
+    const target = Math.floor(this.maxClients * 0.9);
+    for (const client of this.windows.keys()) {
+      if (this.windows.size <= target) break;
+      this.windows.delete(client);
     }
   }
+}
+
+/** The eight groups of an IPv6 address, lower case, no zone. */
+function expandIPv6(address: string): string[] {
+  const [head, tail = ''] = address.split('%')[0].toLowerCase().split('::');
+  const left = head ? head.split(':') : [];
+  const right = address.includes('::') && tail ? tail.split(':') : [];
+  const fill = address.includes('::') ? 8 - left.length - right.length : 0;
+  return [...left, ...Array.from({ length: fill }, () => '0'), ...right].map((g) =>
+    g.replace(/^0+(?=.)/, ''),
+  );
 }

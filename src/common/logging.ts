@@ -28,7 +28,8 @@ export function loggerOptions(config: AppConfig): Params {
   return {
     pinoHttp: {
       level: config.LOG_LEVEL,
-      genReqId: requestId,
+      // Assigned first thing by the app (so refused requests have one too); reused here.
+      genReqId: (req, res) => (req as IncomingMessage & { id?: string }).id ?? requestId(req, res),
       redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
       customProps: (req) => {
         const user = (req as IncomingMessage & { user?: AuthContext }).user;

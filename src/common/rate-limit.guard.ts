@@ -1,12 +1,25 @@
-import { Injectable } from '@nestjs/common';
+import { ExecutionContext, Injectable } from '@nestjs/common';
 import { ThrottlerGuard } from '@nestjs/throttler';
 import type { AuthContext } from './decorators/current-merchant.decorator';
 
-/** Rate limits per API key when authenticated, per client IP otherwise. Runs after authentication. */
+/**
+ * Rate limits per API key when authenticated, per client address otherwise (`TRUST_PROXY`
+ * decides it), across all routes: one budget of `RATE_LIMIT_PER_MINUTE` per key, not one per
+ * route. Runs after authentication. Every 429 carries `Retry-After`.
+ */
 @Injectable()
 export class RateLimitGuard extends ThrottlerGuard {
   protected override getTracker(req: Record<string, unknown>): Promise<string> {
     const user = req.user as AuthContext | undefined;
     return Promise.resolve(user ? `key:${user.apiKeyId}` : `ip:${String(req.ip)}`);
+  }
+
+  /** The tracker alone (the default adds the controller and handler: a budget per route). */
+  protected override generateKey(
+    _context: ExecutionContext,
+    tracker: string,
+    name: string,
+  ): string {
+    return `${name}:${tracker}`;
   }
 }

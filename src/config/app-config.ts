@@ -10,6 +10,7 @@ import {
   Min,
   MinLength,
 } from 'class-validator';
+import { IsTrustProxy, parseTrustProxy, TrustProxy } from '../common/http/trust-proxy';
 import { IsSolanaAddress } from '../common/validators/solana-address';
 
 export const SOLANA_CLUSTERS = ['localnet', 'devnet', 'mainnet-beta'] as const;
@@ -179,7 +180,18 @@ export class AppConfig {
   @Min(1)
   RATE_LIMIT_PER_MINUTE: number = 6000;
 
-  /** Failed authentications allowed per client IP per minute; beyond, 429 without a lookup. */
+  /**
+   * Which proxies in front of the service to trust for the client's address (DESIGN D17),
+   * express's semantics: a hop count, or a comma-separated list of IPs, subnets or
+   * `loopback`/`linklocal`/`uniquelocal`. Unset: the client is the TCP peer. Rate limits and the
+   * failed-authentication limit count per client address as it decides.
+   */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsTrustProxy()
+  TRUST_PROXY?: string;
+
+  /** Failed authentications allowed per client address per minute; beyond, 429 (D17). */
   @Transform(toInt)
   @IsInt()
   @Min(1)
@@ -221,6 +233,11 @@ export class AppConfig {
 
   get publicBaseUrl(): string {
     return (this.PUBLIC_BASE_URL ?? `http://localhost:${this.PORT}`).replace(/\/+$/, '');
+  }
+
+  /** `TRUST_PROXY` as express's `trust proxy` setting. */
+  get trustProxy(): TrustProxy {
+    return parseTrustProxy(this.TRUST_PROXY);
   }
 
   /** Whether this instance runs background work (webhook delivery, scheduled jobs). */

@@ -2,7 +2,7 @@ import { createServer, Server } from 'node:http';
 import type { lookup as dnsLookup, LookupAddress } from 'node:dns';
 import { AddressInfo } from 'node:net';
 import { Agent, request } from 'undici';
-import { publicOnlyLookup } from './webhook-sender';
+import { checkedTargetLookup } from './webhook-sender';
 
 /** A resolver answering from a fixed table, as `dns.lookup` with `all: true` would. */
 function fakeDns(table: Record<string, LookupAddress[]>): typeof dnsLookup {
@@ -21,7 +21,7 @@ function fakeDns(table: Record<string, LookupAddress[]>): typeof dnsLookup {
 }
 
 function resolveWith(
-  lookup: ReturnType<typeof publicOnlyLookup>,
+  lookup: ReturnType<typeof checkedTargetLookup>,
   hostname: string,
   all: boolean,
 ): Promise<{ error: NodeJS.ErrnoException | null; address: unknown; family?: number }> {
@@ -30,8 +30,8 @@ function resolveWith(
   );
 }
 
-describe('publicOnlyLookup', () => {
-  const lookup = publicOnlyLookup(
+describe('checkedTargetLookup', () => {
+  const lookup = checkedTargetLookup(
     fakeDns({
       'public.test': [{ address: '93.184.215.14', family: 4 }],
       'dual.test': [
@@ -48,6 +48,24 @@ describe('publicOnlyLookup', () => {
       ],
     }),
   );
+
+  it('on localnet: loopback and private hosts pass, link-local and metadata never', async () => {
+    const local = checkedTargetLookup(
+      fakeDns({
+        'loopback.test': [{ address: '127.0.0.1', family: 4 }],
+        'private.test': [{ address: '10.0.0.7', family: 4 }],
+        'metadata.test': [{ address: '169.254.169.254', family: 4 }],
+        'mapped.test': [{ address: '::ffff:169.254.169.254', family: 6 }],
+        'aws-v6.test': [{ address: 'fd00:ec2::254', family: 6 }],
+      }),
+      true,
+    );
+    expect((await resolveWith(local, 'loopback.test', false)).error).toBeNull();
+    expect((await resolveWith(local, 'private.test', false)).error).toBeNull();
+    for (const host of ['metadata.test', 'mapped.test', 'aws-v6.test']) {
+      expect((await resolveWith(local, host, false)).error).toMatchObject({ code: 'EBLOCKED' });
+    }
+  });
 
   it('passes public addresses through, one or all', async () => {
     expect(await resolveWith(lookup, 'public.test', false)).toEqual({

@@ -2,7 +2,7 @@ import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { lookup as dnsLookup, LookupAddress, LookupOptions } from 'node:dns';
 import { Agent, request } from 'undici';
 import { AppConfig } from '../config/app-config';
-import { isNonPublicAddress, webhookUrlProblem } from './webhook-url';
+import { isRefusedTarget, webhookUrlProblem } from './webhook-url';
 
 /** What one POST to a merchant endpoint came to. */
 export interface SendResult {
@@ -28,13 +28,14 @@ type LookupCallback = (
  * other non-public addresses. Used as the socket's own lookup, so the address checked is the
  * address connected to: a DNS answer cannot change between the check and the connection.
  */
-export function publicOnlyLookup(
+export function checkedTargetLookup(
   resolve: typeof dnsLookup = dnsLookup,
+  localnet = false,
 ): (hostname: string, options: LookupOptions, callback: LookupCallback) => void {
   return (hostname, options, callback) => {
     resolve(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
       if (error) return callback(error, []);
-      const blocked = addresses.find((a) => isNonPublicAddress(a.address));
+      const blocked = addresses.find((a) => isRefusedTarget(a.address, localnet));
       if (blocked || addresses.length === 0) {
         const refused: NodeJS.ErrnoException = new Error(
           `${hostname} resolves to a non-public address (${blocked?.address ?? 'none'}); refused`,
@@ -50,19 +51,20 @@ export function publicOnlyLookup(
 
 /**
  * POSTs webhook bodies over a keep-alive undici agent. Redirects are not followed (a 3xx is a
- * failed attempt). Outside localnet, targets must be public: IP literals are checked before
- * connecting and host names after resolution.
+ * failed attempt). Targets follow webhook-url.ts's one rule (public only off localnet; never
+ * link-local or metadata anywhere): IP literals are checked before connecting and host names
+ * after resolution.
  */
 @Injectable()
 export class WebhookSender implements OnApplicationShutdown {
   private readonly agent: Agent;
-  private readonly publicOnly: boolean;
+  private readonly localnet: boolean;
 
   constructor(
     private readonly config: AppConfig,
     @Inject(DNS_LOOKUP) resolve: typeof dnsLookup,
   ) {
-    this.publicOnly = !config.isLocalnet;
+    this.localnet = config.isLocalnet;
     this.agent = new Agent({
       keepAliveTimeout: 30_000,
       // As many connections per endpoint as POSTs in flight: a request never waits inside undici,
@@ -70,7 +72,8 @@ export class WebhookSender implements OnApplicationShutdown {
       connections: config.WEBHOOK_CONCURRENCY,
       connect: {
         timeout: config.WEBHOOK_TIMEOUT_MS,
-        ...(this.publicOnly ? { lookup: publicOnlyLookup(resolve) } : {}),
+        // The one rule of webhook-url.ts, applied to the address actually connected to.
+        lookup: checkedTargetLookup(resolve, config.isLocalnet),
       },
     });
   }
@@ -80,10 +83,8 @@ export class WebhookSender implements OnApplicationShutdown {
   }
 
   async post(url: string, body: string, headers: Record<string, string>): Promise<SendResult> {
-    if (this.publicOnly) {
-      const problem = webhookUrlProblem(url, false);
-      if (problem) return { error: `Endpoint refused: ${problem}` };
-    }
+    const problem = webhookUrlProblem(url, this.localnet);
+    if (problem) return { error: `Endpoint refused: ${problem}` };
     try {
       const response = await request(url, {
         method: 'POST',

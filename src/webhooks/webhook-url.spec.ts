@@ -16,6 +16,26 @@ describe('webhookUrlProblem', () => {
       'must not point at a loopback, private or link-local host',
     ],
     ['http://127.0.0.1:9000/x', true, undefined],
+    ['http://localhost:9000/x', true, undefined],
+    ['http://10.0.0.5/x', true, undefined],
+    ['http://192.168.1.20:8080/x', true, undefined],
+    [
+      'http://169.254.169.254/latest/meta-data',
+      true,
+      'must not point at a link-local or cloud metadata address',
+    ],
+    [
+      'http://[::ffff:169.254.169.254]/x',
+      true,
+      'must not point at a link-local or cloud metadata address',
+    ],
+    [
+      'http://[::ffff:a9fe:a9fe]/x',
+      true,
+      'must not point at a link-local or cloud metadata address',
+    ],
+    ['http://[fd00:ec2::254]/x', true, 'must not point at a link-local or cloud metadata address'],
+    ['http://[fe80::1]/x', true, 'must not point at a link-local or cloud metadata address'],
     ['ftp://example.com/x', true, 'must be an http(s) URL'],
     ['nonsense', true, 'must be a valid URL'],
   ])('%s (localnet %s)', (url, localnet, problem) =>

@@ -24,18 +24,52 @@ blocked.addSubnet('2002::', 16, 'ipv6'); // 6to4
 blocked.addSubnet('2001::', 32, 'ipv6'); // Teredo
 blocked.addSubnet('fec0::', 10, 'ipv6'); // site-local (deprecated)
 
-/** True for an IP literal in a loopback, private, link-local (metadata) or unspecified range. */
-export function isNonPublicAddress(address: string): boolean {
+/**
+ * Link-local and cloud-metadata addresses, refused on every cluster, localnet included: an
+ * instance's credentials live behind them. With their IPv4-mapped, IPv4-compatible and NAT64
+ * forms, and AWS's IPv6 metadata endpoint.
+ */
+const metadata = new BlockList();
+metadata.addSubnet('169.254.0.0', 16, 'ipv4');
+metadata.addSubnet('::ffff:a9fe:0', 112, 'ipv6');
+metadata.addSubnet('::a9fe:0', 112, 'ipv6');
+metadata.addSubnet('64:ff9b::a9fe:0', 112, 'ipv6');
+metadata.addSubnet('fe80::', 10, 'ipv6');
+metadata.addAddress('fd00:ec2::254', 'ipv6');
+
+function check(list: BlockList, address: string): boolean {
   const bare = address.replace(/^\[|\]$/g, '');
   const family = isIP(bare);
   if (family === 0) return false;
-  return blocked.check(bare, family === 4 ? 'ipv4' : 'ipv6');
+  return list.check(bare, family === 4 ? 'ipv4' : 'ipv6');
+}
+
+/** True for an IP literal in a loopback, private, link-local (metadata) or unspecified range. */
+export function isNonPublicAddress(address: string): boolean {
+  return check(blocked, address);
+}
+
+/** True for an IP literal in a link-local or cloud-metadata range (refused everywhere). */
+export function isMetadataAddress(address: string): boolean {
+  return check(metadata, address);
+}
+
+/**
+ * Whether a webhook may be delivered to an address (the literal in the URL, or what its host
+ * resolves to at delivery time). THE rule, in one place (DESIGN D13):
+ * - devnet and mainnet-beta: public addresses only (no loopback, private, link-local, metadata,
+ *   multicast, reserved or transition forms that embed them);
+ * - localnet (which binds 0.0.0.0 by default and is for development): loopback and private test
+ *   hosts are allowed, link-local and metadata addresses never.
+ */
+export function isRefusedTarget(address: string, localnet: boolean): boolean {
+  return localnet ? isMetadataAddress(address) : isNonPublicAddress(address);
 }
 
 /**
  * Why a webhook URL is refused, or undefined when it is acceptable (DESIGN D13). Outside
- * localnet only `https:` to a public host; on localnet `http:` and loopback are fine too.
- * Host names are resolved and checked again at delivery time (SSRF).
+ * localnet only `https:` to a public host; on localnet `http:` too, and any host but a
+ * link-local or metadata one. Host names are resolved and checked again at delivery time (SSRF).
  */
 export function webhookUrlProblem(raw: string, localnet: boolean): string | undefined {
   let url: URL;
@@ -45,10 +79,14 @@ export function webhookUrlProblem(raw: string, localnet: boolean): string | unde
     return 'must be a valid URL';
   }
   if (url.username || url.password) return 'must not contain credentials';
-  if (localnet)
-    return ['https:', 'http:'].includes(url.protocol) ? undefined : 'must be an http(s) URL';
-  if (url.protocol !== 'https:') return 'must be an https URL';
   const host = url.hostname.toLowerCase().replace(/\.+$/, '');
+  if (localnet) {
+    if (!['https:', 'http:'].includes(url.protocol)) return 'must be an http(s) URL';
+    return isMetadataAddress(host)
+      ? 'must not point at a link-local or cloud metadata address'
+      : undefined;
+  }
+  if (url.protocol !== 'https:') return 'must be an https URL';
   if (host === 'localhost' || host.endsWith('.localhost') || isNonPublicAddress(host)) {
     return 'must not point at a loopback, private or link-local host';
   }

@@ -41,16 +41,17 @@ export class UnauthorizedError extends DomainError {
 }
 
 export class UnsupportedMediaTypeError extends DomainError {
-  constructor() {
-    super(
-      ErrorCode.UNSUPPORTED_MEDIA_TYPE,
-      'Request bodies must be JSON (Content-Type: application/json)',
-    );
+  constructor(message = 'Request bodies must be JSON (Content-Type: application/json)') {
+    super(ErrorCode.UNSUPPORTED_MEDIA_TYPE, message);
   }
 }
 
+/** A 429; the response carries `Retry-After: retryAfterSeconds` (D17). */
 export class RateLimitedError extends DomainError {
-  constructor(message = 'Too many requests; retry later') {
+  constructor(
+    message = 'Too many requests; retry later',
+    readonly retryAfterSeconds = 60,
+  ) {
     super(ErrorCode.RATE_LIMITED, message);
   }
 }

@@ -16,7 +16,7 @@ import {
 } from '@mikro-orm/core';
 import { ThrottlerException } from '@nestjs/throttler';
 import type { Request, Response } from 'express';
-import { DomainError, FieldError } from '../errors/domain-error';
+import { DomainError, FieldError, RateLimitedError } from '../errors/domain-error';
 import { ERROR_STATUS, ErrorCode } from '../errors/error-codes';
 import { requestId as assignRequestId, loggableUrl } from '../logging';
 
@@ -31,6 +31,9 @@ interface Classified {
   details?: FieldError[];
   status?: number;
 }
+
+/** The body-parser error type of a body that is not UTF-8 (raised by the app's `verify`). */
+export const INVALID_UTF8 = 'entity.invalid.utf8';
 
 /** Errors raised by express's body parser before a route runs. */
 interface BodyParserError {
@@ -79,6 +82,17 @@ export class AllExceptionsFilter implements ExceptionFilter {
     }
     // Errors raised before the logger middleware (body parsing) have no id yet: assign one.
     const requestId = req.id ?? assignRequestId(req, res);
+    if (status === 429 && !res.getHeader('retry-after')) {
+      const seconds = exception instanceof RateLimitedError ? exception.retryAfterSeconds : 60;
+      res.setHeader('retry-after', String(seconds));
+    }
+    // Refused before the request logger ran (while parsing the body): log the request here.
+    if (!(req as { log?: unknown }).log && status < 500) {
+      this.logger.warn(
+        { requestId, method: req.method, url: loggableUrl(req.originalUrl), statusCode: status },
+        `Request refused before routing: ${classified.message}`,
+      );
+    }
     const body: ErrorBody = {
       error: {
         code: classified.code,
@@ -175,6 +189,12 @@ function classifyBodyParser(e: BodyParserError): Classified {
           : 'Malformed JSON in request body',
       };
     }
+    case INVALID_UTF8:
+      return {
+        code: ErrorCode.VALIDATION_ERROR,
+        message: 'The request body is not valid UTF-8',
+        details: [{ field: 'body', message: 'must be valid UTF-8' }],
+      };
     case 'entity.verify.failed':
       return { code: ErrorCode.VALIDATION_ERROR, message: 'The request body could not be read' };
     case 'entity.too.large':

@@ -1,4 +1,5 @@
 import { IsEmail, IsOptional, IsString, MaxLength, MinLength, ValidateIf } from 'class-validator';
+import { IsVisibleText } from '../../common/validators/visible-text';
 import { IsSolanaAddress } from '../../common/validators/solana-address';
 
 const given = (_: object, value: unknown) => value !== undefined;
@@ -31,6 +32,7 @@ export class CreateCustomerDto {
   @IsString()
   @MinLength(1)
   @MaxLength(100)
+  @IsVisibleText()
   label?: string;
 }
 
@@ -53,6 +55,7 @@ export class UpdateCustomerDto {
   @IsString()
   @MinLength(1)
   @MaxLength(100)
+  @IsVisibleText()
   label?: string | null;
 }
 

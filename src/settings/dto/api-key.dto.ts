@@ -1,4 +1,5 @@
 import { IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
+import { IsVisibleText } from '../../common/validators/visible-text';
 
 export class CreateApiKeyDto {
   /**
@@ -9,5 +10,6 @@ export class CreateApiKeyDto {
   @IsString()
   @MinLength(1)
   @MaxLength(100)
+  @IsVisibleText()
   label?: string;
 }

@@ -1,0 +1,372 @@
+import { connect } from 'node:net';
+import { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
+import request from 'supertest';
+import { createTestApp, randomWallet, TestApp, TestMerchant } from './helpers/test-app';
+
+/** What hostile requests found at the HTTP edge (issue 9, section 4), through the real app. */
+describe('HTTP edge', () => {
+  let t: TestApp;
+  let m: TestMerchant;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    m = await t.createMerchant();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const customers = async () =>
+    Number((await t.sql<{ n: string }>('SELECT count(*) AS n FROM customers'))[0].n);
+
+  describe('compressed bodies', () => {
+    it.each(['gzip', 'deflate', 'br', 'GZIP'])(
+      'Content-Encoding %s is a 415 with a request id, with or without a key, and changes nothing',
+      async (encoding) => {
+        const before = await customers();
+        const body = gzipSync(JSON.stringify({ walletAddress: randomWallet() }));
+        for (const auth of [m.auth, {}]) {
+          const res = await t.http
+            .post('/api/customers')
+            .set(auth)
+            .set('content-type', 'application/json')
+            .set('content-encoding', encoding)
+            .send(body)
+            .expect(415);
+          expect(res.body.error).toMatchObject({
+            code: 'UNSUPPORTED_MEDIA_TYPE',
+            message: expect.stringContaining('not supported'),
+            requestId: res.headers['x-request-id'],
+          });
+        }
+        expect(await customers()).toBe(before);
+      },
+    );
+  });
+
+  describe('fields named like Object.prototype members, and undeclared input', () => {
+    it.each(['toString', 'valueOf', 'hasOwnProperty', 'toLocaleString', 'isPrototypeOf'])(
+      'a body field %s is refused (400) and nothing is written',
+      async (name) => {
+        const before = await customers();
+        const res = await t.http
+          .post('/api/customers')
+          .set(m.auth)
+          .send({ walletAddress: randomWallet(), [name]: 'x' })
+          .expect(400);
+        expect(res.body.error).toMatchObject({
+          code: 'VALIDATION_ERROR',
+          details: [{ field: name, message: 'is not an allowed field' }],
+        });
+        expect(await customers()).toBe(before);
+      },
+    );
+
+    it('a query parameter named toString is refused', async () => {
+      const res = await t.http.get('/api/customers?toString=1').set(m.auth).expect(400);
+      expect(res.body.error.details).toEqual([
+        { field: 'toString', message: 'is not an allowed field' },
+      ]);
+    });
+
+    it('a query parameter on a route that takes none is refused', async () => {
+      const res = await t.http.get('/api/settings/api-keys?foo=1').set(m.auth).expect(400);
+      expect(res.body.error).toMatchObject({
+        code: 'VALIDATION_ERROR',
+        details: [{ field: 'foo', message: 'is not an allowed query parameter' }],
+      });
+      // And a key is still needed first.
+      await t.http.get('/api/settings/api-keys?foo=1').expect(401);
+    });
+
+    it('a body on a route that takes none is refused, and the secret is not rotated', async () => {
+      const before = await t.http.get('/api/settings/webhook/secret').set(m.auth).expect(200);
+      const res = await t.http
+        .post('/api/settings/webhook/secret/rotate')
+        .set(m.auth)
+        .send({ foo: 1 })
+        .expect(400);
+      expect(res.body.error).toMatchObject({
+        code: 'VALIDATION_ERROR',
+        details: [{ field: 'foo', message: 'is not an allowed body field' }],
+      });
+      const after = await t.http.get('/api/settings/webhook/secret').set(m.auth).expect(200);
+      expect(after.body).toEqual(before.body);
+      for (const raw of ['null', '[]', '"x"']) {
+        await t.http
+          .post('/api/settings/webhook/secret/rotate')
+          .set(m.auth)
+          .set('content-type', 'application/json')
+          .send(raw)
+          .expect(400);
+      }
+      const still = await t.http.get('/api/settings/webhook/secret').set(m.auth).expect(200);
+      expect(still.body).toEqual(before.body);
+      // With no body it still rotates.
+      await t.http.post('/api/settings/webhook/secret/rotate').set(m.auth).expect(200);
+    });
+  });
+
+  describe('text that is not text', () => {
+    it.each([
+      ['a lone high surrogate', '"\\ud800"', /lone surrogate/],
+      ['a lone low surrogate', '"a\\udc00b"', /lone surrogate/],
+      ['only spaces', '"   "', /visible character/],
+      ['only zero-width characters', '"\\u200b\\u200c\\u2060"', /visible character/],
+      ['a BOM and a no-break space', '"\\ufeff\\u00a0"', /visible character/],
+    ])('a label of %s is a 400', async (_name, json, message) => {
+      const before = await customers();
+      const res = await t.http
+        .post('/api/customers')
+        .set(m.auth)
+        .set('content-type', 'application/json')
+        .send(`{"walletAddress":"${randomWallet()}","label":${json}}`)
+        .expect(400);
+      expect(res.body.error.details[0]).toMatchObject({ field: 'label', message });
+      expect(await customers()).toBe(before);
+    });
+
+    it('invalid UTF-8 in the body is a 400, not a U+FFFD stored silently', async () => {
+      const before = await customers();
+      const body = Buffer.concat([
+        Buffer.from(`{"walletAddress":"${randomWallet()}","label":"A`),
+        Buffer.from([0xc3, 0x28]), // an invalid two-byte sequence
+        Buffer.from('"}'),
+      ]);
+      const res = await t.http
+        .post('/api/customers')
+        .set(m.auth)
+        .set('content-type', 'application/json')
+        .serialize((raw: Buffer) => raw as unknown as string) // the bytes as they are
+        .send(body)
+        .expect(400);
+      expect(res.body.error).toMatchObject({
+        code: 'VALIDATION_ERROR',
+        message: 'The request body is not valid UTF-8',
+      });
+      expect(await customers()).toBe(before);
+    });
+
+    it('real text, emoji and accents included, is accepted', async () => {
+      const res = await t.http
+        .post('/api/customers')
+        .set(m.auth)
+        .send({ walletAddress: randomWallet(), label: 'Zoë 🚀 株式会社' })
+        .expect(201);
+      expect(res.body.label).toBe('Zoë 🚀 株式会社');
+    });
+  });
+
+  describe('error messages say what is wrong', () => {
+    it('a string where a number is expected says so, not a bound', async () => {
+      const res = await t.http
+        .post('/api/dev/clock/advance')
+        .set(m.auth)
+        .send({ seconds: 'abc' })
+        .expect(400);
+      expect(res.body.error.details).toEqual([
+        { field: 'seconds', message: 'must be an integer number' },
+      ]);
+    });
+
+    it.each(['null', '"hello"', '[]', '7'])(
+      'a body of %s is "the body must be a JSON object"',
+      async (raw) => {
+        const res = await t.http
+          .post('/api/customers')
+          .set(m.auth)
+          .set('content-type', 'application/json')
+          .send(raw)
+          .expect(400);
+        expect(res.body.error).toMatchObject({
+          code: 'VALIDATION_ERROR',
+          message: 'The body must be a JSON object',
+        });
+      },
+    );
+
+    it('a body of thousands of unknown keys gets a short error, at most 20 details', async () => {
+      const body: Record<string, number> = { walletAddress: 0 };
+      for (let i = 0; i < 5_000; i++) body[`k${i}`] = i;
+      const res = await t.http.post('/api/customers').set(m.auth).send(body).expect(400);
+      expect(res.body.error.details.length).toBeLessThanOrEqual(20);
+      expect(JSON.stringify(res.body).length).toBeLessThan(5_000);
+      expect(res.body.error.message).toMatch(/and \d+ more/);
+    });
+  });
+
+  describe('every response carries x-request-id', () => {
+    it('a malformed JSON body (refused by the body parser)', async () => {
+      const res = await t.http
+        .post('/api/customers')
+        .set(m.auth)
+        .set('content-type', 'application/json')
+        .send('{"walletAddress":')
+        .expect(400);
+      expect(res.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+      expect(res.body.error.requestId).toBe(res.headers['x-request-id']);
+    });
+
+    it('the API docs', async () => {
+      const res = await t.http.get('/docs-json').expect(200);
+      expect(res.headers['x-request-id']).toBeDefined();
+    });
+
+    it("Node's own 400 (a malformed request line) and 431 (oversized headers), as JSON", async () => {
+      const server = t.app.getHttpServer();
+      if (!server.listening) await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+      const { port } = server.address() as AddressInfo;
+      const raw = (payload: string) =>
+        new Promise<string>((resolve, reject) => {
+          const socket = connect(port, '127.0.0.1', () => socket.write(payload));
+          let data = '';
+          socket.on('data', (chunk) => (data += chunk.toString()));
+          socket.on('end', () => resolve(data));
+          socket.on('error', reject);
+        });
+      const bad = await raw('GARBAGE / HTTP/1.1\r\n\r\n');
+      expect(bad).toMatch(/^HTTP\/1\.1 400 /);
+      expect(bad).toMatch(/x-request-id: [0-9a-f-]{36}/);
+      expect(JSON.parse(bad.slice(bad.indexOf('\r\n\r\n') + 4))).toMatchObject({
+        error: { code: 'VALIDATION_ERROR', message: 'Malformed HTTP request' },
+      });
+      const huge = await raw(
+        `GET /health/live HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+      );
+      expect(huge).toMatch(/^HTTP\/1\.1 431 /);
+      expect(huge).toMatch(/x-request-id: [0-9a-f-]{36}/);
+    });
+  });
+
+  describe('webhook URLs on localnet: one rule', () => {
+    it.each([
+      ['http://169.254.169.254/latest/meta-data', 400],
+      ['http://[::ffff:169.254.169.254]/', 400],
+      ['http://[fd00:ec2::254]/', 400],
+      ['http://10.0.0.5:8080/hook', 200],
+      ['http://127.0.0.1:9000/hook', 200],
+      ['http://localhost:9000/hook', 200],
+    ])('%s -> %i', async (webhookUrl, status) => {
+      const res = await t.http.put('/api/settings/webhook').set(m.auth).send({ webhookUrl });
+      expect(res.status).toBe(status);
+      if (status === 400) expect(res.body.error.code).toBe('VALIDATION_ERROR');
+    });
+  });
+});
+
+describe('rate limits and failed authentication behind a proxy (D17)', () => {
+  let t: TestApp;
+  let m: TestMerchant;
+
+  beforeAll(async () => {
+    t = await createTestApp({
+      env: { TRUST_PROXY: 'loopback', AUTH_FAILURES_PER_MINUTE: '3', RATE_LIMIT_PER_MINUTE: '8' },
+    });
+    m = await t.createMerchant();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const badKey = { Authorization: 'Bearer sbk_1111111111111111111111111111111111111111111' };
+
+  it("one client's failures never refuse another client's valid key, nor its own", async () => {
+    for (let i = 0; i < 3; i++) {
+      await t.http
+        .get('/api/customers')
+        .set(badKey)
+        .set('x-forwarded-for', '203.0.113.7')
+        .expect(401);
+    }
+    const blocked = await t.http
+      .get('/api/customers')
+      .set(badKey)
+      .set('x-forwarded-for', '203.0.113.7')
+      .expect(429);
+    expect(blocked.body.error.code).toBe('RATE_LIMITED');
+    expect(Number(blocked.headers['retry-after'])).toBeGreaterThan(0);
+    // Another client behind the same proxy: not affected.
+    await t.http
+      .get('/api/customers')
+      .set(badKey)
+      .set('x-forwarded-for', '198.51.100.9')
+      .expect(401);
+    // A valid key, from the blocked client itself too: served.
+    await t.http
+      .get('/api/customers')
+      .set(m.auth)
+      .set('x-forwarded-for', '198.51.100.9')
+      .expect(200);
+    await t.http
+      .get('/api/customers')
+      .set(m.auth)
+      .set('x-forwarded-for', '203.0.113.7')
+      .expect(200);
+  });
+
+  it('TRUST_PROXY decides the client: without it, the proxy is the client', async () => {
+    const direct = await createTestApp({ env: { AUTH_FAILURES_PER_MINUTE: '2' } });
+    try {
+      const own = await direct.createMerchant();
+      for (const ip of ['203.0.113.1', '203.0.113.2']) {
+        await direct.http.get('/api/customers').set(badKey).set('x-forwarded-for', ip).expect(401);
+      }
+      // The forwarded addresses are ignored: both failures counted against the one peer.
+      await direct.http
+        .get('/api/customers')
+        .set(badKey)
+        .set('x-forwarded-for', '203.0.113.3')
+        .expect(429);
+      // Still, a valid key is never refused for them.
+      await direct.http.get('/api/customers').set(own.auth).expect(200);
+    } finally {
+      await direct.close();
+    }
+  });
+
+  it('the rate limit is one budget per key across routes, and every 429 has Retry-After', async () => {
+    const k = await t.createMerchant('Budget');
+    const remaining: number[] = [];
+    const routes = [
+      '/api/customers',
+      '/api/settings/api-keys',
+      '/api/events',
+      '/api/settings/webhook',
+    ];
+    for (let i = 0; i < 8; i++) {
+      const res = await t.http
+        .get(routes[i % routes.length])
+        .set(k.auth)
+        .expect(200);
+      remaining.push(Number(res.headers['x-ratelimit-remaining']));
+    }
+    expect(remaining).toEqual([7, 6, 5, 4, 3, 2, 1, 0]);
+    const limited = await t.http.get('/api/settings/webhook/secret').set(k.auth).expect(429);
+    expect(limited.body.error.code).toBe('RATE_LIMITED');
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+    // Another key of another merchant has its own budget.
+    await t.http.get('/api/customers').set(m.auth).expect(200);
+  });
+});
+
+describe('TRUST_PROXY is validated at start-up', () => {
+  it.each([['true'], ['abc'], ['10.0.0.0/33'], ['1.2.3.4,,5.6.7.8'], ['99']])(
+    '%s is refused with a message naming the variable',
+    async (value) => {
+      await expect(createTestApp({ env: { TRUST_PROXY: value } })).rejects.toThrow(/TRUST_PROXY/);
+    },
+  );
+
+  it.each([['1'], ['loopback'], ['10.0.0.0/8, 192.168.0.1'], ['::1,fd00::/8']])(
+    '%s is accepted',
+    async (value) => {
+      const app = await createTestApp({ env: { TRUST_PROXY: value } });
+      try {
+        await request(app.app.getHttpServer()).get('/health/live').expect(200);
+      } finally {
+        await app.close();
+      }
+    },
+  );
+});
