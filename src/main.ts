@@ -36,6 +36,8 @@ async function main(): Promise<void> {
   if (applied.length) log.info({ migrations: applied }, 'Migrations applied');
 
   const localnet = await openLocalnet(config);
+  // The chain of this data directory may be served on another port than ours: use it.
+  if (localnet && localnet.url !== config.solanaRpcUrl) config.SOLANA_RPC_URL = localnet.url;
   if (localnet) {
     log.info(
       { rpc: localnet.url, owned: localnet.owned },

@@ -25,6 +25,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { inspect } from 'node:util';
+import WebSocket from 'ws';
 import { ChainPort, ChargeInput, SignedTx } from '../src/solana/chain.port';
 import { mintTable, MintSymbol } from '../src/solana/mints';
 import { RpcChainAdapter, RpcChainOptions } from '../src/solana/rpc-chain.adapter';
@@ -624,5 +625,127 @@ describe('Chain layer safety on localnet', () => {
     // (Booleans, not `toContain`: a failure must not print the secret into the test log.)
     expect(dumped.includes(secretHex)).toBe(false);
     expect(dumped.includes(secretArray.slice(1, 60))).toBe(false);
+  });
+});
+
+describe('localnet finality: confirmed before finalized', () => {
+  it('a transaction is confirmed at once and finalized only after the lag, in every RPC view', async () => {
+    const tc = await startTestChain(undefined, { finalitySlots: 5 });
+    const connection = new Connection(tc.url, 'confirmed');
+    const adapter = new RpcChainAdapter(connection, {
+      cluster: 'localnet',
+      scheme: 'token-delegate',
+      commitment: 'confirmed',
+      mints: mintTable('localnet'),
+      serviceKey: Keypair.generate(),
+      approvalPeriods: 12,
+    });
+    try {
+      const payer = Keypair.generate();
+      await fetch(tc.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'localnet_faucet',
+          params: [{ walletAddress: payer.publicKey.toBase58(), lamports: '1000000000' }],
+        }),
+      });
+      const reference = Keypair.generate().publicKey;
+      const { blockhash, lastValidBlockHeight } = await connection.getLatestBlockhash();
+      const ix = SystemProgram.transfer({
+        fromPubkey: payer.publicKey,
+        toPubkey: payer.publicKey,
+        lamports: 0,
+      });
+      ix.keys.push({ pubkey: reference, isSigner: false, isWritable: false });
+      const tx = new Transaction({ feePayer: payer.publicKey, blockhash, lastValidBlockHeight });
+      tx.add(ix).sign(payer);
+      const signed = {
+        signature: bs58.encode(tx.signature!),
+        transaction: tx.serialize().toString('base64'),
+        lastValidBlockHeight,
+      };
+      expect(await adapter.sendAndConfirm(signed)).toMatchObject({
+        state: 'succeeded',
+        finalized: false,
+      });
+      const status = (await connection.getSignatureStatus(signed.signature)).value;
+      expect(status?.confirmationStatus).toBe('confirmed');
+      expect(
+        await connection.getTransaction(signed.signature, { commitment: 'finalized' }),
+      ).toBeNull();
+      expect(await connection.getSignaturesForAddress(reference, {}, 'finalized')).toEqual([]);
+      expect(await connection.getSignaturesForAddress(reference, {}, 'confirmed')).toHaveLength(1);
+
+      // Wait for the lag to pass (bounded by the test's timeout), then every view agrees.
+      let outcome = await adapter.outcome(signed.signature, lastValidBlockHeight);
+      while (outcome.state === 'succeeded' && !outcome.finalized) {
+        await new Promise((r) => setTimeout(r, 200));
+        outcome = await adapter.outcome(signed.signature, lastValidBlockHeight);
+      }
+      expect(outcome).toMatchObject({ state: 'succeeded', finalized: true });
+      // The finalized height trails the confirmed one by the lag (read in that order).
+      const finalizedHeight = await connection.getBlockHeight('finalized');
+      const confirmedHeight = await connection.getBlockHeight('confirmed');
+      expect(confirmedHeight - finalizedHeight).toBeGreaterThanOrEqual(5);
+      expect(
+        (await connection.getSignatureStatus(signed.signature)).value?.confirmationStatus,
+      ).toBe('finalized');
+      expect(
+        await connection.getTransaction(signed.signature, { commitment: 'finalized' }),
+      ).not.toBeNull();
+      expect(await connection.getSignaturesForAddress(reference, {}, 'finalized')).toHaveLength(1);
+      // A `finalized` subscription on a fresh transaction fires only once it is final.
+      const second = new Transaction({
+        feePayer: payer.publicKey,
+        blockhash,
+        lastValidBlockHeight,
+      });
+      second.add(
+        SystemProgram.transfer({
+          fromPubkey: payer.publicKey,
+          toPubkey: payer.publicKey,
+          lamports: 1,
+        }),
+      );
+      second.sign(payer);
+      const socket = new WebSocket(
+        tc.url.replace(/^http/, 'ws').replace(/:(\d+)/, (_m, p: string) => `:${Number(p) + 1}`),
+      );
+      await new Promise((resolve) => socket.once('open', resolve));
+      const events: string[] = [];
+      const notified = new Promise<void>((resolve) =>
+        socket.on('message', (data: Buffer) => {
+          const message = JSON.parse(data.toString()) as { method?: string };
+          if (message.method === 'signatureNotification') {
+            events.push('notified');
+            resolve();
+          }
+        }),
+      );
+      const secondSignature = await connection.sendRawTransaction(second.serialize());
+      socket.send(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'signatureSubscribe',
+          params: [secondSignature, { commitment: 'finalized' }],
+        }),
+      );
+      // Confirmed already, but no notification before it is final.
+      expect((await connection.getSignatureStatus(secondSignature)).value?.confirmationStatus).toBe(
+        'confirmed',
+      );
+      expect(events).toEqual([]);
+      await notified;
+      expect((await connection.getSignatureStatus(secondSignature)).value?.confirmationStatus).toBe(
+        'finalized',
+      );
+      socket.close();
+    } finally {
+      await tc.close();
+    }
   });
 });

@@ -302,3 +302,120 @@ describe('npm run smoke:devnet', () => {
     }
   });
 });
+
+describe('merchant:create on localnet uses the domain clock', () => {
+  it("writes the merchant with the chain's moved clock, as the server would", async () => {
+    const db = await createTestDatabase();
+    const chain = await startTestChain();
+    const dataDir = mkdtempSync(join(tmpdir(), 'billing-cli-clock-'));
+    try {
+      chain.chain.advanceClock(30 * 86_400);
+      const out = await run(['--name', 'Later', '--wallet', randomWallet(), '--json'], dataDir, {
+        DATABASE_URL: db.url,
+        SOLANA_RPC_URL: chain.url,
+      });
+      expect(out.code).toBe(0);
+      const { merchant } = JSON.parse(out.stdout.trim()) as { merchant: { id: string } };
+      const client = new Client({ connectionString: db.url });
+      await client.connect();
+      try {
+        const { rows } = await client.query<{ created_at: Date }>(
+          'SELECT created_at FROM merchants WHERE id = $1',
+          [merchant.id],
+        );
+        // 30 days ahead of real time (give or take the run), not real time.
+        const ahead = rows[0].created_at.getTime() - Date.now();
+        expect(ahead).toBeGreaterThan(29 * 86_400_000);
+        expect(ahead).toBeLessThanOrEqual(30 * 86_400_000 + 1_000);
+      } finally {
+        await client.end();
+      }
+    } finally {
+      await chain.close();
+      await db.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('an orphaned embedded PostgreSQL', () => {
+  it('is taken over by the next process on its data directory and stopped on its clean stop', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'billing-orphan-'));
+    const pgDir = join(dir, 'postgres');
+    try {
+      // A service that started the server and was then killed with -9.
+      const starter = spawn(
+        process.execPath,
+        [
+          '-e',
+          `require(${JSON.stringify(join(ROOT, 'dist', 'src', 'database', 'embedded-postgres.js'))})` +
+            `.startEmbeddedPostgres(${JSON.stringify(pgDir)}).then(() => console.log('up'))`,
+        ],
+        { cwd: ROOT },
+      );
+      await new Promise<void>((resolve, reject) => {
+        starter.stdout.on('data', (d: Buffer) => d.toString().includes('up') && resolve());
+        starter.on('exit', (code) => reject(new Error(`starter exited ${code}`)));
+      });
+      starter.kill('SIGKILL');
+      await new Promise((resolve) => starter.once('exit', resolve));
+      const orphan = postmasterPid(dir);
+      expect(alive(orphan)).toBe(true);
+
+      // The next process on that directory (run as its own process: the module is ESM-backed).
+      const { stdout } = await promisify(execFile)(
+        process.execPath,
+        [
+          '-e',
+          `(async () => {
+            const { Client } = require('pg');
+            const h = await require(${JSON.stringify(join(ROOT, 'dist', 'src', 'database', 'embedded-postgres.js'))})
+              .startEmbeddedPostgres(${JSON.stringify(pgDir)});
+            const c = new Client({ connectionString: h.serverUrl + '/postgres' });
+            await c.connect();
+            const { rows } = await c.query('SELECT 1 AS one');
+            await c.end();
+            console.log(JSON.stringify({ owned: h.owned, rows }));
+            await h.stop();
+          })()`,
+        ],
+        { cwd: ROOT },
+      );
+      expect(JSON.parse(stdout.trim())).toEqual({ owned: true, rows: [{ one: 1 }] });
+      expect(alive(orphan)).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('two servers on one data directory', () => {
+  it("the second, given another chain port, uses the first one's chain instead of opening a second on the same files", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'billing-two-'));
+    const rpcOf = (output: string) =>
+      output
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as { rpc?: string; msg?: string })
+        .find((entry) => entry.rpc !== undefined);
+    const first = await startServer(dataDir, { LOG_LEVEL: 'info' });
+    try {
+      const second = await startServer(dataDir, { LOG_LEVEL: 'info' });
+      try {
+        const a = rpcOf(first.output());
+        const b = rpcOf(second.output());
+        expect(a).toMatchObject({ msg: 'Localnet chain started' });
+        expect(b).toEqual(
+          expect.objectContaining({ rpc: a?.rpc, msg: 'Using the localnet chain already running' }),
+        );
+        const health = await fetch(`${second.base}/health`);
+        expect(health.status).toBe(200);
+      } finally {
+        expect(await stopServer(second.child)).toBe(0);
+      }
+    } finally {
+      expect(await stopServer(first.child)).toBe(0);
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});

@@ -3,6 +3,7 @@ import { CommonModule } from '../common/common.module';
 import { AppConfig } from '../config/app-config';
 import { ConfigModule } from '../config/config.module';
 import { DatabaseModule } from '../database/database.module';
+import { LocalnetModule } from '../localnet/localnet.module';
 import { MerchantsModule } from '../merchants/merchants.module';
 
 /** The slice of the service the command-line tools need: config, database, merchants. */
@@ -16,6 +17,9 @@ export class CliModule {
         DatabaseModule.forRoot(databaseUrl, 2),
         CommonModule,
         MerchantsModule,
+        // On localnet the CLI takes up the chain's clock, so its rows carry the same domain
+        // time as the server's (a moved clock included).
+        ...(config.isLocalnet ? [LocalnetModule] : []),
       ],
     };
   }

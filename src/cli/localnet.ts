@@ -47,7 +47,15 @@ async function main(): Promise<void> {
   });
   const out = (line: string) => process.stdout.write(`${line}\n`);
 
-  const chain = await LocalnetChain.open({ dataDir, mints, log: out });
+  const finality = nonEmpty(env.LOCALNET_FINALITY_SLOTS);
+  const finalitySlots = finality === undefined ? undefined : Number(finality);
+  if (
+    finalitySlots !== undefined &&
+    !(Number.isInteger(finalitySlots) && finalitySlots >= 0 && finalitySlots <= 150)
+  ) {
+    throw new UsageError('LOCALNET_FINALITY_SLOTS must be a whole number 0..150');
+  }
+  const chain = await LocalnetChain.open({ dataDir, mints, log: out, finalitySlots });
   let rpc;
   try {
     rpc = await startLocalnetRpc(chain, { host, port: rpcPort, log: out });
@@ -55,6 +63,7 @@ async function main(): Promise<void> {
     await chain.close();
     throw error;
   }
+  chain.announce(rpc.url);
   out(`Localnet JSON-RPC: ${rpc.url}`);
   out(`Localnet WebSocket: ${rpc.wsUrl}`);
   for (const mint of mints)

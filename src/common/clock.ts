@@ -25,25 +25,40 @@ export function isAdjustable(clock: Clock): clock is AdjustableClock {
 
 /**
  * The service clock on localnet: real time plus an offset that `POST /api/dev/clock/advance`
- * moves together with the chain's clock. At start-up it takes the chain's offset, so a restarted
- * instance agrees with a chain whose clock was moved before.
+ * moves together with the chain's clock. It takes up the chain's offset at start-up and every
+ * few seconds, so a restarted instance (or the merchant CLI) agrees with a chain whose clock was
+ * moved before.
+ *
+ * Domain time never goes backwards: the offset only grows (a sync that reads the chain's clock
+ * before another instance's advance and applies it after cannot undo the advance), and `now()`
+ * never returns less than it returned before (even if the wall clock steps back).
  */
 @Injectable()
 export class OffsetClock extends Clock implements AdjustableClock {
   private offsetMs = 0;
+  private last = 0;
 
   now(): Date {
-    return new Date(Date.now() + this.offsetMs);
+    this.last = Math.max(this.last, Date.now() + this.offsetMs);
+    return new Date(this.last);
   }
 
   advance(ms: number): void {
+    if (ms < 0) throw new RangeError('The clock only moves forward');
     this.offsetMs += ms;
   }
 
-  /** Aligns with the chain's clock, which moves in whole seconds. */
+  /**
+   * Takes up the chain's clock (whole seconds): the offset becomes the chain's when that is
+   * ahead of ours, and stays as it is otherwise. Any advance counts, a one-second one included.
+   */
   syncTo(chainUnixSeconds: number): void {
-    const offsetSeconds = chainUnixSeconds - Math.floor(Date.now() / 1000);
-    // Within a second of real time is real time (the two read the wall clock a moment apart).
-    this.offsetMs = Math.abs(offsetSeconds) <= 1 ? 0 : offsetSeconds * 1000;
+    const offsetMs = (chainUnixSeconds - Math.floor(Date.now() / 1000)) * 1000;
+    this.offsetMs = Math.max(this.offsetMs, offsetMs);
+  }
+
+  /** The current offset from real time, in milliseconds. */
+  get offset(): number {
+    return this.offsetMs;
   }
 }

@@ -114,6 +114,16 @@ export class AppConfig {
   LOCALNET_RPC_PORT: number = 8899;
 
   /**
+   * Embedded localnet: slots (400 ms each) between a transaction's confirmation and its
+   * finalization, so `confirmed` and `finalized` are two states as on a real cluster.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(150)
+  LOCALNET_FINALITY_SLOTS: number = 8;
+
+  /**
    * The service keypair (fee payer of the pulls it makes, and the puller plans authorise): a
    * path to a Solana keypair file, or the file's JSON array itself. Unset on localnet: generated
    * into `$DATA_DIR/service-keypair.json`. Required on devnet and mainnet-beta.

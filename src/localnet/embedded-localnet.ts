@@ -1,6 +1,8 @@
 import { request } from 'undici';
 import type { AppConfig } from '../config/app-config';
 import { configuredMints } from '../solana/chain.factory';
+import { join } from 'node:path';
+import { ChainDirectoryLock } from './data-dir-lock';
 import { LocalnetChain } from './localnet-chain';
 import { startLocalnetRpc } from './rpc-server';
 
@@ -37,12 +39,20 @@ export async function openLocalnet(config: AppConfig): Promise<EmbeddedLocalnet 
   if (!config.embeddedLocalnet) return undefined;
   const url = config.solanaRpcUrl;
   if (await answersAsLocalnet(url)) return { url, owned: false, stop: () => Promise.resolve() };
+  // One chain per data directory: when another process already serves this directory's chain
+  // (on another port), use that one rather than open a second chain on the same files.
+  const owner = ChainDirectoryLock.owner(join(config.DATA_DIR, 'localnet'));
+  if (owner?.url && (await answersAsLocalnet(owner.url))) {
+    return { url: owner.url, owned: false, stop: () => Promise.resolve() };
+  }
   const chain = await LocalnetChain.open({
     dataDir: config.DATA_DIR,
     mints: configuredMints(config),
+    finalitySlots: config.LOCALNET_FINALITY_SLOTS,
   });
   try {
     const rpc = await startLocalnetRpc(chain, { port: config.LOCALNET_RPC_PORT });
+    chain.announce(rpc.url);
     return {
       url: rpc.url,
       owned: true,

@@ -13,6 +13,7 @@ import { MintInfo } from '../solana/mints';
 import { AccountReader, AccountView } from './account-reader';
 import { encodeBase58 } from './base58';
 import { ChainClock, SLOTS_PER_EPOCH, SLOT_MS } from './chain-clock';
+import { ChainDirectoryLock } from './data-dir-lock';
 import { FaucetRequest, faucetTransaction, refillFaucet, setUpMints } from './faucet';
 import { PreflightError } from './localnet-errors';
 import { LocalnetStore } from './localnet-store';
@@ -46,7 +47,15 @@ export interface LocalnetChainOptions {
   dataDir?: string;
   mints: MintInfo[];
   log?: (message: string) => void;
+  /**
+   * Slots between a transaction's confirmation and its finalization (default
+   * `DEFAULT_FINALITY_SLOTS`), as on a real cluster where `finalized` trails `confirmed`.
+   */
+  finalitySlots?: number;
 }
+
+/** ~3.2 s at 400 ms a slot: long enough for `confirmed` and `finalized` to be told apart. */
+export const DEFAULT_FINALITY_SLOTS = 8;
 
 export interface SignatureInfo {
   signature: string;
@@ -132,8 +141,23 @@ export class LocalnetChain {
           `another localnet (e.g. solana-test-validator) or run on linux-x64.`,
       );
     }
-    const log = options.log ?? (() => undefined);
     const store = options.dataDir !== undefined ? new LocalnetStore(options.dataDir) : undefined;
+    // One chain per data directory (@throws ChainDirectoryInUseError): taken before reading.
+    const lock = store ? ChainDirectoryLock.acquire(store.directory) : undefined;
+    try {
+      return await LocalnetChain.openLocked(options, store, lock);
+    } catch (error) {
+      lock?.release();
+      throw error;
+    }
+  }
+
+  private static async openLocked(
+    options: LocalnetChainOptions,
+    store: LocalnetStore | undefined,
+    lock: ChainDirectoryLock | undefined,
+  ): Promise<LocalnetChain> {
+    const log = options.log ?? (() => undefined);
     const authority = store ? store.loadOrCreateKeypair() : Keypair.generate();
     const loaded = store?.load();
     const svm = loaded ? LiteSvm.fromBytes(loaded.snapshot) : LocalnetChain.freshSvm();
@@ -150,6 +174,8 @@ export class LocalnetChain {
         : { offsetSeconds: 0, slot: 0 },
     );
     const chain = new LocalnetChain(svm, seed, clock, authority, options.mints, store, log);
+    chain.finalitySlots = options.finalitySlots ?? DEFAULT_FINALITY_SLOTS;
+    chain.lock = lock;
     for (const stored of loaded?.transactions ?? []) {
       const entry = fromStored(stored, (key) => chain.accounts.address(key));
       entry.logMessages = chain.intern(entry.logMessages);
@@ -193,9 +219,30 @@ export class LocalnetChain {
     return this.index.count;
   }
 
+  /** The data directory's lock, held while the chain is open (persistent chains only). */
+  private lock?: ChainDirectoryLock;
+
+  /** Slots a confirmed transaction waits before it is finalized. */
+  finalitySlots = DEFAULT_FINALITY_SLOTS;
+
   /** The current slot; block height is the same number (no slot is skipped). */
   slot(): number {
     return this.clock.slot();
+  }
+
+  /** The newest finalized slot: `finalitySlots` behind the current one. */
+  finalizedSlot(): number {
+    return Math.max(0, this.clock.slot() - this.finalitySlots);
+  }
+
+  /** Whether a transaction processed in `slot` is finalized by now. */
+  isFinalized(slot: number): boolean {
+    return slot + this.finalitySlots <= this.clock.slot();
+  }
+
+  /** Milliseconds until a transaction of `slot` is finalized (0 when it is). */
+  msUntilFinalized(slot: number): number {
+    return Math.max(0, (slot + this.finalitySlots - this.clock.slot() + 1) * SLOT_MS);
   }
 
   /** Chain time, unix seconds: wall time plus whatever `advanceClock` added. */
@@ -450,6 +497,12 @@ export class LocalnetChain {
     await this.save();
     this.closed = true;
     this.listeners.clear();
+    this.lock?.release();
+  }
+
+  /** Records the URL this chain serves, so another process on its data directory reuses it. */
+  announce(url: string): void {
+    this.lock?.announce(url);
   }
 
   private async writeState(): Promise<void> {

@@ -12,7 +12,10 @@ function text(data: RawData): string {
 }
 
 /** One socket's subscriptions, by id. */
-type Subscriptions = Map<number, { kind: 'signature' | 'slot' | 'account'; signature?: string }>;
+type Subscriptions = Map<
+  number,
+  { kind: 'signature' | 'slot' | 'account'; signature?: string; finalized?: boolean }
+>;
 
 /**
  * The PubSub (WebSocket) side of the RPC: `signatureSubscribe` (what web3.js waits on before it
@@ -93,12 +96,16 @@ export class PubSub {
           );
         }
         const signature = args[0];
+        const finalized =
+          typeof args[1] === 'object' &&
+          args[1] !== null &&
+          (args[1] as { commitment?: unknown }).commitment === 'finalized';
         const subscription = ++this.nextId;
         this.reply(socket, { jsonrpc: '2.0', id, result: subscription });
         const status = this.chain.getSignatureStatus(signature);
-        // Already processed: say so at once, as the real RPC does.
-        if (status) return this.notifySignature(socket, subscription, status.slot, status.err);
-        subscriptions.set(subscription, { kind: 'signature', signature });
+        // Already processed: say so at once (at `finalized`, once the finality lag has passed).
+        if (status) return this.notifyAt(socket, subscription, status.slot, status.err, finalized);
+        subscriptions.set(subscription, { kind: 'signature', signature, finalized });
         const sockets = this.waiting.get(signature) ?? new Map<number, WebSocket>();
         sockets.set(subscription, socket);
         this.waiting.set(signature, sockets);
@@ -141,9 +148,26 @@ export class PubSub {
     if (!sockets) return;
     this.waiting.delete(record.signature);
     for (const [subscription, socket] of sockets) {
+      const entry = this.sockets.get(socket)?.get(subscription);
       this.sockets.get(socket)?.delete(subscription);
-      this.notifySignature(socket, subscription, record.slot, record.err);
+      const finalized = entry?.kind === 'signature' && entry.finalized === true;
+      this.notifyAt(socket, subscription, record.slot, record.err, finalized);
     }
+  }
+
+  /** Notifies now, or, for a `finalized` subscription, once the slot is finalized. */
+  private notifyAt(
+    socket: WebSocket,
+    subscription: number,
+    slot: number,
+    err: unknown,
+    finalized: boolean,
+  ): void {
+    const wait = finalized ? this.chain.msUntilFinalized(slot) : 0;
+    if (wait === 0) return this.notifySignature(socket, subscription, slot, err);
+    setTimeout(() => {
+      if (socket.readyState === socket.OPEN) this.notifySignature(socket, subscription, slot, err);
+    }, wait).unref();
   }
 
   /** A signature subscription fires once and is then gone, as on the real RPC. */

@@ -30,6 +30,11 @@ function stringAt(params: unknown[], index: number, name: string): string {
   return value;
 }
 
+/** Whether a request's config asks for the `finalized` commitment. */
+function isFinalized(config: Record<string, unknown>): boolean {
+  return config.commitment === 'finalized';
+}
+
 function configAt(params: unknown[], index: number): Record<string, unknown> {
   const value = params[index];
   if (value === undefined || value === null) return {};
@@ -195,8 +200,10 @@ export function localnetMethods(chain: LocalnetChain): Map<string, RpcHandler> {
     getHealth: () => 'ok',
     getVersion: () => ({ 'solana-core': '2.2.0', 'feature-set': 0 }),
     getGenesisHash: () => chain.genesisHash,
-    getSlot: () => chain.slot(),
-    getBlockHeight: () => chain.slot(),
+    // `finalized` trails the current slot by the chain's finality lag.
+    getSlot: (params) => (isFinalized(configAt(params, 0)) ? chain.finalizedSlot() : chain.slot()),
+    getBlockHeight: (params) =>
+      isFinalized(configAt(params, 0)) ? chain.finalizedSlot() : chain.slot(),
     getTransactionCount: () => chain.transactionCount,
     getEpochInfo: () => {
       const slot = chain.slot();
@@ -298,13 +305,14 @@ export function localnetMethods(chain: LocalnetChain): Map<string, RpcHandler> {
         (signatures as string[]).map((signature) => {
           const status = chain.getSignatureStatus(signature);
           if (!status) return null;
+          // Confirmed when processed; finalized once the finality lag has passed.
+          const finalized = chain.isFinalized(status.slot);
           return {
             slot: status.slot,
-            // Every transaction is final the moment it is processed.
-            confirmations: null,
+            confirmations: finalized ? null : chain.slot() - status.slot,
             err: status.err,
             status: status.err === null ? { Ok: null } : { Err: status.err },
-            confirmationStatus: 'finalized',
+            confirmationStatus: finalized ? 'finalized' : 'confirmed',
           };
         }),
       );
@@ -314,6 +322,7 @@ export function localnetMethods(chain: LocalnetChain): Map<string, RpcHandler> {
       // The legacy form passes the encoding alone.
       const config = typeof params[1] === 'string' ? { encoding: params[1] } : configAt(params, 1);
       const record = chain.getTransaction(signature);
+      if (record && isFinalized(config) && !chain.isFinalized(record.slot)) return null;
       return record ? transactionJson(record, config) : null;
     },
     getSignaturesForAddress: (params) => {
@@ -334,7 +343,11 @@ export function localnetMethods(chain: LocalnetChain): Map<string, RpcHandler> {
           until: optionalString(config, 'until'),
           limit,
         })
-        .map((info) => ({ ...info, confirmationStatus: 'finalized' }));
+        .filter((info) => !isFinalized(config) || chain.isFinalized(info.slot))
+        .map((info) => ({
+          ...info,
+          confirmationStatus: chain.isFinalized(info.slot) ? 'finalized' : 'confirmed',
+        }));
     },
 
     getAccountInfo: (params) =>

@@ -27,8 +27,11 @@ export async function freePortPair(): Promise<number> {
 }
 
 /** An in-memory localnet chain with its JSON-RPC server on a free port pair. */
-export async function startTestChain(dataDir?: string): Promise<TestChain> {
-  const chain = await LocalnetChain.open({ dataDir, mints: mintTable('localnet') });
+export async function startTestChain(
+  dataDir?: string,
+  options: { finalitySlots?: number } = {},
+): Promise<TestChain> {
+  const chain = await LocalnetChain.open({ dataDir, mints: mintTable('localnet'), ...options });
   for (let attempt = 0; ; attempt++) {
     try {
       const rpc = await startLocalnetRpc(chain, { port: await freePortPair() });
