@@ -1,6 +1,5 @@
-import { INestApplication } from '@nestjs/common';
 import { NestExpressApplication } from '@nestjs/platform-express';
-import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { SwaggerModule } from '@nestjs/swagger';
 import type { NextFunction, Request, Response } from 'express';
 import { Logger } from 'nestjs-pino';
 import { isUtf8 } from 'node:buffer';
@@ -10,6 +9,7 @@ import type { Duplex } from 'node:stream';
 import { UnsupportedMediaTypeError } from './common/errors/domain-error';
 import { INVALID_UTF8 } from './common/filters/all-exceptions.filter';
 import { requestId } from './common/logging';
+import { buildOpenApiDocument } from './common/swagger/openapi-document';
 import { AppConfig } from './config/app-config';
 
 /**
@@ -41,24 +41,6 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
     jsonDocumentUrl: 'docs-json',
     customSiteTitle: 'Stablecoin Billing API',
     swaggerOptions: { persistAuthorization: true },
-  });
-}
-
-/** The OpenAPI document of the running app; `npm run openapi:export` writes it to openapi.json. */
-export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
-  const builder = new DocumentBuilder()
-    .setTitle('Stablecoin Billing API')
-    .setDescription(
-      'Collect USDC, PYUSD and USDG on Solana: customers, plans, subscriptions, invoices, API keys ' +
-        'and signed webhooks. Authenticate with `Authorization: Bearer <API key>`. Errors have the ' +
-        'body `{"error": {"code", "message", "details?", "requestId"}}`.',
-    )
-    .setVersion('1')
-    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'API key (sbk_...)' })
-    .build();
-  return SwaggerModule.createDocument(app, builder, {
-    operationIdFactory: (controllerKey: string, methodKey: string) =>
-      `${controllerKey}_${methodKey}`,
   });
 }
 

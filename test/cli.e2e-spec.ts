@@ -51,7 +51,24 @@ function freePort(): Promise<number> {
   });
 }
 
+/**
+ * Starts the compiled server; when a port picked as free was taken before the server bound it
+ * (another test file running in parallel), tries again with new ports.
+ */
 async function startServer(
+  dataDir: string,
+  extra: NodeJS.ProcessEnv = {},
+): Promise<{ child: ChildProcess; base: string; output: () => string }> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startServerOnce(dataDir, extra);
+    } catch (error) {
+      if (attempt >= 3 || !/EADDRINUSE/.test(String(error))) throw error;
+    }
+  }
+}
+
+async function startServerOnce(
   dataDir: string,
   extra: NodeJS.ProcessEnv = {},
 ): Promise<{ child: ChildProcess; base: string; output: () => string }> {

@@ -60,7 +60,7 @@ describe('Platform: health, request ids, docs', () => {
       expect(doc).toEqual(committed);
     });
 
-    it('documents every endpoint with a Controller_method operation id', () => {
+    it('documents every endpoint with a verb+resource operation id, unique', () => {
       const ops = Object.entries(doc.paths).flatMap(([path, methods]) =>
         Object.entries(methods).map(([method, op]) => ({ path, method, op })),
       );
@@ -86,8 +86,55 @@ describe('Platform: health, request ids, docs', () => {
           'GET /health/live',
         ].sort(),
       );
-      for (const { op } of ops)
-        expect(op.operationId).toMatch(/^[A-Z][A-Za-z]+Controller_[a-z][A-Za-z]+$/);
+      for (const { op } of ops) expect(op.operationId).toMatch(/^[a-z]+[A-Z][A-Za-z]+$/);
+      const ids = ops.map((o) => o.op.operationId);
+      expect(new Set(ids).size).toBe(ids.length);
+    });
+
+    it('is usable by client generators: formats, integers, optional bodies, headers, servers', () => {
+      const full = doc as unknown as {
+        servers: { url: string }[];
+        components: {
+          securitySchemes: Record<string, { bearerFormat?: string }>;
+          schemas: Record<
+            string,
+            { properties: Record<string, { type?: string; format?: string }> }
+          >;
+        };
+        paths: Record<
+          string,
+          Record<
+            string,
+            {
+              requestBody?: { required?: boolean };
+              responses: Record<string, { headers?: Record<string, unknown>; content?: unknown }>;
+            }
+          >
+        >;
+      };
+      expect(full.servers).toEqual([{ url: 'http://localhost:3000' }]);
+      expect(full.components.securitySchemes.bearer.bearerFormat).not.toMatch(/JWT/);
+      const schemas = full.components.schemas;
+      expect(schemas.CustomerResponse.properties.id).toMatchObject({
+        type: 'string',
+        format: 'uuid',
+      });
+      expect(schemas.CustomerResponse.properties.createdAt).toMatchObject({ format: 'date-time' });
+      expect(schemas.AdvanceClockDto.properties.seconds.type).toBe('integer');
+      expect(schemas.LivenessResponse.properties.status).toMatchObject({ type: 'string' });
+      expect(full.paths['/api/settings/api-keys'].post.requestBody?.required).toBe(false);
+      expect(full.paths['/api/customers'].post.requestBody?.required).toBe(true);
+      for (const methods of Object.values(full.paths)) {
+        for (const op of Object.values(methods)) {
+          for (const [status, response] of Object.entries(op.responses)) {
+            expect(response.headers).toHaveProperty('x-request-id');
+            if (status === '429') expect(response.headers).toHaveProperty('Retry-After');
+          }
+        }
+      }
+      expect(JSON.stringify(doc)).not.toMatch(/redis/);
+      // Money is a decimal string; every number of the API is a whole number.
+      expect(JSON.stringify(doc)).not.toMatch(/"type":"number"/);
     });
 
     it('marks every /api operation with bearer security and documents 401 with an example', () => {

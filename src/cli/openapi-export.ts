@@ -5,14 +5,17 @@
 import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { createApp } from '../app.factory';
-import { buildOpenApiDocument } from '../app.setup';
+import { buildOpenApiDocument } from '../common/swagger/openapi-document';
 import { parseConfig } from '../config/load-config';
 import { openDatabase } from '../database/database-connection';
 import { runMigrations } from '../database/migrate';
 import { runCli } from './run-cli';
 
 runCli(async (out) => {
-  const config = parseConfig({ ...process.env, LOG_LEVEL: 'silent' });
+  // The committed document is the one a fresh `npm start` serves (its default public URL), so
+  // it does not depend on the exporting machine's environment.
+  const { PORT: _port, PUBLIC_BASE_URL: _url, ...env } = process.env;
+  const config = parseConfig({ ...env, LOG_LEVEL: 'silent' });
   const db = await openDatabase(config);
   try {
     await runMigrations(db.url);

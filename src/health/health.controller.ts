@@ -1,5 +1,5 @@
 import { Controller, Get, Res, ServiceUnavailableException } from '@nestjs/common';
-import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiProperty, ApiResponse, ApiTags } from '@nestjs/swagger';
 import {
   HealthCheck,
   HealthCheckResult,
@@ -12,7 +12,7 @@ import { Public } from '../common/decorators/public.decorator';
 import { ChainHealthIndicator } from './chain.health';
 
 export class LivenessResponse {
-  /** @example "ok" */
+  @ApiProperty({ example: 'ok', enum: ['ok'] })
   status!: string;
 }
 

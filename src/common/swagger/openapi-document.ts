@@ -1,0 +1,167 @@
+import { INestApplication } from '@nestjs/common';
+import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { AppConfig } from '../../config/app-config';
+
+/**
+ * Operation ids as a client generator names methods: verb + resource, stable and unique. A new
+ * route without an entry here fails the platform test (it would otherwise be `Controller_method`).
+ */
+const OPERATION_IDS: Record<string, string> = {
+  CustomersController_list: 'listCustomers',
+  CustomersController_create: 'upsertCustomer',
+  CustomersController_get: 'getCustomer',
+  CustomersController_update: 'updateCustomer',
+  ApiKeysController_list: 'listApiKeys',
+  ApiKeysController_create: 'createApiKey',
+  ApiKeysController_revoke: 'revokeApiKey',
+  WebhookSettingsController_get: 'getWebhookSettings',
+  WebhookSettingsController_set: 'updateWebhookSettings',
+  WebhookSettingsController_getSecret: 'getWebhookSecret',
+  WebhookSettingsController_rotateSecret: 'rotateWebhookSecret',
+  EventsController_list: 'listEvents',
+  EventsController_get: 'getEvent',
+  EventsController_redeliver: 'redeliverEvent',
+  DevController_faucet: 'fundWallet',
+  DevController_advanceClock: 'advanceClock',
+  HealthController_check: 'getHealth',
+  HealthController_live: 'getLiveness',
+};
+
+const REQUEST_ID_HEADER = {
+  description: 'The request id (echoed from the request when it sends a safe one)',
+  schema: { type: 'string' },
+};
+const RATE_LIMIT_HEADERS = {
+  'X-RateLimit-Limit': {
+    description: 'Requests allowed per minute for this API key',
+    schema: { type: 'integer' },
+  },
+  'X-RateLimit-Remaining': {
+    description: 'Requests left in the current minute (one budget per key, all routes)',
+    schema: { type: 'integer' },
+  },
+  'X-RateLimit-Reset': {
+    description: 'Seconds until the budget is renewed',
+    schema: { type: 'integer' },
+  },
+};
+const RETRY_AFTER = {
+  description: 'Seconds to wait before retrying',
+  schema: { type: 'integer' },
+};
+
+/** The OpenAPI document of the running app; `npm run openapi:export` writes it to openapi.json. */
+export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
+  const config = app.get(AppConfig);
+  const builder = new DocumentBuilder()
+    .setTitle('Stablecoin Billing API')
+    .setDescription(
+      'Collect USDC, PYUSD and USDG on Solana. This version serves customers, API keys, webhook ' +
+        'settings and events; plans, subscriptions and invoices follow. Authenticate with ' +
+        '`Authorization: Bearer <API key>`. Errors have the body ' +
+        '`{"error": {"code", "message", "details?", "requestId"}}`; every response carries ' +
+        '`x-request-id`, and every 429 `Retry-After`.',
+    )
+    .setVersion('1')
+    .addServer(config.publicBaseUrl)
+    .addBearerAuth({
+      type: 'http',
+      scheme: 'bearer',
+      bearerFormat: 'API key (sbk_...)',
+      description: 'An API key of the merchant: `sbk_` followed by base58',
+    })
+    .build();
+  const document = SwaggerModule.createDocument(app, builder, {
+    operationIdFactory: (controllerKey: string, methodKey: string) =>
+      OPERATION_IDS[`${controllerKey}_${methodKey}`] ?? `${controllerKey}_${methodKey}`,
+  });
+  return normalize(document);
+}
+
+/**
+ * What the generated document needs for client generators (openapi-typescript and the like):
+ * integer types, `uuid` and `date-time` formats, optional bodies that are optional, documented
+ * response headers, and examples of this service rather than the libraries' defaults.
+ */
+function normalize(document: OpenAPIObject): OpenAPIObject {
+  for (const schema of Object.values(document.components?.schemas ?? {})) {
+    normalizeSchema(schema as SchemaLike);
+  }
+  for (const [path, item] of Object.entries(document.paths)) {
+    for (const operation of Object.values(item) as OperationLike[]) {
+      if (!operation || typeof operation !== 'object' || !operation.responses) continue;
+      const authenticated = (operation.security ?? []).length > 0;
+      for (const param of operation.parameters ?? []) {
+        if (param.in === 'path' && param.name === 'id' && !path.startsWith('/api/events')) {
+          param.schema = { ...(param.schema ?? {}), type: 'string', format: 'uuid' };
+        }
+        if (param.schema) normalizeProperty(param.name, param.schema);
+      }
+      const body = operation.requestBody;
+      const bodyRef = body?.content?.['application/json']?.schema?.$ref;
+      if (body && bodyRef) {
+        const name = bodyRef.split('/').pop()!;
+        const target = document.components?.schemas?.[name] as SchemaLike | undefined;
+        if (target && !(target.required ?? []).length) body.required = false;
+      }
+      for (const [status, response] of Object.entries(operation.responses)) {
+        response.headers = { 'x-request-id': REQUEST_ID_HEADER, ...(response.headers ?? {}) };
+        if (status === '429') response.headers['Retry-After'] = RETRY_AFTER;
+        if (authenticated && /^2/.test(status)) Object.assign(response.headers, RATE_LIMIT_HEADERS);
+      }
+      if (path === '/health') replaceExample(operation);
+    }
+  }
+  return document;
+}
+
+interface SchemaLike {
+  type?: string;
+  format?: string;
+  properties?: Record<string, SchemaLike>;
+  items?: SchemaLike;
+  required?: string[];
+  $ref?: string;
+  example?: unknown;
+  [key: string]: unknown;
+}
+
+interface OperationLike {
+  security?: unknown[];
+  parameters?: { name: string; in: string; schema?: SchemaLike }[];
+  requestBody?: { required?: boolean; content?: Record<string, { schema?: SchemaLike }> };
+  responses: Record<string, { headers?: Record<string, unknown>; content?: unknown }>;
+}
+
+function normalizeSchema(schema: SchemaLike): void {
+  for (const [name, property] of Object.entries(schema.properties ?? {})) {
+    normalizeProperty(name, property);
+    if (property.properties) normalizeSchema(property);
+    if (property.items?.properties) normalizeSchema(property.items);
+  }
+}
+
+function normalizeProperty(name: string, property: SchemaLike): void {
+  // Every number of this API is a whole number (money travels as decimal strings), so `number`
+  // is `integer` unless a property says it is fractional with a format of its own.
+  if (property.type === 'number' && !property.format) property.type = 'integer';
+  if (property.type === 'string' && !property.format) {
+    if (name === 'id' || /Id$/.test(name)) {
+      // Event ids are `evt_<uuid>`: not a bare UUID.
+      if (!(typeof property.example === 'string' && property.example.startsWith('evt_'))) {
+        property.format = 'uuid';
+      }
+    }
+    if (/At$/.test(name) || name === 'now' || name === 'dueDate') property.format = 'date-time';
+  }
+}
+
+/** Terminus's own example of the health body names redis; this service checks these two. */
+function replaceExample(operation: OperationLike): void {
+  const body = JSON.stringify(operation.responses);
+  operation.responses = JSON.parse(
+    body
+      .replace(/"redis"/g, '"chain"')
+      .replace(/"Could not connect"/g, '"no answer within 2000 ms"'),
+  ) as OperationLike['responses'];
+}
