@@ -2,11 +2,12 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { ThrottlerModule } from '@nestjs/throttler';
 import { LoggerModule } from 'nestjs-pino';
+import type { DestinationStream } from 'pino';
 import { ApiKeyGuard } from './auth/api-key.guard';
 import { AuthModule } from './auth/auth.module';
 import { CommonModule } from './common/common.module';
 import { AllExceptionsFilter } from './common/filters/all-exceptions.filter';
-import { loggerOptions } from './common/logging';
+import { createRootLogger, loggerModuleParams, ROOT_LOGGER } from './common/logging';
 import { UndeclaredInputGuard } from './common/pipes/undeclared-input.guard';
 import { AppValidationPipe } from './common/pipes/validation.pipe';
 import { RateLimitGuard } from './common/rate-limit.guard';
@@ -22,15 +23,25 @@ import { SettingsModule } from './settings/settings.module';
 import { SolanaModule } from './solana/solana.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
 
+export interface AppModuleOptions {
+  /** Where log lines go (default: stdout, written asynchronously). Tests capture them. */
+  logDestination?: DestinationStream;
+}
+
 /** The whole service, built from a validated config and a database URL. */
 @Module({})
 export class AppModule {
-  static forRoot(config: AppConfig, databaseUrl: string): DynamicModule {
+  static forRoot(
+    config: AppConfig,
+    databaseUrl: string,
+    options: AppModuleOptions = {},
+  ): DynamicModule {
+    const logger = createRootLogger(config.LOG_LEVEL, options.logDestination);
     return {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
-        LoggerModule.forRoot(loggerOptions(config)),
+        LoggerModule.forRoot(loggerModuleParams(logger)),
         DatabaseModule.forRoot(databaseUrl, config.DATABASE_POOL_SIZE),
         ThrottlerModule.forRoot([{ ttl: 60_000, limit: config.RATE_LIMIT_PER_MINUTE }]),
         CommonModule,
@@ -45,6 +56,7 @@ export class AppModule {
         HealthModule,
       ],
       providers: [
+        { provide: ROOT_LOGGER, useValue: logger },
         // Guards run in this order: authenticate, rate-limit per key, refuse undeclared input.
         { provide: APP_GUARD, useClass: ApiKeyGuard },
         { provide: APP_GUARD, useClass: RateLimitGuard },

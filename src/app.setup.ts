@@ -1,14 +1,15 @@
-import { NestExpressApplication } from '@nestjs/platform-express';
+import { ExpressAdapter, NestExpressApplication } from '@nestjs/platform-express';
 import { SwaggerModule } from '@nestjs/swagger';
-import type { NextFunction, Request, Response } from 'express';
+import express, { type NextFunction, type Request, type Response } from 'express';
 import { Logger } from 'nestjs-pino';
+import type { Logger as PinoLogger } from 'pino';
 import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { UnsupportedMediaTypeError } from './common/errors/domain-error';
 import { INVALID_UTF8 } from './common/filters/all-exceptions.filter';
-import { requestId } from './common/logging';
+import { requestLogger, ROOT_LOGGER } from './common/logging';
 import { buildOpenApiDocument } from './common/swagger/openapi-document';
 import { AppConfig } from './config/app-config';
 
@@ -18,13 +19,15 @@ import { AppConfig } from './config/app-config';
  */
 export function configureApp(app: NestExpressApplication, config: AppConfig): void {
   app.useLogger(app.get(Logger));
+  const logger = app.get<PinoLogger>(ROOT_LOGGER);
   app.disable('x-powered-by');
   // JSON API responses are not cached by validators; hashing every body for an ETag costs CPU.
   app.set('etag', false);
   // The client's address, for rate limits and the failed-authentication limit (D17).
   app.set('trust proxy', config.trustProxy);
-  // First of all: every response, even one refused while parsing, carries its request id.
-  app.use(stampRequestId);
+  // First of all: every response, even one refused while parsing, carries its request id, and
+  // every request gets its access-log line.
+  app.use(requestLogger(logger));
   app.use(requireJsonBody);
   app.useBodyParser('json', {
     limit: config.MAX_BODY_BYTES,
@@ -34,23 +37,38 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
     reviver: refuseProtoKeys,
     verify: requireUtf8,
   });
-  answerMalformedRequests(app.getHttpServer(), app.get(Logger));
+  answerMalformedRequests(app.getHttpServer(), logger);
   app.use(defaultEmptyBody);
+  serveDocs(app);
+}
+
+/**
+ * Swagger UI and the OpenAPI document (`/docs`, `/docs-json`) on an express sub-application
+ * reached through one prefix check: mounted on the app itself, their ten routes would be matched
+ * against every API request.
+ */
+function serveDocs(app: NestExpressApplication): void {
   const document = buildOpenApiDocument(app);
-  SwaggerModule.setup('docs', app, document, {
-    jsonDocumentUrl: 'docs-json',
-    customSiteTitle: 'Stablecoin Billing API',
-    swaggerOptions: { persistAuthorization: true },
-  });
+  const adapter = app.getHttpAdapter();
+  if (!(adapter instanceof ExpressAdapter)) throw new Error('the express adapter is expected');
+  const main = adapter.getInstance<express.Express>();
+  const docs = express();
+  adapter.setInstance(docs);
+  try {
+    SwaggerModule.setup('docs', app, document, {
+      jsonDocumentUrl: 'docs-json',
+      customSiteTitle: 'Stablecoin Billing API',
+      swaggerOptions: { persistAuthorization: true },
+    });
+  } finally {
+    adapter.setInstance(main);
+  }
+  main.use((req: Request, res: Response, next: NextFunction) =>
+    req.path.startsWith('/docs') ? docs(req, res, next) : next(),
+  );
 }
 
 const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
-
-/** The request id (the caller's when safe, else new) on the request and the response, first. */
-function stampRequestId(req: Request, res: Response, next: NextFunction): void {
-  (req as Request & { id?: string }).id = requestId(req, res);
-  next();
-}
 
 /**
  * A body that is not JSON is refused with 415 rather than silently ignored, and so is a
@@ -89,7 +107,7 @@ function requireUtf8(_req: Request, _res: Response, body: Buffer): void {
  * Node answers a request it cannot parse (malformed, 400) or whose headers are too large (431)
  * on its own, before express: give those a D1 body and a request id too, and a log line.
  */
-function answerMalformedRequests(server: Server, logger: Logger): void {
+function answerMalformedRequests(server: Server, logger: PinoLogger): void {
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
     if (!socket.writable || error.code === 'ECONNRESET') {
       socket.destroy();

@@ -1,4 +1,5 @@
 import pino from 'pino';
+import { setFlagsFromString } from 'node:v8';
 import { createApp } from './app.factory';
 import { AppConfig } from './config/app-config';
 import { ConfigError, loadConfig } from './config/load-config';
@@ -12,7 +13,21 @@ import { MerchantsService } from './merchants/merchants.service';
  * `npm start`: config -> database (embedded PostgreSQL unless DATABASE_URL) -> migrations, as a
  * step of their own -> the HTTP app -> demo merchant on a fresh local install.
  */
+/**
+ * V8 lets the old generation grow to ~4x the live heap between full collections when the
+ * allocation rate is high. Under load this service's ~50 MB live heap then peaked near 370 MB of
+ * RSS, all of it garbage promoted from requests in flight. Growing by 2x instead keeps the peak
+ * near 240 MB at no measurable CPU cost (docs/performance.md). A `--heap-growing-percent` given
+ * to node wins.
+ */
+function boundHeapGrowth(): void {
+  if (!process.execArgv.some((arg) => arg.startsWith('--heap-growing-percent'))) {
+    setFlagsFromString('--heap-growing-percent=100');
+  }
+}
+
 async function main(): Promise<void> {
+  boundHeapGrowth();
   let config: AppConfig;
   try {
     config = loadConfig();

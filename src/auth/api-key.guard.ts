@@ -29,12 +29,16 @@ export class ApiKeyGuard implements CanActivate {
     this.passport.use(API_KEY_STRATEGY, createApiKeyStrategy(apiKeys));
   }
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
+  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     const isPublic = this.reflector.getAllAndOverride<boolean | undefined>(IS_PUBLIC, [
       context.getHandler(),
       context.getClass(),
     ]);
-    if (isPublic) return true;
+    // Public routes (health, docs) answer without a promise.
+    return isPublic ? true : this.authenticateRequest(context);
+  }
+
+  private async authenticateRequest(context: ExecutionContext): Promise<boolean> {
     const http = context.switchToHttp();
     const req = http.getRequest<Request & { user?: AuthContext; [CACHE_ONLY]?: boolean }>();
     const ip = req.ip ?? req.socket.remoteAddress ?? 'unknown';

@@ -1,4 +1,13 @@
-import { loggableUrl } from './logging';
+import express from 'express';
+import request from 'supertest';
+import pino from 'pino';
+import {
+  AccessEntry,
+  createRootLogger,
+  formatAccessLine,
+  loggableUrl,
+  requestLogger,
+} from './logging';
 
 describe('loggableUrl', () => {
   it('redacts an access_token query parameter and keeps the rest', () => {
@@ -9,5 +18,81 @@ describe('loggableUrl', () => {
       '/api/x?search=a&ACCESS_TOKEN=[redacted]',
     );
     expect(loggableUrl('/api/customers?search=ada')).toBe('/api/customers?search=ada');
+  });
+});
+
+describe('requestLogger', () => {
+  function app() {
+    const raw: string[] = [];
+    const logger = createRootLogger('info', { write: (line: string) => void raw.push(line) });
+    const server = express();
+    server.use(requestLogger(logger));
+    server.get('/ok', (_req, res) => void res.json({ ok: true }));
+    server.get('/fail', (_req, res) => void res.status(503).end());
+    const lines = () => raw.map((l) => JSON.parse(l) as Record<string, unknown>);
+    return { server, lines };
+  }
+
+  it('echoes a safe request id, makes one otherwise, and logs one line per request', async () => {
+    const { server, lines } = app();
+    const safe = await request(server).get('/ok').set('x-request-id', 'req-42').expect(200);
+    expect(safe.headers['x-request-id']).toBe('req-42');
+    const unsafe = await request(server)
+      .get('/ok')
+      .set('x-request-id', 'bad id with spaces')
+      .expect(200);
+    expect(unsafe.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    await request(server).get('/fail').set('x-request-id', 'req-43').expect(503);
+    await new Promise((r) => setImmediate(r));
+    expect(lines()).toEqual([
+      expect.objectContaining({ level: 30, requestId: 'req-42', statusCode: 200, url: '/ok' }),
+      expect.objectContaining({ level: 30, requestId: unsafe.headers['x-request-id'] }),
+      expect.objectContaining({ level: 50, requestId: 'req-43', statusCode: 503 }),
+    ]);
+  });
+
+  it('below the configured level, writes nothing', async () => {
+    const raw: string[] = [];
+    const logger = createRootLogger('warn', { write: (line: string) => void raw.push(line) });
+    const server = express();
+    server.use(requestLogger(logger));
+    server.get('/ok', (_req, res) => void res.end());
+    await request(server).get('/ok').expect(200);
+    await new Promise((r) => setImmediate(r));
+    expect(raw).toEqual([]);
+  });
+});
+
+describe('formatAccessLine', () => {
+  const entries: [string, AccessEntry][] = [
+    [
+      'a plain request',
+      { requestId: 'r1', method: 'GET', url: '/health/live', statusCode: 200, responseTime: 3 },
+    ],
+    [
+      'a merchant and an error code',
+      {
+        requestId: '5f1c6f9e-9d1e-4c3f-8f8a-1d2e3f4a5b6c',
+        method: 'POST',
+        url: '/api/customers?search=a"b\\c\u2028\u0000é',
+        statusCode: 400,
+        responseTime: 12,
+        merchantId: 'm-1',
+        errorCode: 'VALIDATION_ERROR',
+      },
+    ],
+  ];
+
+  it.each(entries)('writes %s exactly as pino would', (_name, entry) => {
+    const written: string[] = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => void written.push(line) });
+    logger.warn({ ...entry }, 'request completed');
+    const bindings = (logger as unknown as Record<symbol, string>)[pino.symbols.chindingsSym];
+    const ours = formatAccessLine('warn', 1_795_000_000_000, bindings, entry, 'request completed');
+    expect(ours.endsWith('\n')).toBe(true);
+    const theirs = JSON.parse(written[0]) as Record<string, unknown>;
+    expect(JSON.parse(ours)).toEqual({ ...theirs, time: 1_795_000_000_000 });
+    // Same keys in the same order: the lines read alike.
+    expect(Object.keys(JSON.parse(ours) as object)).toEqual(Object.keys(theirs));
   });
 });

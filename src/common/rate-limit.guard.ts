@@ -1,6 +1,9 @@
 import { ExecutionContext, Injectable } from '@nestjs/common';
 import { ThrottlerGuard } from '@nestjs/throttler';
+import { THROTTLER_SKIP } from '@nestjs/throttler/dist/throttler.constants';
 import type { AuthContext } from './decorators/current-merchant.decorator';
+
+const SKIPPED = Promise.resolve(true);
 
 /**
  * Rate limits per API key when authenticated, per client address otherwise (`TRUST_PROXY`
@@ -9,6 +12,15 @@ import type { AuthContext } from './decorators/current-merchant.decorator';
  */
 @Injectable()
 export class RateLimitGuard extends ThrottlerGuard {
+  /** Routes that skip every throttler (health probes) return at once, without the async path. */
+  override canActivate(context: ExecutionContext): Promise<boolean> {
+    const targets = [context.getHandler(), context.getClass()];
+    const skipped = this.throttlers.every((throttler) =>
+      this.reflector.getAllAndOverride<boolean>(THROTTLER_SKIP + throttler.name, targets),
+    );
+    return skipped ? SKIPPED : super.canActivate(context);
+  }
+
   protected override getTracker(req: Record<string, unknown>): Promise<string> {
     const user = req.user as AuthContext | undefined;
     return Promise.resolve(user ? `key:${user.apiKeyId}` : `ip:${String(req.ip)}`);

@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'pg';
+import type { DestinationStream } from 'pino';
 import request from 'supertest';
 import type TestAgent from 'supertest/lib/agent';
 import { AppModule } from '../../src/app.module';
@@ -49,6 +50,8 @@ export interface TestAppOptions {
   clock?: TestClock;
   /** Replace providers (e.g. the DNS resolver behind the webhook SSRF check). */
   overrides?: { token: unknown; value: unknown }[];
+  /** Where the app's log lines go (with `LOG_LEVEL` in `env`); by default nothing is logged. */
+  logDestination?: DestinationStream;
 }
 
 /**
@@ -71,7 +74,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const config = parseConfig(env);
   const clock = options.clock ?? new TestClock();
   const builder = Test.createTestingModule({
-    imports: [AppModule.forRoot(config, databaseUrl)],
+    imports: [AppModule.forRoot(config, databaseUrl, { logDestination: options.logDestination })],
   })
     .overrideProvider(Clock)
     .useValue(clock);

@@ -80,19 +80,14 @@ export class AllExceptionsFilter implements ExceptionFilter {
         'Request failed',
       );
     }
-    // Errors raised before the logger middleware (body parsing) have no id yet: assign one.
+    // Errors raised outside the request logger (an app without it: tools) have no id yet.
     const requestId = req.id ?? assignRequestId(req, res);
     if (status === 429 && !res.getHeader('retry-after')) {
       const seconds = exception instanceof RateLimitedError ? exception.retryAfterSeconds : 60;
       res.setHeader('retry-after', String(seconds));
     }
-    // Refused before the request logger ran (while parsing the body): log the request here.
-    if (!(req as { log?: unknown }).log && status < 500) {
-      this.logger.warn(
-        { requestId, method: req.method, url: loggableUrl(req.originalUrl), statusCode: status },
-        `Request refused before routing: ${classified.message}`,
-      );
-    }
+    // The access-log line of this request names the error code.
+    res.locals.errorCode = classified.code;
     const body: ErrorBody = {
       error: {
         code: classified.code,

@@ -1,0 +1,119 @@
+import { AddressInfo, connect } from 'node:net';
+import { gzipSync } from 'node:zlib';
+import { createTestApp, TestApp, TestMerchant } from './helpers/test-app';
+import { waitFor } from './helpers/webhook-receiver';
+
+type Line = Record<string, unknown> & { msg: string; level: number };
+
+/**
+ * The request log through the real app: one access line per request (refused ones included),
+ * each with the request id the response carries, never a secret.
+ */
+describe('Request log', () => {
+  let t: TestApp;
+  let m: TestMerchant;
+  const raw: string[] = [];
+  const lines = (): Line[] => raw.map((l) => JSON.parse(l) as Line);
+  const lineOf = async (requestId: string): Promise<Line> => {
+    await waitFor(
+      () => lines().some((l) => l.requestId === requestId && l.msg.startsWith('request ')),
+      5000,
+      () => `an access line for ${requestId}`,
+    );
+    return lines().find((l) => l.requestId === requestId && l.msg.startsWith('request '))!;
+  };
+
+  beforeAll(async () => {
+    t = await createTestApp({
+      env: { LOG_LEVEL: 'info' },
+      logDestination: { write: (line: string) => void raw.push(line) },
+    });
+    m = await t.createMerchant();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('a public request: method, URL, status, time and the request id it was sent', async () => {
+    await t.http.get('/health/live').set('x-request-id', 'probe-1').expect(200);
+    expect(await lineOf('probe-1')).toMatchObject({
+      level: 30,
+      msg: 'request completed',
+      method: 'GET',
+      url: '/health/live',
+      statusCode: 200,
+      responseTime: expect.any(Number),
+    });
+  });
+
+  it('an authenticated request names the merchant, never the key', async () => {
+    const res = await t.http.get('/api/customers?search=ada').set(m.auth).expect(200);
+    const line = await lineOf(res.headers['x-request-id']);
+    expect(line).toMatchObject({
+      statusCode: 200,
+      merchantId: m.id,
+      url: '/api/customers?search=ada',
+    });
+    expect(line).not.toHaveProperty('errorCode');
+    expect(raw.join('\n')).not.toContain(m.apiKey);
+  });
+
+  it('an error: warn level and the error code; a key in the query string is redacted', async () => {
+    const res = await t.http.get(`/api/customers?access_token=${m.apiKey}`).expect(401);
+    const line = await lineOf(res.headers['x-request-id']);
+    expect(line).toMatchObject({
+      level: 40,
+      statusCode: 401,
+      errorCode: 'UNAUTHORIZED',
+      url: '/api/customers?access_token=[redacted]',
+    });
+    expect(raw.join('\n')).not.toContain(m.apiKey);
+  });
+
+  it.each([
+    ['malformed JSON', 'application/json', undefined, '{"walletAddress":', 400, 'VALIDATION_ERROR'],
+    [
+      'a compressed body',
+      'application/json',
+      'gzip',
+      gzipSync('{}'),
+      415,
+      'UNSUPPORTED_MEDIA_TYPE',
+    ],
+    ['a body that is not JSON', 'text/plain', undefined, 'hello', 415, 'UNSUPPORTED_MEDIA_TYPE'],
+  ] as const)(
+    'a request refused while parsing (%s) has its line and its id',
+    async (_name, type, encoding, body, status, code) => {
+      let req = t.http.post('/api/customers').set(m.auth).set('content-type', type);
+      if (encoding) req = req.set('content-encoding', encoding);
+      const res = await req.send(body).expect(status);
+      expect(res.body.error.requestId).toBe(res.headers['x-request-id']);
+      expect(await lineOf(res.headers['x-request-id'])).toMatchObject({
+        level: 40,
+        method: 'POST',
+        statusCode: status,
+        errorCode: code,
+      });
+    },
+  );
+
+  it("Node's own 400 for a malformed request is logged with the id it answered", async () => {
+    const server = t.app.getHttpServer();
+    if (!server.listening) await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const { port } = server.address() as AddressInfo;
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () => socket.write('GARBAGE / HTTP/1.1\r\n\r\n'));
+      let data = '';
+      socket.on('data', (chunk) => (data += chunk.toString()));
+      socket.on('end', () => resolve(data));
+      socket.on('error', reject);
+    });
+    const id = /x-request-id: ([0-9a-f-]{36})/.exec(answer)![1];
+    await waitFor(() => lines().some((l) => l.requestId === id));
+    expect(lines().find((l) => l.requestId === id)).toMatchObject({
+      level: 40,
+      status: 400,
+      msg: 'Malformed HTTP request refused',
+    });
+  });
+});
