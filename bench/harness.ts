@@ -113,6 +113,36 @@ export async function startServer(
   throw new Error('server did not start');
 }
 
+/**
+ * Starts the bare Nest hello app (bench/bare-nest.ts, built to dist/bench/bare-nest.js), pinned
+ * like the service, and waits until `/hello` answers.
+ */
+export async function startBareNest(options: { core?: number } = {}): Promise<BenchServer> {
+  const port = await freePort();
+  const main = join(ROOT, 'dist', 'bench', 'bare-nest.js');
+  const [cmd, args] =
+    options.core !== undefined && hasTaskset()
+      ? ['taskset', ['-c', String(options.core), process.execPath, main]]
+      : [process.execPath, [main]];
+  const child = spawn(cmd, args, {
+    cwd: ROOT,
+    env: { ...process.env, PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 300; i++) {
+    if (
+      await fetch(`${base}/hello`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      return { child, base };
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('bare Nest app did not start');
+}
+
 /** Stops servers with SIGTERM and waits for them to exit. */
 export async function stopServers(servers: BenchServer[]): Promise<void> {
   await Promise.all(
