@@ -455,6 +455,7 @@ describe('Chain layer safety on localnet', () => {
       expect(outcome).toEqual({
         state: 'rejected',
         error: expect.stringMatching(/signature verification/i),
+        replaceable: true,
       });
     });
 
@@ -526,7 +527,7 @@ describe('Chain layer safety on localnet', () => {
         message: expect.stringMatching(/subscriber/),
       });
       const outcome = await frozenAdapter.sendAndConfirm(signed);
-      expect(outcome.state).toBe('rejected');
+      expect(outcome).toMatchObject({ state: 'rejected', replaceable: false });
       const error = outcome.state === 'rejected' ? outcome.error : '';
       expect(await frozenAdapter.classifyChargeFailure(charge(wallet), error)).toBe(
         'account_frozen',

@@ -22,6 +22,7 @@ import {
   TransactionInstruction,
 } from '@solana/web3.js';
 import { randomUUID } from 'node:crypto';
+import { classify } from '../src/common/filters/all-exceptions.filter';
 import { ChargeInput, PlanTermsMismatchError } from '../src/solana/chain.port';
 import { mintTable } from '../src/solana/mints';
 import { RpcChainAdapter } from '../src/solana/rpc-chain.adapter';
@@ -222,7 +223,11 @@ describe('Subscriptions-program scheme on localnet', () => {
         amount: 1n,
         periodHours: 24,
       }),
-    ).rejects.toMatchObject({ kind: 'not_registered', message: /is not registered on-chain/ });
+    ).rejects.toMatchObject({
+      kind: 'not_registered',
+      message: /is not registered on-chain/,
+      code: 'CONFLICT',
+    });
   });
 
   describe('a plan front-run on-chain with other terms is refused', () => {
@@ -284,6 +289,9 @@ describe('Subscriptions-program scheme on localnet', () => {
       });
       await expect(attempt).rejects.toBeInstanceOf(PlanTermsMismatchError);
       await expect(attempt).rejects.toMatchObject({ kind: 'terms_differ', message });
+      // A clear 409 through the one exception filter, never a 500.
+      const error = await attempt.catch((e: unknown) => e);
+      expect(classify(error)).toMatchObject({ code: 'CONFLICT', message });
     });
   });
 

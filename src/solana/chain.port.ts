@@ -1,3 +1,5 @@
+import { DomainError } from '../common/errors/domain-error';
+import { ErrorCode } from '../common/errors/error-codes';
 import type { SolanaCluster, SubscriptionScheme } from '../config/app-config';
 import type { MintSymbol } from './mints';
 
@@ -120,8 +122,15 @@ export interface SignedTx {
 export type TxOutcome =
   | { state: 'succeeded'; slot: number; finalized: boolean }
   | { state: 'failed'; slot: number; error: string }
-  /** Refused at preflight (simulation failed): never forwarded, so it cannot land. */
-  | { state: 'rejected'; error: string }
+  /**
+   * Refused by the node: this send put nothing on the chain. `replaceable` says whether a new
+   * transaction for the same charge may be built now: true when no copy of these bytes can ever
+   * land (the signatures do not verify); false after a failed simulation, because a copy of the
+   * same bytes sent earlier (before a crash) may still be on its way until the blockhash expires,
+   * so the charge is settled with `outcome` until it says `expired` before anything replaces it.
+   * The failure itself (`error`, `classifyChargeFailure`) is known at once either way.
+   */
+  | { state: 'rejected'; error: string; replaceable: boolean }
   /** Not seen yet, and its blockhash can still land it. */
   | { state: 'pending' }
   /** Not seen and its blockhash has expired: it never landed and never will. */
@@ -165,14 +174,17 @@ export interface PaymentScan {
   signaturesScanned: number;
 }
 
-/** The on-chain plan does not exist or differs from the database's terms (program scheme). */
-export class PlanTermsMismatchError extends Error {
+/**
+ * The on-chain plan does not exist or differs from the database's terms (program scheme): a
+ * subscribe is refused (409: the plan's on-chain state conflicts with its record; registering
+ * it, or a plan registered by someone else first, settles which).
+ */
+export class PlanTermsMismatchError extends DomainError {
   constructor(
     message: string,
     readonly kind: 'not_registered' | 'terms_differ',
   ) {
-    super(message);
-    this.name = 'PlanTermsMismatchError';
+    super(ErrorCode.CONFLICT, message);
   }
 }
 
@@ -240,7 +252,8 @@ export abstract class ChainPort {
   abstract signCharge(input: ChargeInput): Promise<SignedTx>;
   /**
    * Sends signed bytes once and waits for the outcome until the blockhash expires (or, with the
-   * RPC unreachable, a deadline: `unknown`). `rejected` only for bytes the chain never saw.
+   * RPC unreachable, a deadline: `unknown`). `rejected` only for bytes the chain never saw, and
+   * `replaceable` only when no copy of them can ever land.
    */
   abstract sendAndConfirm(tx: SignedTx): Promise<TxOutcome>;
   /** The fate of a transaction from its signature alone: never sends anything. */

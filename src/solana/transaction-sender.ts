@@ -48,8 +48,8 @@ export class TransactionSender {
    * A failed send says little on its own: bytes that already landed (re-sent after a crash)
    * fail preflight as "already processed" or "blockhash not found". So on any failure the
    * signature is looked up first, and the answer is `rejected` only when the chain has never
-   * seen it and cannot land it later (a simulation failure of a program, or signatures that
-   * do not verify). A blockhash this node does not know may still be one it has not seen yet:
+   * seen it and this send cannot land it (a simulation failure of a program, or signatures that
+   * do not verify; only the latter is `replaceable`, see `TxOutcome`). A blockhash this node does not know may still be one it has not seen yet:
    * that waits for the outcome, which ends as `expired` once the last valid height is past.
    */
   async sendAndConfirm(tx: SignedTx): Promise<TxOutcome> {
@@ -57,14 +57,16 @@ export class TransactionSender {
     const failure = await this.send(tx, deadline);
     if (failure) {
       if (failure.code === SIGNATURE_VERIFICATION_FAILURE) {
-        return { state: 'rejected', error: failure.message };
+        // Bytes whose signatures do not verify can never land, whoever sends them.
+        return { state: 'rejected', error: failure.message, replaceable: true };
       }
       const seen = await withTimeout(
         this.status(tx.signature),
         Math.max(deadline - Date.now(), 0) + 50,
       ).catch(() => undefined);
       if (seen === null && isFinalRefusal(failure.message)) {
-        return { state: 'rejected', error: failure.message };
+        // Refused now; a copy sent before a crash could still land while its blockhash lives.
+        return { state: 'rejected', error: failure.message, replaceable: false };
       }
     }
     return this.confirm(tx, deadline);

@@ -15,6 +15,7 @@ import {
 import { ThrottlerException } from '@nestjs/throttler';
 import { NotFoundError, ValidationError } from '../errors/domain-error';
 import { ErrorCode } from '../errors/error-codes';
+import { MoneyError, MoneyRangeError } from '../money';
 import { classify } from './all-exceptions.filter';
 
 const driverError = (code: string) =>
@@ -29,6 +30,9 @@ describe('classify (the code -> status table)', () => {
       'INVOICE_NOT_FOUND',
     ],
     ['domain validation', new ValidationError('x'), 'VALIDATION_ERROR'],
+    ['money out of range (a computed total)', new MoneyRangeError('the total'), 'VALIDATION_ERROR'],
+    ['money not a decimal', new MoneyError('not a decimal string'), 'VALIDATION_ERROR'],
+
     ['MikroORM NotFoundError', OrmNotFoundError.findOneFailed('Customer', { id: 1 }), 'NOT_FOUND'],
     ['unique constraint', new UniqueConstraintViolationException(driverError('23505')), 'CONFLICT'],
     ['foreign key', new ForeignKeyConstraintViolationException(driverError('23503')), 'CONFLICT'],

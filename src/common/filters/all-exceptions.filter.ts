@@ -19,6 +19,7 @@ import type { Request, Response } from 'express';
 import { DomainError, FieldError, RateLimitedError } from '../errors/domain-error';
 import { ERROR_STATUS, ErrorCode } from '../errors/error-codes';
 import { requestId as assignRequestId, loggableUrl } from '../logging';
+import { MoneyError } from '../money';
 
 /** The D1 error body. */
 export interface ErrorBody {
@@ -104,6 +105,11 @@ export class AllExceptionsFilter implements ExceptionFilter {
 export function classify(exception: unknown): Classified {
   if (exception instanceof DomainError) {
     return { code: exception.code, message: exception.message, details: exception.details };
+  }
+  if (exception instanceof MoneyError) {
+    // An amount or a computed total out of range (e.g. line items whose total exceeds what a
+    // bigint column and the chain hold): the request asked for it, so a 400, never a 500.
+    return { code: ErrorCode.VALIDATION_ERROR, message: exception.message };
   }
   if (exception instanceof ThrottlerException) {
     return { code: ErrorCode.RATE_LIMITED, message: 'Too many requests; retry later' };
