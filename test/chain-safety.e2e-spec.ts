@@ -3,6 +3,7 @@ import {
   createFreezeAccountInstruction,
   createInitializeMint2Instruction,
   createInitializeTransferFeeConfigInstruction,
+  createTransferCheckedWithFeeInstruction,
   createMintToCheckedInstruction,
   createTransferCheckedInstruction,
   ExtensionType,
@@ -316,6 +317,39 @@ describe('Chain layer safety on localnet', () => {
       ]);
       const onChain = await connection.getTokenAccountBalance(new PublicKey(account));
       expect(onChain.value.amount).toBe('9900000');
+    });
+
+    it('a TransferCheckedWithFee carrying the reference is found by both scans, net of its fee', async () => {
+      const mint = await createMint(TOKEN_2022_PROGRAM_ID, 100); // 1%
+      const feeAdapter = adapterWith({ mints: mintTable('localnet', { PYUSD: mint.toBase58() }) });
+      const payer = Keypair.generate();
+      const merchant = Keypair.generate().publicKey;
+      await fundSol(payer.publicKey);
+      const source = await mintTo(mint, TOKEN_2022_PROGRAM_ID, payer.publicKey, 50_000_000n);
+      const destination = await mintTo(mint, TOKEN_2022_PROGRAM_ID, merchant, 0n);
+      const reference = Keypair.generate().publicKey;
+      const transfer = createTransferCheckedWithFeeInstruction(
+        source,
+        mint,
+        destination,
+        payer.publicKey,
+        10_000_000n,
+        6,
+        100_000n,
+        [],
+        TOKEN_2022_PROGRAM_ID,
+      );
+      transfer.keys.push({ pubkey: reference, isSigner: false, isWritable: false });
+      const signature = await send([transfer], payer);
+      const expected = {
+        signature,
+        amount: 9_900_000n,
+        references: [reference.toBase58()],
+      };
+      const byReference = await feeAdapter.scanReference(reference.toBase58(), null);
+      expect(byReference.payments).toEqual([expect.objectContaining(expected)]);
+      const byAccount = await feeAdapter.scanTokenAccount(destination.toBase58(), null);
+      expect(byAccount.payments).toEqual([expect.objectContaining(expected)]);
     });
 
     it('a failed transaction carrying the reference, or a reference elsewhere, is no payment', async () => {

@@ -101,7 +101,8 @@ describe('Localnet chain over JSON-RPC (web3.js, spl-token, Solana Pay)', () => 
     await localnet.close();
   });
 
-  it('creates the three mints with 6 decimals under their mainnet token programs', async () => {
+  it('creates the three mints with 6 decimals under their mainnet token programs, as issued', async () => {
+    const authority = localnet.chain.mintAuthority.toBase58();
     const expected = [
       [USDC, TOKEN_PROGRAM_ID, 'spl-token'],
       [PYUSD, TOKEN_2022_PROGRAM_ID, 'spl-token-2022'],
@@ -110,22 +111,25 @@ describe('Localnet chain over JSON-RPC (web3.js, spl-token, Solana Pay)', () => 
     for (const [mint, program, programName] of expected) {
       const { value } = await connection.getParsedAccountInfo(mint);
       expect(value?.owner.toBase58()).toBe(program.toBase58());
-      expect(value?.data).toEqual({
-        program: programName,
-        parsed: {
-          type: 'mint',
-          info: {
-            decimals: 6,
-            freezeAuthority: null,
-            isInitialized: true,
-            mintAuthority: localnet.chain.mintAuthority.toBase58(),
-            supply: '0',
-          },
+      const data = value?.data as ParsedAccountData;
+      expect(data.program).toBe(programName);
+      expect(data.parsed).toMatchObject({
+        type: 'mint',
+        info: {
+          decimals: 6,
+          freezeAuthority: authority,
+          isInitialized: true,
+          mintAuthority: authority,
+          supply: '0',
         },
-        space: 82,
       });
+      // USDC is a plain mint; the Token-2022 ones carry their issuer's extensions (the full list
+      // is checked in src/localnet/parsed-token-data.spec.ts and test/solana-chain.e2e-spec.ts).
+      const extensions = (data.parsed as { info: { extensions?: unknown[] } }).info.extensions;
+      expect(extensions?.length ?? 0).toBe(program.equals(TOKEN_PROGRAM_ID) ? 0 : 8);
       const decoded = await getMint(connection, mint, 'confirmed', program);
       expect(decoded.decimals).toBe(6);
+      expect(decoded.tlvData.length > 0).toBe(program.equals(TOKEN_2022_PROGRAM_ID));
     }
   });
 
@@ -160,7 +164,12 @@ describe('Localnet chain over JSON-RPC (web3.js, spl-token, Solana Pay)', () => 
     expect((parsed?.data as ParsedAccountData).parsed).toEqual({
       type: 'account',
       info: {
-        extensions: [{ extension: 'immutableOwner' }],
+        // What a PYUSD account needs: its mint has a transfer fee and a transfer hook.
+        extensions: [
+          { extension: 'immutableOwner' },
+          { extension: 'transferFeeAmount', state: { withheldAmount: 0 } },
+          { extension: 'transferHookAccount', state: { transferring: false } },
+        ],
         isNative: false,
         mint: PYUSD.toBase58(),
         owner: alice.publicKey.toBase58(),
@@ -180,7 +189,8 @@ describe('Localnet chain over JSON-RPC (web3.js, spl-token, Solana Pay)', () => 
 
   it.each([
     ['USDC', USDC, TOKEN_PROGRAM_ID, 165],
-    ['PYUSD', PYUSD, TOKEN_2022_PROGRAM_ID, 170],
+    // 165 + account type + immutableOwner, transferFeeAmount and transferHookAccount entries
+    ['PYUSD', PYUSD, TOKEN_2022_PROGRAM_ID, 187],
   ])(
     'moves %s with transferChecked: both balances change exactly',
     async (_symbol, mint, program, accountSize) => {

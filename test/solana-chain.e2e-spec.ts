@@ -112,6 +112,40 @@ describe('Chain port on localnet (RpcChainAdapter over JSON-RPC)', () => {
     });
   });
 
+  it.each(['PYUSD', 'USDG'] as const)(
+    "%s on localnet is a Token-2022 mint with its issuer's extensions, served as jsonParsed",
+    async (mint) => {
+      const { address } = await adapter.mint(mint);
+      const account = await connection.getParsedAccountInfo(new PublicKey(address));
+      const data = account.value?.data as {
+        program: string;
+        parsed: { info: Record<string, unknown> };
+      };
+      expect(data.program).toBe('spl-token-2022');
+      const extensions = data.parsed.info.extensions as { extension: string; state?: unknown }[];
+      expect(extensions.map((e) => e.extension)).toEqual([
+        'mintCloseAuthority',
+        'confidentialTransferMint',
+        'confidentialTransferFeeConfig',
+        'transferFeeConfig',
+        'transferHook',
+        'permanentDelegate',
+        'metadataPointer',
+        'tokenMetadata',
+      ]);
+      expect(extensions).toContainEqual({
+        extension: 'transferHook',
+        state: expect.objectContaining({ programId: null }),
+      });
+      expect(extensions).toContainEqual({
+        extension: 'transferFeeConfig',
+        state: expect.objectContaining({
+          newerTransferFee: { epoch: 0, maximumFee: 0, transferFeeBasisPoints: 0 },
+        }),
+      });
+    },
+  );
+
   it('registers an invoice: a merchant-signed memo with the commitment, findable by reference', async () => {
     const merchant = newWallet();
     await fund(merchant.publicKey);
@@ -137,7 +171,7 @@ describe('Chain port on localnet (RpcChainAdapter over JSON-RPC)', () => {
     });
   });
 
-  describe.each(['USDC', 'PYUSD'] as const)('invoice payment in %s', (mint) => {
+  describe.each(['USDC', 'PYUSD', 'USDG'] as const)('invoice payment in %s', (mint) => {
     it('moves exactly the amount, creates the merchant account once, and validates as Solana Pay', async () => {
       const payer = newWallet();
       const merchant = newWallet();
@@ -315,7 +349,7 @@ describe('Chain port on localnet (RpcChainAdapter over JSON-RPC)', () => {
       amount: 5_000_000n,
     });
 
-    it.each(['USDC', 'PYUSD'] as const)(
+    it.each(['USDC', 'PYUSD', 'USDG'] as const)(
       '%s: approve, then the service pulls one period',
       async (mint) => {
         const wallet = await subscriber(mint, 20_000_000n);

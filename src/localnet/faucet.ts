@@ -15,9 +15,10 @@ import {
   TransactionInstruction,
 } from '@solana/web3.js';
 import { Account, LiteSvm } from 'litesvm/dist/internal';
-import { MintInfo, STABLECOIN_DECIMALS, TOKEN_PROGRAMS } from '../solana/mints';
+import { MintInfo, TOKEN_PROGRAMS } from '../solana/mints';
 import { LocalnetInputError } from './localnet-errors';
-import { decodeMint, encodeMint, isMintData, MINT_SIZE } from './token-accounts';
+import { MINT_SPECS, buildMint } from './stablecoin-mints';
+import { decodeMint, isMintData, MINT_SIZE } from './token-accounts';
 
 const MEMO_PROGRAM = new PublicKey('MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr');
 /** The faucet's SOL, kept well under 2^53 lamports because the RPC writes balances as numbers. */
@@ -35,27 +36,27 @@ export interface FaucetRequest {
 }
 
 /**
- * Creates the mints that do not exist yet (6 decimals, `authority` minting, under the mint's
- * token program; Token-2022 ones as plain base mints). An existing one whose authority is not
- * `authority` (its `mint-authority.json` was lost) is handed over to it, so the faucet keeps
- * working. Returns whether anything was written.
+ * Creates the mints that do not exist yet, as issued (`buildMint`: 6 decimals, `authority`
+ * minting and freezing, PYUSD and USDG with their Token-2022 extensions). An existing one whose
+ * authority is not `authority` (its `mint-authority.json` was lost) is handed over to it, so the
+ * faucet keeps working; one made by an older localnet without its extensions is kept (its token
+ * accounts depend on it) and reported. `authority` pays: fund it first. Returns whether anything
+ * was written.
  */
 export function setUpMints(
   svm: LiteSvm,
   mints: readonly MintInfo[],
-  authority: PublicKey,
+  authority: Keypair,
   log: (message: string) => void,
 ): boolean {
-  const authorityBytes = authority.toBuffer();
+  const authorityBytes = authority.publicKey.toBuffer();
   let changed = false;
   for (const mint of mints) {
     const address = new PublicKey(mint.address).toBytes();
     const program = TOKEN_PROGRAMS[mint.tokenProgram];
     const existing = svm.getAccount(address);
     if (!existing) {
-      const rent = svm.minimumBalanceForRentExemption(BigInt(MINT_SIZE));
-      const data = encodeMint(authorityBytes, STABLECOIN_DECIMALS);
-      svm.setAccount(address, new Account(rent, data, program.toBytes(), false, 0n));
+      buildMint(svm, mint, authority);
       changed = true;
       continue;
     }
@@ -65,8 +66,14 @@ export function setUpMints(
         `Localnet: ${mint.symbol} address ${mint.address} holds an account that is not a ${mint.tokenProgram} mint`,
       );
     }
+    if (MINT_SPECS[mint.symbol].extensions.length > 0 && data.length === MINT_SIZE) {
+      log(
+        `Localnet: ${mint.symbol} was created by an older localnet without its Token-2022 extensions; ` +
+          "remove the data directory's localnet/ folder to recreate the chain with them",
+      );
+    }
     if (decodeMint(data).mintAuthority?.equals(authorityBytes)) continue;
-    log(`Localnet: ${mint.symbol} mint authority reset to ${authority.toBase58()}`);
+    log(`Localnet: ${mint.symbol} mint authority reset to ${authority.publicKey.toBase58()}`);
     data.writeUInt32LE(1, 0);
     data.set(authorityBytes, 4);
     svm.setAccount(

@@ -181,8 +181,9 @@ export class LocalnetChain {
       entry.logMessages = chain.intern(entry.logMessages);
       chain.index.add(entry);
     }
-    const changed = setUpMints(svm, chain.mints, authority.publicKey, log);
+    // The faucet (the mint authority) pays for building the mints: fund it first.
     refillFaucet(svm, authority.publicKey);
+    const changed = setUpMints(svm, chain.mints, authority, log);
     chain.syncClock();
     if (store) {
       log(

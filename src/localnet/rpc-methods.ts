@@ -6,7 +6,8 @@ import bs58 from 'bs58';
 import { INVALID_PARAMS, RpcError } from './json-rpc';
 import { AccountView, LocalnetChain, TokenBalance, TransactionRecord } from './localnet-chain';
 import { SLOTS_PER_EPOCH } from './chain-clock';
-import { parseTokenData, tokenProgramOfAddress, uiTokenAmount } from './token-accounts';
+import { parseTokenData } from './parsed-token-data';
+import { tokenProgramOfAddress, uiTokenAmount } from './token-accounts';
 import { parseTransaction } from './transaction-wire';
 
 export type RpcHandler = (params: unknown[]) => unknown;

@@ -1,10 +1,10 @@
 /**
- * Token accounts and mints of both token programs, read from their raw bytes, and the shapes the
- * real RPC gives them: `uiTokenAmount` and `jsonParsed` account data. Decoding by hand keeps the
- * transaction path free of object allocation beyond what the RPC returns.
+ * Token accounts and mints of both token programs, read from their raw bytes on the transaction
+ * path (pre/post token balances of every transaction), where decoding by hand keeps allocation
+ * to what the RPC returns; and `uiTokenAmount`, as the RPC writes amounts. The `jsonParsed`
+ * account data is decoded with spl-token itself (parsed-token-data.ts).
  */
 import { TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID } from '@solana/spl-token';
-import bs58 from 'bs58';
 
 export const TOKEN_PROGRAM = TOKEN_PROGRAM_ID.toBuffer();
 export const TOKEN_2022_PROGRAM = TOKEN_2022_PROGRAM_ID.toBuffer();
@@ -117,16 +117,6 @@ export function decodeMint(data: Uint8Array): MintFields {
   };
 }
 
-/** Encodes a fresh mint without extensions (valid for both token programs). */
-export function encodeMint(mintAuthority: Uint8Array, decimals: number): Buffer {
-  const data = Buffer.alloc(MINT_SIZE);
-  data.writeUInt32LE(1, 0);
-  data.set(mintAuthority, 4);
-  data[44] = decimals;
-  data[45] = 1;
-  return data;
-}
-
 /** `amount` in whole tokens, trailing zeros trimmed ("1.5", "0", "12"), as the RPC writes it. */
 export function uiAmountString(amount: bigint, decimals: number): string {
   if (decimals === 0) return amount.toString();
@@ -144,98 +134,4 @@ export function uiTokenAmount(amount: bigint, decimals: number): UiTokenAmount {
     uiAmount: Number(amount) / 10 ** decimals,
     uiAmountString: uiAmountString(amount, decimals),
   };
-}
-
-/** Token-2022 extension types that carry no state, by their `ExtensionType` number. */
-const STATELESS_EXTENSIONS: Record<number, string> = {
-  7: 'immutableOwner',
-  9: 'nonTransferable',
-  13: 'nonTransferableAccount',
-};
-
-/**
- * The `extensions` list of a Token-2022 account (the TLV entries after the account-type byte).
- * Only stateless extensions are rendered in full; others appear as `unparseableExtension`, which
- * the real RPC also emits for what it cannot decode.
- */
-function extensions(data: Buffer): Array<{ extension: string }> {
-  const list: Array<{ extension: string }> = [];
-  let offset = ACCOUNT_TYPE_OFFSET + 1;
-  while (offset + 4 <= data.length) {
-    const type = data.readUInt16LE(offset);
-    const length = data.readUInt16LE(offset + 2);
-    if (type === 0) break; // uninitialized: padding to the end
-    list.push({ extension: STATELESS_EXTENSIONS[type] ?? 'unparseableExtension' });
-    offset += 4 + length;
-  }
-  return list;
-}
-
-function base58(bytes: Buffer | null): string | null {
-  return bytes ? bs58.encode(bytes) : null;
-}
-
-export type ParsedTokenData =
-  | { program: 'spl-token' | 'spl-token-2022'; parsed: ParsedMint | ParsedAccount; space: number }
-  | undefined;
-
-interface ParsedMint {
-  type: 'mint';
-  info: Record<string, unknown>;
-}
-
-interface ParsedAccount {
-  type: 'account';
-  info: Record<string, unknown>;
-}
-
-/**
- * The `jsonParsed` data of a mint or token account, as the RPC's account decoder writes it
- * (optional fields left out when empty); undefined when the account is neither, and the RPC then
- * falls back to base64.
- */
-export function parseTokenData(
-  program: 'spl-token' | 'spl-token-2022',
-  raw: Uint8Array,
-  decimalsOf: (mint: Buffer) => number | undefined,
-): ParsedTokenData {
-  const data = view(raw);
-  const withExtensions = (info: Record<string, unknown>): Record<string, unknown> => {
-    if (program !== 'spl-token-2022' || data.length <= ACCOUNT_TYPE_OFFSET) return info;
-    const list = extensions(data);
-    return list.length > 0 ? { ...info, extensions: list } : info;
-  };
-  if (isMintData(data)) {
-    const mint = decodeMint(data);
-    const info = {
-      mintAuthority: base58(mint.mintAuthority),
-      supply: mint.supply.toString(),
-      decimals: mint.decimals,
-      isInitialized: mint.isInitialized,
-      freezeAuthority: base58(mint.freezeAuthority),
-    };
-    return { program, parsed: { type: 'mint', info: withExtensions(info) }, space: data.length };
-  }
-  if (isTokenAccountData(data)) {
-    const account = decodeTokenAccount(data);
-    const decimals = decimalsOf(account.mint);
-    if (decimals === undefined) return undefined; // the RPC cannot parse it without its mint
-    const info: Record<string, unknown> = {
-      isNative: account.nativeReserve !== null,
-      mint: bs58.encode(account.mint),
-      owner: bs58.encode(account.owner),
-      state: account.state === 2 ? 'frozen' : 'initialized',
-      tokenAmount: uiTokenAmount(account.amount, decimals),
-    };
-    if (account.delegate) {
-      info.delegate = bs58.encode(account.delegate);
-      info.delegatedAmount = uiTokenAmount(account.delegatedAmount, decimals);
-    }
-    if (account.nativeReserve !== null) {
-      info.rentExemptReserve = uiTokenAmount(account.nativeReserve, decimals);
-    }
-    if (account.closeAuthority) info.closeAuthority = bs58.encode(account.closeAuthority);
-    return { program, parsed: { type: 'account', info: withExtensions(info) }, space: data.length };
-  }
-  return undefined;
 }

@@ -18,9 +18,15 @@ const MEMO_PROGRAMS = new Set([
   MEMO_PROGRAM_ID.toBase58(),
   'Memo1UhkJRfHyvLMcVucJwxXeuD728EqVDDwQDxFMNo',
 ]);
-/** Token instruction tags, and where the destination sits and how many accounts are fixed. */
-const TRANSFER = { tag: 3, destination: 1, fixed: 3 };
-const TRANSFER_CHECKED = { tag: 12, destination: 2, fixed: 4 };
+/**
+ * The token instructions that move tokens to a destination, by tag (and Token-2022 sub-tag):
+ * where the destination sits and how many accounts are fixed (references follow them).
+ */
+const TRANSFERS = [
+  { tag: 3, sub: undefined, destination: 1, fixed: 3 }, // Transfer
+  { tag: 12, sub: undefined, destination: 2, fixed: 4 }, // TransferChecked
+  { tag: 26, sub: 1, destination: 2, fixed: 4 }, // Token-2022 TransferCheckedWithFee
+];
 
 /**
  * Finds payments by scanning forward from a cursor (the newest signature the caller has already
@@ -177,7 +183,9 @@ function referencesInto(
   const references = new Set<string>();
   for (const ix of instructions) {
     if (!TOKEN_PROGRAMS.has(ix.program) || ix.data.length === 0) continue;
-    const layout = [TRANSFER, TRANSFER_CHECKED].find((l) => l.tag === ix.data[0]);
+    const layout = TRANSFERS.find(
+      (l) => l.tag === ix.data[0] && (l.sub === undefined || l.sub === ix.data[1]),
+    );
     if (!layout || ix.accounts[layout.destination] !== destination) continue;
     for (const index of ix.accounts.slice(layout.fixed)) {
       if (!isSigner(index)) references.add(keys[index]);
