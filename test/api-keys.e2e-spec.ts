@@ -265,4 +265,19 @@ describe('failed authentication limit', () => {
     await t.http.get('/api/customers').set(m.auth).expect(200);
     await t.http.get('/health/live').expect(200); // public routes are unaffected
   });
+
+  it('a valid key no instance has cached yet is served from a blocked address, whatever the guessing', async () => {
+    const m = await t.createMerchant();
+    const guesses = Array.from({ length: 40 }, (_, i) => ({
+      Authorization: `Bearer sbk_${String(i).padStart(44, '1').replace(/0/g, '2')}`,
+    }));
+    // A burst of guesses from this client (already blocked by the test above), then a key that
+    // was just created and never used: it must be looked up, not refused for the others.
+    const [statuses, fresh] = await Promise.all([
+      Promise.all(guesses.map(async (g) => (await t.http.get('/api/customers').set(g)).status)),
+      t.http.get('/api/customers').set(m.auth),
+    ]);
+    expect(new Set(statuses)).toEqual(new Set([429]));
+    expect(fresh.status).toBe(200);
+  });
 });

@@ -7,7 +7,7 @@ import { IS_PUBLIC } from '../common/decorators/public.decorator';
 import { RateLimitedError, UnauthorizedError } from '../common/errors/domain-error';
 import { ApiKeysService } from './api-keys.service';
 import { AuthFailureLimiter } from './auth-failure-limiter';
-import { API_KEY_STRATEGY, CACHE_ONLY, createApiKeyStrategy } from './api-key.strategy';
+import { API_KEY_STRATEGY, createApiKeyStrategy } from './api-key.strategy';
 
 /**
  * Global guard: every route needs an API key unless marked `@Public()`. A client with too many
@@ -40,13 +40,11 @@ export class ApiKeyGuard implements CanActivate {
 
   private async authenticateRequest(context: ExecutionContext): Promise<boolean> {
     const http = context.switchToHttp();
-    const req = http.getRequest<Request & { user?: AuthContext; [CACHE_ONLY]?: boolean }>();
+    const req = http.getRequest<Request & { user?: AuthContext }>();
     const ip = req.ip ?? req.socket.remoteAddress ?? 'unknown';
-    // A blocked client's key is still checked (so a valid one is never refused for failures
-    // someone else caused from the same address): from the key cache, and from the database
-    // only within a small instance-wide budget.
+    // A blocked client's key is still checked, so a valid one is never refused for failures
+    // someone else caused from the same address; only its failed attempts get 429.
     const blocked = this.failures.isBlocked(ip);
-    req[CACHE_ONLY] = blocked && !this.failures.takeBlockedLookup();
     const user = await this.authenticate(req, http.getResponse<Response>());
     if (user) {
       req.user = user;

@@ -4,9 +4,6 @@ import { AuthContext } from '../common/decorators/current-merchant.decorator';
 import { ApiKeysService } from './api-keys.service';
 
 export const API_KEY_STRATEGY = 'api-key';
-/** Set on a request whose key may only be checked against the cache (a blocked client). */
-export const CACHE_ONLY = Symbol('apiKeyCacheOnly');
-
 /**
  * `Authorization: Bearer <key>` through passport-http-bearer. That strategy also reads
  * `access_token` from the query and body; those are refused here, so keys never travel in URLs
@@ -19,8 +16,7 @@ export function createApiKeyStrategy(apiKeys: ApiKeysService): Strategy<VerifyFu
       done(null, false);
       return;
     }
-    const cacheOnly = (req as Request & { [CACHE_ONLY]?: boolean })[CACHE_ONLY] === true;
-    apiKeys.authenticate(token, { cacheOnly }).then(
+    apiKeys.authenticate(token).then(
       (context: AuthContext | null) => done(null, context ?? false),
       (error: unknown) => done(error),
     );

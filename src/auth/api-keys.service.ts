@@ -103,17 +103,12 @@ export class ApiKeysService {
   /**
    * The merchant a bearer token acts for, or null when the token is not an active key. A known
    * key is answered from the cache; a database failure propagates (a 5xx, never a 401).
-   * `cacheOnly` (a client over its failed-authentication limit): no database lookup.
    */
-  async authenticate(
-    token: string,
-    options: { cacheOnly?: boolean } = {},
-  ): Promise<AuthContext | null> {
+  async authenticate(token: string): Promise<AuthContext | null> {
     if (!looksLikeApiKey(token)) return null;
     const hash = hashApiKey(token);
     let context = this.cache.get(hash);
     if (!context) {
-      if (options.cacheOnly) return null;
       const epoch = this.cache.begin();
       const rows = await this.em
         .getConnection()

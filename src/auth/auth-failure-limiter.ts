@@ -2,8 +2,6 @@ import { isIPv6 } from 'node:net';
 
 /** Clients tracked at once; past this, the oldest windows are dropped (bounded memory). */
 const MAX_CLIENTS = 10_000;
-/** Lookups per second granted to blocked clients, for the whole instance. */
-const BLOCKED_LOOKUPS_PER_SECOND = 20;
 
 /**
  * Counts failed authentications per client in fixed one-minute windows (DESIGN D17). The client
@@ -13,14 +11,16 @@ const BLOCKED_LOOKUPS_PER_SECOND = 20;
  * `MAX_CLIENTS` windows: an attacker rotating addresses evicts the oldest windows rather than
  * growing the map without end.
  *
- * A blocked client is not refused outright: a key it presents is still checked, from the key
- * cache or, within a small instance-wide budget, the database, so a valid key is never answered
- * 429 because of failures someone else caused from the same address. Only failed attempts are
- * answered 429 while blocked.
+ * A blocked client is not refused outright: every key it presents is still checked (the key
+ * cache, then one indexed database lookup), so a valid key is never answered 429 because of
+ * failures someone else caused from the same address (behind a load balancer without
+ * `TRUST_PROXY`, that is everyone). Only failed attempts are answered 429 while blocked: the
+ * limit tells a guessing client to stop (`Retry-After`). It does not shield the database: a failed
+ * attempt costs one index lookup, less than the HTTP request around it, and a 256-bit key cannot
+ * be guessed anyway.
  */
 export class AuthFailureLimiter {
   private readonly windows = new Map<string, { start: number; failures: number }>();
-  private lookupBudget = { second: 0, used: 0 };
 
   constructor(
     private readonly limitPerMinute: number,
@@ -63,15 +63,6 @@ export class AuthFailureLimiter {
     this.windows.delete(client);
     if (this.windows.size >= this.maxClients) this.makeRoom(now);
     this.windows.set(client, { start: now, failures: 1 });
-  }
-
-  /** Whether a blocked client's key may be looked up in the database now (a shared budget). */
-  takeBlockedLookup(): boolean {
-    const second = Math.floor(this.now() / 1000);
-    if (this.lookupBudget.second !== second) this.lookupBudget = { second, used: 0 };
-    if (this.lookupBudget.used >= BLOCKED_LOOKUPS_PER_SECOND) return false;
-    this.lookupBudget.used++;
-    return true;
   }
 
   /** How many clients are tracked (memory bound checks). */
