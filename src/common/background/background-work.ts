@@ -43,15 +43,20 @@ export class BackgroundWork implements OnApplicationShutdown {
   runOnce(name: string, job: () => Promise<unknown> | void): Promise<void> {
     const current = this.running.get(name);
     if (current || this.stopped) return current ?? Promise.resolve();
-    const run = (async () => {
-      try {
-        await job();
-      } catch (error) {
-        this.logger.error({ err: error, job: name }, 'Background job failed; it runs again later');
-      } finally {
-        this.running.delete(name);
-      }
-    })();
+    // Started on the next microtask, after the run is registered: a job that throws at once
+    // must still be unregistered when it ends, or it would never run again.
+    const run = Promise.resolve()
+      .then(job)
+      .then(
+        () => undefined,
+        (error: unknown) => {
+          this.logger.error(
+            { err: error, job: name },
+            'Background job failed; it runs again later',
+          );
+        },
+      )
+      .finally(() => this.running.delete(name));
     this.running.set(name, run);
     return run;
   }
