@@ -14,8 +14,9 @@ import { buildOpenApiDocument } from './common/swagger/openapi-document';
 import { AppConfig } from './config/app-config';
 
 /**
- * Everything applied to the HTTP app outside the module graph: logger, JSON body parsing with
- * the size limit, content-type check, Swagger. Shared by the server, the tests and the tools.
+ * Everything applied to the HTTP app outside the module graph: request id and access log, JSON
+ * body parsing with the size limit and content-type check, Swagger. Shared by the server, the
+ * tests and the tools.
  */
 export function configureApp(app: NestExpressApplication, config: AppConfig): void {
   app.useLogger(app.get(Logger));
@@ -28,17 +29,8 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
   // First of all: every response, even one refused while parsing, carries its request id, and
   // every request gets its access-log line.
   app.use(requestLogger(logger));
-  app.use(requireJsonBody);
-  app.useBodyParser('json', {
-    limit: config.MAX_BODY_BYTES,
-    // Any JSON value parses; the validation pipe then says "the body must be a JSON object" for
-    // `null`, `"hello"` or `[]` (a strict parser would answer with a raw JSON syntax message).
-    strict: false,
-    reviver: refuseProtoKeys,
-    verify: requireUtf8,
-  });
+  app.use(jsonBody(config));
   answerMalformedRequests(app.getHttpServer(), logger);
-  app.use(defaultEmptyBody);
   serveDocs(app);
 }
 
@@ -71,25 +63,46 @@ function serveDocs(app: NestExpressApplication): void {
 const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
 
 /**
- * A body that is not JSON is refused with 415 rather than silently ignored, and so is a
- * compressed one: the body limit holds for what arrives, and inflating it would let a small
- * request expand past it.
+ * The request body, in one middleware: none is read for GET and HEAD; a POST, PUT or PATCH body
+ * that is not JSON is refused with 415, and so is a compressed one (the body limit holds for
+ * what arrives, and inflating it would let a small request expand past it); JSON is parsed within
+ * `MAX_BODY_BYTES`, as UTF-8, without `__proto__`-like keys; a POST with no body at all is `{}`
+ * (e.g. `POST /api/settings/api-keys`).
  */
-function requireJsonBody(req: Request, _res: Response, next: NextFunction): void {
+function jsonBody(config: AppConfig): (req: Request, res: Response, next: NextFunction) => void {
+  const parse = express.json({
+    limit: config.MAX_BODY_BYTES,
+    // Any JSON value parses; the validation pipe then says "the body must be a JSON object" for
+    // `null`, `"hello"` or `[]` (a strict parser would answer with a raw JSON syntax message).
+    strict: false,
+    reviver: refuseProtoKeys,
+    verify: requireUtf8,
+  });
+  return (req, res, next) => {
+    if (req.method === 'GET' || req.method === 'HEAD') return next();
+    const refusal = unsupportedBody(req);
+    if (refusal) return next(refusal);
+    parse(req, res, (error?: unknown) => {
+      if (error) return next(error);
+      if (req.body === undefined && METHODS_WITH_BODY.has(req.method)) req.body = {};
+      next();
+    });
+  };
+}
+
+/** Why a request's body cannot be read as JSON, or undefined when it can (or has none). */
+function unsupportedBody(req: Request): UnsupportedMediaTypeError | undefined {
   const hasBody =
     req.headers['transfer-encoding'] !== undefined ||
     (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
-  if (!METHODS_WITH_BODY.has(req.method) || !hasBody) return next();
+  if (!METHODS_WITH_BODY.has(req.method) || !hasBody) return undefined;
   const encoding = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
   if (encoding !== 'identity') {
-    return next(
-      new UnsupportedMediaTypeError(
-        `Content-Encoding ${JSON.stringify(encoding)} is not supported: send the JSON body uncompressed`,
-      ),
+    return new UnsupportedMediaTypeError(
+      `Content-Encoding ${JSON.stringify(encoding)} is not supported: send the JSON body uncompressed`,
     );
   }
-  if (!req.is('application/json')) return next(new UnsupportedMediaTypeError());
-  next();
+  return req.is('application/json') ? undefined : new UnsupportedMediaTypeError();
 }
 
 /** Bytes that are not UTF-8 would be stored as U+FFFD without a word: refuse them. */
@@ -130,12 +143,6 @@ function answerMalformedRequests(server: Server, logger: PinoLogger): void {
         `x-request-id: ${id}\r\nconnection: close\r\n\r\n${body}`,
     );
   });
-}
-
-/** A POST with no body at all is an empty object (e.g. `POST /api/settings/api-keys`). */
-function defaultEmptyBody(req: Request, _res: Response, next: NextFunction): void {
-  if (req.body === undefined && METHODS_WITH_BODY.has(req.method)) req.body = {};
-  next();
 }
 
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);

@@ -20,6 +20,8 @@ import { API_KEY_STRATEGY, createApiKeyStrategy } from './api-key.strategy';
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
   private readonly passport = new Authenticator();
+  /** Whether each route is `@Public()`, read once per handler (metadata never changes). */
+  private readonly publicRoutes = new WeakMap<object, boolean>();
 
   constructor(
     private readonly reflector: Reflector,
@@ -30,10 +32,15 @@ export class ApiKeyGuard implements CanActivate {
   }
 
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
-    const isPublic = this.reflector.getAllAndOverride<boolean | undefined>(IS_PUBLIC, [
-      context.getHandler(),
-      context.getClass(),
-    ]);
+    const handler = context.getHandler();
+    let isPublic = this.publicRoutes.get(handler);
+    if (isPublic === undefined) {
+      isPublic = !!this.reflector.getAllAndOverride<boolean | undefined>(IS_PUBLIC, [
+        handler,
+        context.getClass(),
+      ]);
+      this.publicRoutes.set(handler, isPublic);
+    }
     // Public routes (health, docs) answer without a promise.
     return isPublic ? true : this.authenticateRequest(context);
   }

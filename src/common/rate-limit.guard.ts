@@ -12,12 +12,20 @@ const SKIPPED = Promise.resolve(true);
  */
 @Injectable()
 export class RateLimitGuard extends ThrottlerGuard {
+  /** Whether each route skips every throttler, read once per handler. */
+  private readonly skippedRoutes = new WeakMap<object, boolean>();
+
   /** Routes that skip every throttler (health probes) return at once, without the async path. */
   override canActivate(context: ExecutionContext): Promise<boolean> {
-    const targets = [context.getHandler(), context.getClass()];
-    const skipped = this.throttlers.every((throttler) =>
-      this.reflector.getAllAndOverride<boolean>(THROTTLER_SKIP + throttler.name, targets),
-    );
+    const handler = context.getHandler();
+    let skipped = this.skippedRoutes.get(handler);
+    if (skipped === undefined) {
+      const targets = [handler, context.getClass()];
+      skipped = this.throttlers.every((throttler) =>
+        this.reflector.getAllAndOverride<boolean>(THROTTLER_SKIP + throttler.name, targets),
+      );
+      this.skippedRoutes.set(handler, skipped);
+    }
     return skipped ? SKIPPED : super.canActivate(context);
   }
 

@@ -16,14 +16,14 @@ const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  */
 @Injectable()
 export class UndeclaredInputGuard implements CanActivate {
+  /** The parameter types each route declares, read once per handler. */
+  private readonly declaredBy = new WeakMap<object, number[]>();
+
   canActivate(context: ExecutionContext): boolean {
     if (context.getType() !== 'http') return true;
     const req = context.switchToHttp().getRequest<Request>();
     if (!req.path.startsWith('/api/')) return true;
-    const declared = Object.keys(
-      (Reflect.getMetadata(ROUTE_ARGS_METADATA, context.getClass(), context.getHandler().name) ??
-        {}) as Record<string, unknown>,
-    ).map((key) => Number(key.split(':')[0]));
+    const declared = this.declared(context);
     const query = Object.keys(req.query ?? {});
     if (query.length > 0 && !declared.includes(RouteParamtypes.QUERY)) {
       throw unknown(query, 'query parameter');
@@ -42,6 +42,19 @@ export class UndeclaredInputGuard implements CanActivate {
       throw unknown(fields.length ? fields : ['body'], 'body field', 'This endpoint takes no body');
     }
     return true;
+  }
+
+  private declared(context: ExecutionContext): number[] {
+    const handler = context.getHandler();
+    let declared = this.declaredBy.get(handler);
+    if (!declared) {
+      declared = Object.keys(
+        (Reflect.getMetadata(ROUTE_ARGS_METADATA, context.getClass(), handler.name) ??
+          {}) as Record<string, unknown>,
+      ).map((key) => Number(key.split(':')[0]));
+      this.declaredBy.set(handler, declared);
+    }
+    return declared;
   }
 }
 
