@@ -19,6 +19,7 @@ import { DevModule } from './dev/dev.module';
 import { EventsModule } from './events/events.module';
 import { HealthModule } from './health/health.module';
 import { MerchantsModule } from './merchants/merchants.module';
+import { PlansModule } from './plans/plans.module';
 import { SettingsModule } from './settings/settings.module';
 import { SolanaModule } from './solana/solana.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
@@ -48,6 +49,7 @@ export class AppModule {
         AuthModule,
         MerchantsModule,
         CustomersModule,
+        PlansModule,
         SettingsModule,
         EventsModule,
         WebhooksModule,

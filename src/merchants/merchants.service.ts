@@ -3,11 +3,17 @@ import { Injectable } from '@nestjs/common';
 import { ApiKeysService } from '../auth/api-keys.service';
 import { generateWebhookSecret } from '../auth/secrets';
 import { Clock } from '../common/clock';
-import { ValidationError } from '../common/errors/domain-error';
+import { NotFoundError, ValidationError } from '../common/errors/domain-error';
 import { isSolanaAddress } from '../common/validators/solana-address';
 import { Merchant } from './entities/merchant.entity';
 
 export interface NewMerchantInput {
+  name: string;
+  walletAddress: string;
+}
+
+export interface MerchantAccount {
+  id: string;
   name: string;
   walletAddress: string;
 }
@@ -64,6 +70,21 @@ export class MerchantsService {
         webhookSecret,
       };
     });
+  }
+
+  /**
+   * The merchant's name and settlement wallet (what its plans, invoices and notices name).
+   * @throws NotFoundError when there is no such merchant (an API key always has one).
+   */
+  async account(merchantId: string): Promise<MerchantAccount> {
+    const rows = await this.em
+      .getConnection()
+      .execute<MerchantAccount[]>(
+        'SELECT id, name, wallet_address AS "walletAddress" FROM merchants WHERE id = ?',
+        [merchantId],
+      );
+    if (!rows[0]) throw new NotFoundError('Merchant');
+    return rows[0];
   }
 
   async count(): Promise<number> {

@@ -223,6 +223,8 @@ export abstract class ChainPort {
   abstract readonly servicePublicKey: string;
 
   abstract mint(symbol: MintSymbol): Promise<ResolvedMint>;
+  /** Stops background work (the blockhash refresh). */
+  abstract close(): void;
   /** The wallet's associated token account for the mint: where a merchant receives. */
   abstract tokenAccount(wallet: string, mint: MintSymbol): Promise<string>;
   /** The plan's on-chain account: the plan PDA (program scheme), null (token-delegate). */
@@ -240,6 +242,10 @@ export abstract class ChainPort {
   /** Token-delegate scheme: one subscription's share of the approval (amount x periods). */
   abstract subscriptionAllowance(amount: bigint): bigint;
 
+  /**
+   * The builders of unsigned transactions take a recent blockhash from a cache refreshed in the
+   * background (no round trip); with the RPC down they throw `ChainUnavailableError` (a 503).
+   */
   abstract buildInvoiceRegistration(input: InvoiceRegistrationInput): Promise<UnsignedTx>;
   abstract buildInvoicePayment(input: InvoicePaymentInput): Promise<UnsignedTx>;
   abstract buildPlanRegistration(input: PlanRegistrationInput): Promise<UnsignedTx>;

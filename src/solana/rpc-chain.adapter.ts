@@ -28,6 +28,8 @@ import {
   TxOutcome,
   UnsignedTx,
 } from './chain.port';
+import { DomainError } from '../common/errors/domain-error';
+import { BlockhashCache, BlockhashCacheOptions, ChainUnavailableError } from './blockhash-cache';
 import { ataOf, MintResolver } from './mint-resolver';
 import { MintInfo, MintSymbol } from './mints';
 import { PaymentScanner } from './payment-scanner';
@@ -43,7 +45,10 @@ import {
 } from './subscriptions-program';
 import { doomedCharge, tokenAccountState } from './token-account-state';
 import { TransactionSender } from './transaction-sender';
-import { memo, ServiceSigner, UnsignedTxBuilder, withReference } from './transactions';
+import { memo, ServiceSigner, UnsignedTxBuilder, withReference, withTimeout } from './transactions';
+
+/** The longest an API request waits for the chain reads behind an unsigned transaction. */
+const BUILD_TIMEOUT_MS = 5_000;
 
 export { customErrorCode, MEMO_PROGRAM_ID } from './transactions';
 
@@ -58,6 +63,8 @@ export interface RpcChainOptions {
   approvalPeriods: number;
   /** How long `sendAndConfirm` waits for an answer before `unknown` (default 120 s). */
   confirmDeadlineMs?: number;
+  /** The recent-blockhash cache of the unsigned transactions (refresh, age, fetch timeout). */
+  blockhashes?: BlockhashCacheOptions;
 }
 
 /**
@@ -72,6 +79,7 @@ export class RpcChainAdapter extends ChainPort {
   readonly servicePublicKey: string;
   private readonly signer: ServiceSigner;
   private readonly mints: MintResolver;
+  private readonly blockhashes: BlockhashCache;
   private readonly unsigned: UnsignedTxBuilder;
   private readonly sender: TransactionSender;
   private readonly scanner: PaymentScanner;
@@ -92,7 +100,8 @@ export class RpcChainAdapter extends ChainPort {
     this.signer = new ServiceSigner(options.serviceKey);
     this.servicePublicKey = this.signer.publicKey.toBase58();
     this.mints = new MintResolver(connection, options.commitment, options.mints);
-    this.unsigned = new UnsignedTxBuilder(connection, options.commitment);
+    this.blockhashes = new BlockhashCache(connection, options.commitment, options.blockhashes);
+    this.unsigned = new UnsignedTxBuilder(this.blockhashes);
     this.sender = new TransactionSender(connection, options.commitment, options.confirmDeadlineMs);
     this.scanner = new PaymentScanner(connection);
     const context: SchemeContext = {
@@ -109,6 +118,10 @@ export class RpcChainAdapter extends ChainPort {
 
   mint(symbol: MintSymbol): Promise<ResolvedMint> {
     return this.mints.mint(symbol);
+  }
+
+  close(): void {
+    this.blockhashes.close();
   }
 
   async tokenAccount(wallet: string, mint: MintSymbol): Promise<string> {
@@ -137,6 +150,10 @@ export class RpcChainAdapter extends ChainPort {
 
   buildInvoiceRegistration(input: InvoiceRegistrationInput): Promise<UnsignedTx> {
     if (input.commitment.length !== 32) throw new RangeError('commitment must be 32 bytes');
+    return this.available(this.invoiceRegistration(input));
+  }
+
+  private invoiceRegistration(input: InvoiceRegistrationInput): Promise<UnsignedTx> {
     const merchant = new PublicKey(input.merchantWallet);
     const text = `invoice:v1:${input.reference}:${Buffer.from(input.commitment).toString('hex')}`;
     // The memo program demands that every account it is given signs, so the reference key rides
@@ -148,8 +165,12 @@ export class RpcChainAdapter extends ChainPort {
     return this.unsigned.build(merchant, [memo(text, [merchant]), anchor]);
   }
 
-  async buildInvoicePayment(input: InvoicePaymentInput): Promise<UnsignedTx> {
+  buildInvoicePayment(input: InvoicePaymentInput): Promise<UnsignedTx> {
     if (input.amount <= 0n) throw new RangeError('amount must be positive');
+    return this.available(this.invoicePayment(input));
+  }
+
+  private async invoicePayment(input: InvoicePaymentInput): Promise<UnsignedTx> {
     const mint = await this.mints.mint(input.mint);
     const payer = new PublicKey(input.payer);
     const destination = ataOf(mint, input.merchantWallet);
@@ -177,22 +198,34 @@ export class RpcChainAdapter extends ChainPort {
     return this.unsigned.build(payer, instructions);
   }
 
-  async buildPlanRegistration(input: PlanRegistrationInput): Promise<UnsignedTx> {
-    const mint = await this.mints.mint(input.mint);
-    const instructions = await this.subscriptions.planRegistration(input, mint);
-    return this.unsigned.build(new PublicKey(input.merchantWallet), instructions);
+  buildPlanRegistration(input: PlanRegistrationInput): Promise<UnsignedTx> {
+    return this.available(
+      (async () => {
+        const mint = await this.mints.mint(input.mint);
+        const instructions = await this.subscriptions.planRegistration(input, mint);
+        return this.unsigned.build(new PublicKey(input.merchantWallet), instructions);
+      })(),
+    );
   }
 
-  async buildSubscribe(input: SubscribeInput): Promise<UnsignedTx> {
-    const mint = await this.mints.mint(input.mint);
-    const instructions = await this.subscriptions.subscribe(input, mint);
-    return this.unsigned.build(new PublicKey(input.subscriber), instructions);
+  buildSubscribe(input: SubscribeInput): Promise<UnsignedTx> {
+    return this.available(
+      (async () => {
+        const mint = await this.mints.mint(input.mint);
+        const instructions = await this.subscriptions.subscribe(input, mint);
+        return this.unsigned.build(new PublicKey(input.subscriber), instructions);
+      })(),
+    );
   }
 
-  async buildRevoke(input: RevokeInput): Promise<UnsignedTx> {
-    const mint = await this.mints.mint(input.mint);
-    const instructions = await this.subscriptions.revoke(input, mint);
-    return this.unsigned.build(new PublicKey(input.subscriber), instructions);
+  buildRevoke(input: RevokeInput): Promise<UnsignedTx> {
+    return this.available(
+      (async () => {
+        const mint = await this.mints.mint(input.mint);
+        const instructions = await this.subscriptions.revoke(input, mint);
+        return this.unsigned.build(new PublicKey(input.subscriber), instructions);
+      })(),
+    );
   }
 
   /**
@@ -296,6 +329,20 @@ export class RpcChainAdapter extends ChainPort {
       currentPeriodStartTs: state.currentPeriodStartTs,
       expiresAtTs: state.expiresAtTs,
     };
+  }
+
+  /**
+   * A builder's chain reads, bounded: an RPC that fails or does not answer in time is a
+   * `ChainUnavailableError` (a 503 with a clear message) rather than a 500 or a hung request.
+   * Refusals of the input (a `RangeError`, a domain error) pass through as they are.
+   */
+  private async available<T>(work: Promise<T>): Promise<T> {
+    try {
+      return await withTimeout(work, BUILD_TIMEOUT_MS);
+    } catch (error) {
+      if (error instanceof RangeError || error instanceof DomainError) throw error;
+      throw new ChainUnavailableError();
+    }
   }
 
   private async exists(address: PublicKey): Promise<boolean> {

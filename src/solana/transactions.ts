@@ -1,12 +1,6 @@
-import {
-  Commitment,
-  Connection,
-  Keypair,
-  PublicKey,
-  Transaction,
-  TransactionInstruction,
-} from '@solana/web3.js';
+import { Keypair, PublicKey, Transaction, TransactionInstruction } from '@solana/web3.js';
 import bs58 from 'bs58';
+import type { RecentBlockhash } from './blockhash-cache';
 import type { SignedTx, UnsignedTx } from './chain.port';
 
 /** SPL Memo v2: every account passed to it must sign. */
@@ -52,17 +46,16 @@ export function customErrorCode(error: string): number | null {
   return hex ? parseInt(hex[1], 16) : null;
 }
 
-/** Builds transactions for wallets to sign: a recent blockhash, no signatures. */
+/**
+ * Builds transactions for wallets to sign: a recent blockhash (from the cache: no round trip),
+ * no signatures.
+ */
 export class UnsignedTxBuilder {
-  constructor(
-    private readonly connection: Connection,
-    private readonly commitment: Commitment,
-  ) {}
+  constructor(private readonly blockhashes: { get(): Promise<RecentBlockhash> }) {}
 
+  /** @throws ChainUnavailableError when no recent blockhash can be had. */
   async build(feePayer: PublicKey, instructions: TransactionInstruction[]): Promise<UnsignedTx> {
-    const { blockhash, lastValidBlockHeight } = await this.connection.getLatestBlockhash(
-      this.commitment,
-    );
+    const { blockhash, lastValidBlockHeight } = await this.blockhashes.get();
     const tx = new Transaction({ feePayer, blockhash, lastValidBlockHeight }).add(...instructions);
     return {
       transaction: tx

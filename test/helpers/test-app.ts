@@ -27,6 +27,8 @@ export interface TestMerchant {
   apiKey: string;
   webhookSecret: string;
   auth: { Authorization: string };
+  /** The settlement wallet's keypair, to sign what the API hands the merchant to sign. */
+  wallet: Keypair;
 }
 
 export interface TestApp {
@@ -102,7 +104,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     sql: async <T>(query: string, params: unknown[] = []) =>
       (await db.query(query, params)).rows as T[],
     async createMerchant(name = `Merchant ${++merchantCount}`) {
-      const walletAddress = randomWallet();
+      const wallet = Keypair.generate();
+      const walletAddress = wallet.publicKey.toBase58();
       const created = await app.get(MerchantsService).create({ name, walletAddress });
       return {
         id: created.merchant.id,
@@ -111,6 +114,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
         apiKey: created.apiKey,
         webhookSecret: created.webhookSecret,
         auth: { Authorization: `Bearer ${created.apiKey}` },
+        wallet,
       };
     },
     async close() {

@@ -1,0 +1,90 @@
+import {
+  BigIntType,
+  Enum,
+  Entity,
+  Index,
+  JsonType,
+  ManyToOne,
+  Property,
+  Unique,
+  type Ref,
+} from '@mikro-orm/core';
+import { BaseEntity } from '../../common/base.entity';
+import { Customer } from '../../customers/entities/customer.entity';
+import { Merchant } from '../../merchants/entities/merchant.entity';
+import { INVOICE_STATUSES, type InvoiceStatus } from '../invoice-status';
+
+/** A line item as stored: the unit amount in base units, as a decimal string of digits. */
+export interface StoredLineItem {
+  description: string;
+  quantity: number;
+  unitAmount: string;
+}
+
+/**
+ * A one-off invoice, paid at its hosted checkout by a transfer carrying its reference key
+ * (`onchainId`). Amounts are base units of the mint. Its status moves only through
+ * `InvoicesService.transition` (invoice-status.ts), which records the event in the same
+ * transaction.
+ */
+@Entity({ tableName: 'invoices' })
+@Unique({ name: 'invoices_merchant_number_unique', properties: ['merchant', 'number'] })
+@Unique({ name: 'invoices_onchain_id_unique', properties: ['onchainId'] })
+@Index({ name: 'invoices_merchant_created_idx', properties: ['merchant', 'createdAt', 'id'] })
+@Index({
+  name: 'invoices_merchant_status_created_idx',
+  properties: ['merchant', 'status', 'createdAt', 'id'],
+})
+@Index({ name: 'invoices_customer_created_idx', properties: ['customer', 'createdAt', 'id'] })
+export class Invoice extends BaseEntity {
+  @ManyToOne(() => Merchant, { ref: true, deleteRule: 'cascade' })
+  merchant!: Ref<Merchant>;
+
+  @ManyToOne(() => Customer, { ref: true, deleteRule: 'cascade' })
+  customer!: Ref<Customer>;
+
+  /** Sequential per merchant (`INV-000001`), unique under concurrency. */
+  @Property({ type: 'integer' })
+  number!: number;
+
+  @Enum({ items: () => [...INVOICE_STATUSES] })
+  status!: InvoiceStatus;
+
+  /** The invoice's reference public key (base58): payments carry it; searchable. */
+  @Property({ type: 'string', length: 44 })
+  onchainId!: string;
+
+  @Property({ type: 'string', length: 500, nullable: true })
+  memo: string | null = null;
+
+  @Property({ type: 'string', length: 8 })
+  mint!: string;
+
+  @Property({ type: JsonType })
+  lineItems!: StoredLineItem[];
+
+  @Property({ type: new BigIntType('bigint') })
+  subtotal!: bigint;
+
+  @Property({ type: 'integer' })
+  taxBps!: number;
+
+  @Property({ type: new BigIntType('bigint') })
+  tax!: bigint;
+
+  @Property({ type: new BigIntType('bigint') })
+  total!: bigint;
+
+  /** What payments have brought so far (partial payments accumulate). */
+  @Property({ type: new BigIntType('bigint'), default: 0 })
+  amountPaid: bigint = 0n;
+
+  @Property({ type: 'datetime', columnType: 'timestamptz(3)', nullable: true })
+  dueDate: Date | null = null;
+
+  @Property({ type: 'datetime', columnType: 'timestamptz(3)', nullable: true })
+  paidAt: Date | null = null;
+
+  @Property({ type: 'string', length: 88, nullable: true })
+  paymentSignature: string | null = null;
+}

@@ -1,0 +1,94 @@
+import {
+  IsBoolean,
+  IsDivisibleBy,
+  IsIn,
+  IsInt,
+  IsString,
+  Max,
+  MaxLength,
+  Min,
+  MinLength,
+  ValidateIf,
+} from 'class-validator';
+import { IsPositiveAmount } from '../../common/validators/decimal-amount';
+import { IsVisibleText } from '../../common/validators/visible-text';
+import { MINT_SYMBOLS, type MintSymbol } from '../../solana/mints';
+
+/** One day: the shortest billing interval (spec section 8). */
+export const MIN_INTERVAL_SECONDS = 86_400;
+/** A year (8 760 hours): the on-chain plan stores hours in a u16-sized range (DESIGN D8). */
+export const MAX_INTERVAL_SECONDS = 31_536_000;
+
+/** Validate when present; `null` is then invalid (a label cannot be cleared). */
+const present = (_: object, value: unknown) => value !== undefined;
+/** Validate when a value is given; `null` means "none" (clears the field). */
+const given = (_: object, value: unknown) => value !== undefined && value !== null;
+
+export class CreatePlanDto {
+  /**
+   * Shown at checkout, 1-100 characters.
+   * @example "Pro monthly"
+   */
+  @IsString()
+  @MinLength(1)
+  @MaxLength(100)
+  @IsVisibleText()
+  label!: string;
+
+  /**
+   * Up to 500 characters, shown at checkout.
+   * @example "All Pro features, billed every 30 days"
+   */
+  @ValidateIf(given)
+  @IsString()
+  @MaxLength(500)
+  @IsVisibleText()
+  description?: string | null;
+
+  /** The stablecoin charged. @example "USDC" */
+  @IsIn(MINT_SYMBOLS)
+  mint!: MintSymbol;
+
+  /**
+   * Charged each period: a decimal string greater than 0 with at most 6 decimal places.
+   * @example "9.99"
+   */
+  @IsPositiveAmount()
+  amount!: string;
+
+  /**
+   * The billing interval in seconds: whole hours, from 86400 (a day) to 31536000 (a year).
+   * @example 2592000
+   */
+  @IsInt()
+  @Min(MIN_INTERVAL_SECONDS)
+  @Max(MAX_INTERVAL_SECONDS)
+  @IsDivisibleBy(3600, { message: 'intervalSeconds must be a whole number of hours (3600 s)' })
+  intervalSeconds!: number;
+}
+
+/**
+ * What may change on a plan. `amount`, `mint` and `intervalSeconds` may not (every subscriber
+ * authorised those terms): sending them is a 400 like any unknown field.
+ */
+export class UpdatePlanDto {
+  /** @example "Pro monthly (2026)" */
+  @ValidateIf(present)
+  @IsString()
+  @MinLength(1)
+  @MaxLength(100)
+  @IsVisibleText()
+  label?: string;
+
+  /** Up to 500 characters, or `null` to clear it. @example "All Pro features" */
+  @ValidateIf(given)
+  @IsString()
+  @MaxLength(500)
+  @IsVisibleText()
+  description?: string | null;
+
+  /** `false` stops new subscriptions; existing ones go on. @example false */
+  @ValidateIf(present)
+  @IsBoolean()
+  active?: boolean;
+}

@@ -1,0 +1,80 @@
+import type { MintSymbol } from '../../solana/mints';
+
+export class PlanResponse {
+  /** @example "5d0c2a9e-1b4f-4e8a-9a43-7c6f1e2d3b4a" */
+  id!: string;
+
+  /** @example "Pro monthly" */
+  label!: string;
+
+  /** @example "All Pro features, billed every 30 days" */
+  description!: string | null;
+
+  /** @example "USDC" */
+  mint!: MintSymbol;
+
+  /** Charged each period, a canonical decimal string. @example "9.99" */
+  amount!: string;
+
+  /** @example 2592000 */
+  intervalSeconds!: number;
+
+  /** `false`: no new subscribers; existing subscriptions are unaffected. @example true */
+  active!: boolean;
+
+  /**
+   * The hosted page where customers subscribe.
+   * @example "https://billing.example.com/checkout/plans/5d0c2a9e-1b4f-4e8a-9a43-7c6f1e2d3b4a"
+   */
+  checkoutUrl!: string;
+
+  /**
+   * The plan's on-chain account: the Subscriptions program's plan PDA under the program scheme
+   * (devnet, mainnet-beta); `null` under the token-delegate scheme (localnet), where a plan is
+   * registered by a memo and no plan account exists.
+   * @example "9wFFyRfZBsuAha4YcuxcXLKwMxJR43S7fPfQLusDBzvT"
+   */
+  onchainAddress!: string | null;
+
+  /** ISO 8601 UTC. @example "2026-11-24T10:15:30.123Z" */
+  createdAt!: string;
+
+  /** ISO 8601 UTC. @example "2026-11-24T10:15:30.123Z" */
+  updatedAt!: string;
+}
+
+export class PlanCountsResponse {
+  /** Subscriptions of the plan, whatever their status. @example 12 */
+  subscriptions!: number;
+}
+
+export class PlanListItemResponse extends PlanResponse {
+  _count!: PlanCountsResponse;
+}
+
+/** An unsigned transaction for the merchant's wallet to sign and send. */
+export class UnsignedTxResponse {
+  /**
+   * The transaction, base64, unsigned: the merchant wallet is its fee payer and only signer.
+   * @example "AQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAQABA..."
+   */
+  unsignedTx!: string;
+
+  /** The block height after which it can no longer land (about a minute). @example 312345678 */
+  lastValidBlockHeight!: number;
+}
+
+export class CreatePlanResponse {
+  plan!: PlanResponse;
+
+  /**
+   * Registers the plan on-chain once the merchant signs and sends it (program scheme: the
+   * Subscriptions program's `create_plan`; token-delegate: a memo committing to the terms).
+   * Stale after about a minute: `POST /api/plans/:id/registration-tx` issues a fresh one.
+   * @example "AQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAQABA..."
+   */
+  unsignedTx!: string;
+
+  /** The same as `plan.checkoutUrl`. */
+  checkoutUrl!: string;
+}

@@ -1,0 +1,46 @@
+import { BigIntType, Entity, Index, ManyToOne, Property, type Ref } from '@mikro-orm/core';
+import { BaseEntity } from '../../common/base.entity';
+import { Merchant } from '../../merchants/entities/merchant.entity';
+
+/**
+ * A subscription plan: what a subscriber pays (`amount` of `mint`) every `intervalSeconds`.
+ * `amount`, `mint` and `intervalSeconds` never change after creation (the on-chain plan and
+ * every subscriber's authorisation commit to them); label, description and `active` do.
+ */
+@Entity({ tableName: 'plans' })
+@Index({ name: 'plans_merchant_created_idx', properties: ['merchant', 'createdAt', 'id'] })
+export class Plan extends BaseEntity {
+  @ManyToOne(() => Merchant, { ref: true, deleteRule: 'cascade' })
+  merchant!: Ref<Merchant>;
+
+  @Property({ type: 'string', length: 100 })
+  label!: string;
+
+  @Property({ type: 'string', length: 500, nullable: true })
+  description: string | null = null;
+
+  @Property({ type: 'string', length: 8 })
+  mint!: string;
+
+  /** Base units of the mint (6 decimals), charged each period. */
+  @Property({ type: new BigIntType('bigint') })
+  amount!: bigint;
+
+  @Property({ type: 'integer' })
+  intervalSeconds!: number;
+
+  /** `false`: no new subscribers; existing subscriptions are unaffected. */
+  @Property({ type: 'boolean', default: true })
+  active: boolean = true;
+
+  /**
+   * The plan's id on-chain (u64, decimal): the Subscriptions program's `plan_id`, the first 8
+   * bytes of the plan's UUID (`onchainPlanId`), stored so it can be searched for.
+   */
+  @Property({ type: 'string', length: 20 })
+  onchainPlanId!: string;
+
+  /** The plan's on-chain account (program scheme: the plan PDA); null under token-delegate. */
+  @Property({ type: 'string', length: 44, nullable: true })
+  onchainAddress: string | null = null;
+}

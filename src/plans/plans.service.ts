@@ -1,0 +1,192 @@
+import { EntityManager } from '@mikro-orm/postgresql';
+import { Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { Clock } from '../common/clock';
+import { NotFoundError } from '../common/errors/domain-error';
+import { parseAmount } from '../common/money';
+import { AppConfig } from '../config/app-config';
+import { MerchantsService } from '../merchants/merchants.service';
+import { ChainPort, UnsignedTx } from '../solana/chain.port';
+import type { MintSymbol } from '../solana/mints';
+import { onchainPlanId } from '../solana/subscriptions-program';
+import { CreatePlanDto, UpdatePlanDto } from './dto/plan.dto';
+import {
+  CreatePlanResponse,
+  PlanListItemResponse,
+  PlanResponse,
+  UnsignedTxResponse,
+} from './dto/plan.response';
+import { PLAN_COLUMNS, PlanRow, planCheckoutUrl, toPlanResponse } from './plan.mapper';
+
+/** The terms a subscriber authorises: what other modules read of a plan. */
+export interface PlanTerms {
+  id: string;
+  merchantId: string;
+  label: string;
+  mint: MintSymbol;
+  amount: bigint;
+  intervalSeconds: number;
+  active: boolean;
+}
+
+/**
+ * Plans of a merchant. Every query filters by the merchant id. Reads and writes are single SQL
+ * statements on MikroORM's connection (see docs/performance.md).
+ */
+@Injectable()
+export class PlansService {
+  constructor(
+    private readonly em: EntityManager,
+    private readonly clock: Clock,
+    private readonly config: AppConfig,
+    private readonly merchants: MerchantsService,
+    private readonly chain: ChainPort,
+  ) {}
+
+  /**
+   * Creates a plan and the merchant-signed transaction that registers it on-chain. The
+   * transaction is built first (no database transaction is open during a chain call); with the
+   * chain unreachable nothing is created (503).
+   */
+  async create(merchantId: string, input: CreatePlanDto): Promise<CreatePlanResponse> {
+    const id = randomUUID();
+    const amount = parseAmount(input.amount);
+    const merchant = await this.merchants.account(merchantId);
+    const [tx, onchainAddress] = await Promise.all([
+      this.registration(merchant.walletAddress, {
+        id,
+        mint: input.mint,
+        amount,
+        intervalSeconds: input.intervalSeconds,
+      }),
+      this.chain.planAddress(merchant.walletAddress, id),
+    ]);
+    const now = this.clock.now();
+    const [row] = await this.em.getConnection().execute<PlanRow[]>(
+      `INSERT INTO plans AS p (id, merchant_id, label, description, mint, amount, interval_seconds,
+         active, onchain_plan_id, onchain_address, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, true, ?, ?, ?, ?)
+       RETURNING ${PLAN_COLUMNS}`,
+      [
+        id,
+        merchantId,
+        input.label,
+        input.description ?? null,
+        input.mint,
+        amount.toString(),
+        input.intervalSeconds,
+        onchainPlanId(id).toString(),
+        onchainAddress,
+        now,
+        now,
+      ],
+    );
+    const plan = toPlanResponse(row, this.config.publicBaseUrl);
+    return { plan, unsignedTx: tx.transaction, checkoutUrl: plan.checkoutUrl };
+  }
+
+  /** Newest first, each with the number of its subscriptions. */
+  async list(merchantId: string): Promise<PlanListItemResponse[]> {
+    const rows = await this.em.getConnection().execute<(PlanRow & { subscriptions: number })[]>(
+      `SELECT ${PLAN_COLUMNS},
+         (SELECT count(*)::int FROM subscriptions s WHERE s.plan_id = p.id) AS subscriptions
+         FROM plans p WHERE p.merchant_id = ?
+        ORDER BY p.created_at DESC, p.id DESC`,
+      [merchantId],
+    );
+    return rows.map((row) => ({
+      ...toPlanResponse(row, this.config.publicBaseUrl),
+      _count: { subscriptions: row.subscriptions },
+    }));
+  }
+
+  /** @throws NotFoundError when absent or another merchant's. */
+  async get(merchantId: string, id: string): Promise<PlanResponse> {
+    return toPlanResponse(await this.findRow(merchantId, id), this.config.publicBaseUrl);
+  }
+
+  /**
+   * Changes label, description (null clears) and `active`; `updatedAt` moves only when a value
+   * really changes. The terms never change (the DTO refuses them).
+   */
+  async update(merchantId: string, id: string, input: UpdatePlanDto): Promise<PlanResponse> {
+    const sets: string[] = [];
+    const values: unknown[] = [];
+    const differs: string[] = [];
+    for (const field of ['label', 'description', 'active'] as const) {
+      if (input[field] === undefined) continue;
+      sets.push(`${field} = ?`);
+      values.push(input[field]);
+      differs.push(`p.${field} IS DISTINCT FROM ?`);
+    }
+    if (sets.length === 0) return this.get(merchantId, id);
+    const [row] = await this.em.getConnection().execute<PlanRow[]>(
+      `UPDATE plans AS p SET ${sets.join(', ')},
+         updated_at = CASE WHEN ${differs.join(' OR ')} THEN ? ELSE p.updated_at END
+        WHERE p.id = ? AND p.merchant_id = ?
+        RETURNING ${PLAN_COLUMNS}`,
+      [...values, ...values, this.clock.now(), id, merchantId],
+    );
+    if (!row) throw new NotFoundError('Plan');
+    return toPlanResponse(row, this.config.publicBaseUrl);
+  }
+
+  /** A fresh registration transaction (the first one goes stale in about a minute). */
+  async registrationTx(merchantId: string, id: string): Promise<UnsignedTxResponse> {
+    const row = await this.findRow(merchantId, id);
+    const merchant = await this.merchants.account(merchantId);
+    const tx = await this.registration(merchant.walletAddress, {
+      id: row.id,
+      mint: row.mint,
+      amount: BigInt(row.amount),
+      intervalSeconds: row.interval_seconds,
+    });
+    return { unsignedTx: tx.transaction, lastValidBlockHeight: tx.lastValidBlockHeight };
+  }
+
+  /**
+   * The terms of a plan of this merchant, for subscribing and charging.
+   * @throws NotFoundError when absent or another merchant's.
+   */
+  async terms(merchantId: string, id: string): Promise<PlanTerms> {
+    const row = await this.findRow(merchantId, id);
+    return {
+      id: row.id,
+      merchantId: row.merchant_id,
+      label: row.label,
+      mint: row.mint,
+      amount: BigInt(row.amount),
+      intervalSeconds: row.interval_seconds,
+      active: row.active,
+    };
+  }
+
+  /** The checkout page of a plan. */
+  checkoutUrl(id: string): string {
+    return planCheckoutUrl(this.config.publicBaseUrl, id);
+  }
+
+  private registration(
+    merchantWallet: string,
+    plan: { id: string; mint: MintSymbol; amount: bigint; intervalSeconds: number },
+  ): Promise<UnsignedTx> {
+    return this.chain.buildPlanRegistration({
+      merchantWallet,
+      planId: plan.id,
+      mint: plan.mint,
+      amount: plan.amount,
+      periodHours: plan.intervalSeconds / 3600,
+    });
+  }
+
+  private async findRow(merchantId: string, id: string): Promise<PlanRow> {
+    const [row] = await this.em
+      .getConnection()
+      .execute<PlanRow[]>(
+        `SELECT ${PLAN_COLUMNS} FROM plans p WHERE p.id = ? AND p.merchant_id = ?`,
+        [id, merchantId],
+      );
+    if (!row) throw new NotFoundError('Plan');
+    return row;
+  }
+}

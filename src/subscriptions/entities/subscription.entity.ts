@@ -1,0 +1,63 @@
+import { Entity, Enum, Index, ManyToOne, Property, type Ref } from '@mikro-orm/core';
+import { BaseEntity } from '../../common/base.entity';
+import { Customer } from '../../customers/entities/customer.entity';
+import { Merchant } from '../../merchants/entities/merchant.entity';
+import { Plan } from '../../plans/entities/plan.entity';
+import { SUBSCRIPTION_STATUSES, type SubscriptionStatus } from '../subscription-status';
+
+/**
+ * A customer's subscription to a plan, created when the customer's on-chain authorisation is
+ * confirmed at checkout. Its status moves only through `SubscriptionsService.transition` (the
+ * table in subscription-status.ts), which also records the event in the same transaction.
+ */
+@Entity({ tableName: 'subscriptions' })
+@Index({ name: 'subscriptions_merchant_created_idx', properties: ['merchant', 'createdAt', 'id'] })
+@Index({
+  name: 'subscriptions_merchant_status_created_idx',
+  properties: ['merchant', 'status', 'createdAt', 'id'],
+})
+@Index({ name: 'subscriptions_plan_idx', properties: ['plan'] })
+@Index({ name: 'subscriptions_customer_created_idx', properties: ['customer', 'createdAt', 'id'] })
+/** The charge run's claim: due `Active` subscriptions only. */
+@Index({
+  name: 'subscriptions_due_idx',
+  expression: `create index "subscriptions_due_idx" on "subscriptions" ("current_period_end") where "status" = 'Active'`,
+})
+export class Subscription extends BaseEntity {
+  @ManyToOne(() => Merchant, { ref: true, deleteRule: 'cascade' })
+  merchant!: Ref<Merchant>;
+
+  @ManyToOne(() => Plan, { ref: true, deleteRule: 'cascade' })
+  plan!: Ref<Plan>;
+
+  @ManyToOne(() => Customer, { ref: true, deleteRule: 'cascade' })
+  customer!: Ref<Customer>;
+
+  @Enum({ items: () => [...SUBSCRIPTION_STATUSES] })
+  status!: SubscriptionStatus;
+
+  /** When the next charge is due (the end of the period paid for); null when none is. */
+  @Property({ type: 'datetime', columnType: 'timestamptz(3)', nullable: true })
+  currentPeriodEnd: Date | null = null;
+
+  @Property({ type: 'datetime', columnType: 'timestamptz(3)', nullable: true })
+  cancelledAt: Date | null = null;
+
+  /** When the merchant paused it (cleared on resume); a charge failure leaves it null. */
+  @Property({ type: 'datetime', columnType: 'timestamptz(3)', nullable: true })
+  pausedAt: Date | null = null;
+
+  @Property({ type: 'datetime', columnType: 'timestamptz(3)', nullable: true })
+  lastChargeAt: Date | null = null;
+
+  /** Why the last charge failed (`insufficient_funds`, ...); null otherwise. */
+  @Property({ type: 'string', length: 64, nullable: true })
+  failureReason: string | null = null;
+
+  /**
+   * Where the authorisation lives on-chain: the subscription delegation PDA (program scheme) or
+   * the subscriber's token account carrying the approval (token-delegate).
+   */
+  @Property({ type: 'string', length: 44, nullable: true })
+  onchainAddress: string | null = null;
+}
