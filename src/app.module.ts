@@ -18,6 +18,7 @@ import { DatabaseModule } from './database/database.module';
 import { DevModule } from './dev/dev.module';
 import { EventsModule } from './events/events.module';
 import { HealthModule } from './health/health.module';
+import { InvoicesModule } from './invoices/invoices.module';
 import { MerchantsModule } from './merchants/merchants.module';
 import { PlansModule } from './plans/plans.module';
 import { SettingsModule } from './settings/settings.module';
@@ -50,6 +51,7 @@ export class AppModule {
         MerchantsModule,
         CustomersModule,
         PlansModule,
+        InvoicesModule,
         SettingsModule,
         EventsModule,
         WebhooksModule,

@@ -9,12 +9,8 @@ import {
   ApiJsonBodyErrors,
 } from '../common/swagger/api-errors.decorator';
 import { CreatePlanDto, UpdatePlanDto } from './dto/plan.dto';
-import {
-  CreatePlanResponse,
-  PlanListItemResponse,
-  PlanResponse,
-  UnsignedTxResponse,
-} from './dto/plan.response';
+import { CreatePlanResponse, PlanListItemResponse, PlanResponse } from './dto/plan.response';
+import { UnsignedTxResponse } from '../common/dto/unsigned-tx.response';
 import { PlansService } from './plans.service';
 
 const CHAIN_DOWN: [ErrorCode, string] = [

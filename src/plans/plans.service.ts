@@ -10,12 +10,8 @@ import { ChainPort, UnsignedTx } from '../solana/chain.port';
 import type { MintSymbol } from '../solana/mints';
 import { onchainPlanId } from '../solana/subscriptions-program';
 import { CreatePlanDto, UpdatePlanDto } from './dto/plan.dto';
-import {
-  CreatePlanResponse,
-  PlanListItemResponse,
-  PlanResponse,
-  UnsignedTxResponse,
-} from './dto/plan.response';
+import { CreatePlanResponse, PlanListItemResponse, PlanResponse } from './dto/plan.response';
+import { UnsignedTxResponse } from '../common/dto/unsigned-tx.response';
 import { PLAN_COLUMNS, PlanRow, planCheckoutUrl, toPlanResponse } from './plan.mapper';
 
 /** The terms a subscriber authorises: what other modules read of a plan. */

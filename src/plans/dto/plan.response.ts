@@ -52,18 +52,6 @@ export class PlanListItemResponse extends PlanResponse {
   _count!: PlanCountsResponse;
 }
 
-/** An unsigned transaction for the merchant's wallet to sign and send. */
-export class UnsignedTxResponse {
-  /**
-   * The transaction, base64, unsigned: the merchant wallet is its fee payer and only signer.
-   * @example "AQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAQABA..."
-   */
-  unsignedTx!: string;
-
-  /** The block height after which it can no longer land (about a minute). @example 312345678 */
-  lastValidBlockHeight!: number;
-}
-
 export class CreatePlanResponse {
   plan!: PlanResponse;
 

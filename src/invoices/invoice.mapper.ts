@@ -1,0 +1,121 @@
+import { CustomerResponse } from '../customers/dto/customer.response';
+import { formatAmount } from '../common/money';
+import { isoTimestamp } from '../database/sql';
+import type { MintSymbol } from '../solana/mints';
+import {
+  InvoiceResponse,
+  InvoiceWithCustomerResponse,
+  LineItemResponse,
+} from './dto/invoice.response';
+import type { StoredLineItem } from './entities/invoice.entity';
+import type { InvoiceStatus } from './invoice-status';
+
+/** An `invoices` row as PostgreSQL returns it (bigints as text: never through a float). */
+export interface InvoiceRow {
+  id: string;
+  merchant_id: string;
+  customer_id: string;
+  number: number;
+  status: InvoiceStatus;
+  onchain_id: string;
+  memo: string | null;
+  mint: MintSymbol;
+  line_items: StoredLineItem[];
+  subtotal: string;
+  tax_bps: number;
+  tax: string;
+  total: string;
+  amount_paid: string;
+  due_date: string | null;
+  paid_at: string | null;
+  payment_signature: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** An invoice row joined with its customer's columns (`c_*`). */
+export interface InvoiceWithCustomerRow extends InvoiceRow {
+  c_wallet_address: string;
+  c_email: string | null;
+  c_label: string | null;
+  c_created_at: string;
+  c_updated_at: string;
+}
+
+/** The columns of an `InvoiceRow`, for a table aliased `i`. */
+export const INVOICE_COLUMNS = `i.id, i.merchant_id, i.customer_id, i.number, i.status, i.onchain_id,
+  i.memo, i.mint, i.line_items, i.subtotal::text AS subtotal, i.tax_bps, i.tax::text AS tax,
+  i.total::text AS total, i.amount_paid::text AS amount_paid,
+  ${isoTimestamp('i.due_date', 'due_date')}, ${isoTimestamp('i.paid_at', 'paid_at')},
+  i.payment_signature, ${isoTimestamp('i.created_at', 'created_at')},
+  ${isoTimestamp('i.updated_at', 'updated_at')}`;
+
+/** Its customer's columns, for a customers table aliased `c`. */
+export const INVOICE_CUSTOMER_COLUMNS = `c.wallet_address AS c_wallet_address, c.email AS c_email,
+  c.label AS c_label, ${isoTimestamp('c.created_at', 'c_created_at')},
+  ${isoTimestamp('c.updated_at', 'c_updated_at')}`;
+
+/** `INV-000042`: six digits at least, more once a merchant passes 999 999 invoices. */
+export function invoiceNumber(n: number): string {
+  return `INV-${String(n).padStart(6, '0')}`;
+}
+
+export function invoiceCheckoutUrl(publicBaseUrl: string, invoiceId: string): string {
+  return `${publicBaseUrl}/checkout/invoices/${invoiceId}`;
+}
+
+export function toInvoiceResponse(row: InvoiceRow, publicBaseUrl: string): InvoiceResponse {
+  const total = BigInt(row.total);
+  const paid = BigInt(row.amount_paid);
+  return {
+    id: row.id,
+    number: invoiceNumber(row.number),
+    status: row.status,
+    onchainId: row.onchain_id,
+    memo: row.memo,
+    mint: row.mint,
+    lineItems: row.line_items.map(toLineItemResponse),
+    subtotal: formatAmount(BigInt(row.subtotal)),
+    taxBps: row.tax_bps,
+    tax: formatAmount(BigInt(row.tax)),
+    total: formatAmount(total),
+    amountPaid: formatAmount(paid),
+    amountDue: formatAmount(paid >= total ? 0n : total - paid),
+    dueDate: row.due_date,
+    hostedCheckoutUrl: invoiceCheckoutUrl(publicBaseUrl, row.id),
+    customerId: row.customer_id,
+    paidAt: row.paid_at,
+    paymentSignature: row.payment_signature,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+export function toInvoiceWithCustomer(
+  row: InvoiceWithCustomerRow,
+  publicBaseUrl: string,
+): InvoiceWithCustomerResponse {
+  return { ...toInvoiceResponse(row, publicBaseUrl), customer: customerOf(row) };
+}
+
+function customerOf(row: InvoiceWithCustomerRow): CustomerResponse {
+  return {
+    id: row.customer_id,
+    merchantId: row.merchant_id,
+    walletAddress: row.c_wallet_address,
+    email: row.c_email,
+    label: row.c_label,
+    createdAt: row.c_created_at,
+    updatedAt: row.c_updated_at,
+  };
+}
+
+function toLineItemResponse(item: StoredLineItem): LineItemResponse {
+  const unit = BigInt(item.unitAmount);
+  return {
+    description: item.description,
+    quantity: item.quantity,
+    unitAmount: formatAmount(unit),
+    amount: formatAmount(unit * BigInt(item.quantity)),
+  };
+}

@@ -1,0 +1,95 @@
+import { Body, Controller, Get, HttpCode, HttpStatus, Post, Query } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { MerchantId } from '../common/decorators/current-merchant.decorator';
+import { IdParam } from '../common/decorators/id-param.decorator';
+import { ErrorCode } from '../common/errors/error-codes';
+import {
+  ApiAuthenticated,
+  ApiErrors,
+  ApiJsonBodyErrors,
+} from '../common/swagger/api-errors.decorator';
+import { UnsignedTxResponse } from '../common/dto/unsigned-tx.response';
+import { CreateInvoiceDto, ListInvoicesQueryDto } from './dto/invoice.dto';
+import { CreateInvoiceResponse, InvoiceWithCustomerResponse } from './dto/invoice.response';
+import { InvoicesService } from './invoices.service';
+
+const NOT_FOUND: [ErrorCode, string] = [ErrorCode.INVOICE_NOT_FOUND, 'Invoice not found'];
+const NOT_OPEN: [ErrorCode, string] = [
+  ErrorCode.INVOICE_NOT_OPEN,
+  'Invoice is not Open (it is Paid)',
+];
+const CHAIN_DOWN: [ErrorCode, string] = [
+  ErrorCode.SERVICE_UNAVAILABLE,
+  'The Solana RPC is unreachable: no recent blockhash for the transaction; retry later',
+];
+
+@ApiTags('Invoices')
+@ApiAuthenticated()
+@Controller('api/invoices')
+export class InvoicesController {
+  constructor(private readonly invoices: InvoicesService) {}
+
+  /**
+   * Creates an invoice for the customer with this wallet (created or updated in the same
+   * transaction). The response carries the unsigned transaction that registers it on-chain
+   * (the merchant signs it) and the hosted checkout URL where the customer pays.
+   */
+  @Post()
+  @HttpCode(HttpStatus.CREATED)
+  @ApiOperation({ summary: 'Create an invoice' })
+  @ApiJsonBodyErrors(
+    [ErrorCode.VALIDATION_ERROR, 'lineItems.0.unitAmount: must have at most 6 decimal places'],
+    CHAIN_DOWN,
+  )
+  create(
+    @MerchantId() merchantId: string,
+    @Body() body: CreateInvoiceDto,
+  ): Promise<CreateInvoiceResponse> {
+    return this.invoices.create(merchantId, body);
+  }
+
+  /** The merchant's invoices, newest first, each with its customer. */
+  @Get()
+  @ApiOperation({ summary: 'List invoices' })
+  @ApiErrors(ErrorCode.VALIDATION_ERROR)
+  list(
+    @MerchantId() merchantId: string,
+    @Query() query: ListInvoicesQueryDto,
+  ): Promise<InvoiceWithCustomerResponse[]> {
+    return this.invoices.list(merchantId, query);
+  }
+
+  @Get(':id')
+  @ApiOperation({ summary: 'Get an invoice' })
+  @ApiErrors(NOT_FOUND)
+  get(
+    @MerchantId() merchantId: string,
+    @IdParam('Invoice', ErrorCode.INVOICE_NOT_FOUND) id: string,
+  ): Promise<InvoiceWithCustomerResponse> {
+    return this.invoices.get(merchantId, id);
+  }
+
+  /** Voids an Open invoice (`Cancelled`): the customer can no longer pay it. */
+  @Post(':id/void')
+  @HttpCode(HttpStatus.OK)
+  @ApiOperation({ summary: 'Void an invoice' })
+  @ApiErrors(NOT_FOUND, NOT_OPEN)
+  void(
+    @MerchantId() merchantId: string,
+    @IdParam('Invoice', ErrorCode.INVOICE_NOT_FOUND) id: string,
+  ): Promise<InvoiceWithCustomerResponse> {
+    return this.invoices.void(merchantId, id);
+  }
+
+  /** A fresh registration transaction for an Open invoice (the first goes stale in a minute). */
+  @Post(':id/registration-tx')
+  @HttpCode(HttpStatus.OK)
+  @ApiOperation({ summary: 'Get a fresh transaction registering an invoice on-chain' })
+  @ApiErrors(NOT_FOUND, NOT_OPEN, CHAIN_DOWN)
+  registrationTx(
+    @MerchantId() merchantId: string,
+    @IdParam('Invoice', ErrorCode.INVOICE_NOT_FOUND) id: string,
+  ): Promise<UnsignedTxResponse> {
+    return this.invoices.registrationTx(merchantId, id);
+  }
+}

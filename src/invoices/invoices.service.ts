@@ -1,0 +1,275 @@
+import { EntityManager } from '@mikro-orm/postgresql';
+import { Injectable } from '@nestjs/common';
+import { Keypair } from '@solana/web3.js';
+import { randomUUID } from 'node:crypto';
+import { Clock } from '../common/clock';
+import { DomainError, NotFoundError, ValidationError } from '../common/errors/domain-error';
+import { ErrorCode } from '../common/errors/error-codes';
+import { invoiceTotals, parseAmount } from '../common/money';
+import { AppConfig } from '../config/app-config';
+import { CustomersService } from '../customers/customers.service';
+import { escapeLike } from '../database/sql';
+import { EventsService } from '../events/events.service';
+import { MerchantsService } from '../merchants/merchants.service';
+import { UnsignedTxResponse } from '../common/dto/unsigned-tx.response';
+import { ChainPort } from '../solana/chain.port';
+import { CreateInvoiceDto, ListInvoicesQueryDto } from './dto/invoice.dto';
+import {
+  CreateInvoiceResponse,
+  InvoiceResponse,
+  InvoiceWithCustomerResponse,
+} from './dto/invoice.response';
+import type { StoredLineItem } from './entities/invoice.entity';
+import { invoiceCommitment } from './invoice-commitment';
+import {
+  INVOICE_COLUMNS,
+  INVOICE_CUSTOMER_COLUMNS,
+  InvoiceRow,
+  InvoiceWithCustomerRow,
+  toInvoiceResponse,
+  toInvoiceWithCustomer,
+} from './invoice.mapper';
+import { INVOICE_TRANSITIONS, InvoiceAction } from './invoice-status';
+
+/** The spec's code when a void finds the invoice in another status than Open. */
+export class InvoiceNotOpenError extends DomainError {
+  constructor(status: string) {
+    super(ErrorCode.INVOICE_NOT_OPEN, `Invoice is not Open (it is ${status})`);
+  }
+}
+
+const SELECT_WITH_CUSTOMER = `SELECT ${INVOICE_COLUMNS}, ${INVOICE_CUSTOMER_COLUMNS}
+  FROM invoices i JOIN customers c ON c.id = i.customer_id`;
+
+/**
+ * Invoices of a merchant. Every query filters by the merchant id; every not-found (absent,
+ * another merchant's, malformed id) is `INVOICE_NOT_FOUND`. Money is exact to the base unit
+ * through the money module; statuses move only through `transition`.
+ */
+@Injectable()
+export class InvoicesService {
+  constructor(
+    private readonly em: EntityManager,
+    private readonly clock: Clock,
+    private readonly config: AppConfig,
+    private readonly merchants: MerchantsService,
+    private readonly customers: CustomersService,
+    private readonly events: EventsService,
+    private readonly chain: ChainPort,
+  ) {}
+
+  /**
+   * Creates an invoice (DESIGN D10): the totals, a fresh reference key as `onchainId`, the next
+   * number, the customer upserted by wallet and `invoice.created`, all in one transaction. The
+   * registration transaction is built first, so no database transaction waits on the chain;
+   * with the chain unreachable nothing is created (503).
+   */
+  async create(merchantId: string, input: CreateInvoiceDto): Promise<CreateInvoiceResponse> {
+    const lines = input.lineItems.map((line) => ({
+      description: line.description,
+      quantity: line.quantity,
+      unitAmount: parseAmount(line.unitAmount),
+    }));
+    const taxBps = input.taxBps ?? 0;
+    const totals = invoiceTotals(lines, taxBps); // beyond the largest amount: a 400
+    const now = this.clock.now();
+    const dueDate = input.dueDate === undefined ? null : new Date(input.dueDate);
+    if (dueDate && dueDate.getTime() <= now.getTime()) {
+      throw new ValidationError('dueDate: must be in the future', [
+        { field: 'dueDate', message: 'must be in the future' },
+      ]);
+    }
+    const id = randomUUID();
+    const onchainId = Keypair.generate().publicKey.toBase58();
+    const merchant = await this.merchants.account(merchantId);
+    const tx = await this.chain.buildInvoiceRegistration({
+      merchantWallet: merchant.walletAddress,
+      reference: onchainId,
+      commitment: invoiceCommitment({
+        onchainId,
+        mint: input.mint,
+        total: totals.total,
+        merchantWallet: merchant.walletAddress,
+        dueDate: dueDate?.toISOString() ?? null,
+      }),
+    });
+    const stored: StoredLineItem[] = lines.map((line) => ({
+      description: line.description,
+      quantity: line.quantity,
+      unitAmount: line.unitAmount.toString(),
+    }));
+    const invoice = await this.em.fork().transactional(async (em) => {
+      const { customer } = await this.customers.upsertIn(em, merchantId, {
+        walletAddress: input.walletAddress,
+        email: input.customerEmail,
+        label: input.customerLabel,
+      });
+      const [{ last }] = await em.execute<{ last: number }[]>(
+        `INSERT INTO invoice_numbers (merchant_id, last) VALUES (?, 1)
+         ON CONFLICT (merchant_id) DO UPDATE SET last = invoice_numbers.last + 1
+         RETURNING last`,
+        [merchantId],
+      );
+      const [row] = await em.execute<InvoiceRow[]>(
+        `INSERT INTO invoices AS i (id, merchant_id, customer_id, number, status, onchain_id, memo,
+           mint, line_items, subtotal, tax_bps, tax, total, amount_paid, due_date, created_at,
+           updated_at)
+         VALUES (?, ?, ?, ?, 'Open', ?, ?, ?, ?::jsonb, ?, ?, ?, ?, 0, ?, ?, ?)
+         RETURNING ${INVOICE_COLUMNS}`,
+        [
+          id,
+          merchantId,
+          customer.id,
+          last,
+          onchainId,
+          input.memo ?? null,
+          input.mint,
+          JSON.stringify(stored),
+          totals.subtotal.toString(),
+          taxBps,
+          totals.tax.toString(),
+          totals.total.toString(),
+          dueDate,
+          now,
+          now,
+        ],
+      );
+      const created: InvoiceWithCustomerResponse = {
+        ...toInvoiceResponse(row, this.config.publicBaseUrl),
+        customer,
+      };
+      await this.events.record(em, merchantId, 'invoice.created', created);
+      return created;
+    });
+    return { invoice, unsignedTx: tx.transaction, hostedCheckoutUrl: invoice.hostedCheckoutUrl };
+  }
+
+  /**
+   * Newest first, each with its customer; `status` filters, `search` is a case-insensitive
+   * substring of the onchainId, number, memo, or the customer's label or wallet (D11).
+   */
+  async list(
+    merchantId: string,
+    query: ListInvoicesQueryDto,
+  ): Promise<InvoiceWithCustomerResponse[]> {
+    const params: unknown[] = [merchantId];
+    let where = 'i.merchant_id = ?';
+    if (query.status) {
+      where += ' AND i.status = ?';
+      params.push(query.status);
+    }
+    if (query.search) {
+      const pattern = `%${escapeLike(query.search)}%`;
+      where += ` AND (i.onchain_id ILIKE ? OR i.memo ILIKE ? OR c.label ILIKE ?
+        OR c.wallet_address ILIKE ? OR ('INV-' || lpad(i.number::text, 6, '0')) ILIKE ?)`;
+      params.push(pattern, pattern, pattern, pattern, pattern);
+    }
+    const rows = await this.em
+      .getConnection()
+      .execute<InvoiceWithCustomerRow[]>(
+        `${SELECT_WITH_CUSTOMER} WHERE ${where} ORDER BY i.created_at DESC, i.id DESC`,
+        params,
+      );
+    return rows.map((row) => toInvoiceWithCustomer(row, this.config.publicBaseUrl));
+  }
+
+  /** @throws NotFoundError (`INVOICE_NOT_FOUND`) when absent or another merchant's. */
+  async get(merchantId: string, id: string): Promise<InvoiceWithCustomerResponse> {
+    return toInvoiceWithCustomer(
+      await this.findRow(this.em, merchantId, id),
+      this.config.publicBaseUrl,
+    );
+  }
+
+  /** A customer's invoices, newest first, without the nested customer (customer detail, D7). */
+  async listForCustomer(merchantId: string, customerId: string): Promise<InvoiceResponse[]> {
+    const rows = await this.em.getConnection().execute<InvoiceRow[]>(
+      `SELECT ${INVOICE_COLUMNS} FROM invoices i WHERE i.merchant_id = ? AND i.customer_id = ?
+          ORDER BY i.created_at DESC, i.id DESC`,
+      [merchantId, customerId],
+    );
+    return rows.map((row) => toInvoiceResponse(row, this.config.publicBaseUrl));
+  }
+
+  /** `Open -> Cancelled`; the customer can no longer pay it. `invoice.voided` is recorded. */
+  async void(merchantId: string, id: string): Promise<InvoiceWithCustomerResponse> {
+    return this.em.fork().transactional((em) => this.transition(em, merchantId, id, 'void'));
+  }
+
+  /**
+   * Applies an action of the transition table (invoice-status.ts) inside the caller's
+   * transaction: moves the status only from an allowed one (checked by the UPDATE itself, under
+   * the row's lock, so concurrent moves serialize), stamps `updatedAt` (and `paidAt` with its
+   * signature for `pay`) and records the action's event.
+   * @throws NotFoundError (`INVOICE_NOT_FOUND`) or InvoiceNotOpenError.
+   */
+  async transition(
+    em: EntityManager,
+    merchantId: string,
+    id: string,
+    action: InvoiceAction,
+    payment?: { signature: string },
+  ): Promise<InvoiceWithCustomerResponse> {
+    const move = INVOICE_TRANSITIONS[action];
+    const now = this.clock.now();
+    const moved = await em.execute<{ id: string }[]>(
+      `UPDATE invoices SET status = ?, updated_at = ?,
+         paid_at = CASE WHEN ? THEN ?::timestamptz ELSE paid_at END,
+         payment_signature = COALESCE(?, payment_signature)
+        WHERE id = ? AND merchant_id = ? AND status IN (${move.from.map(() => '?').join(', ')})
+        RETURNING id`,
+      [
+        move.to,
+        now,
+        action === 'pay',
+        now,
+        payment?.signature ?? null,
+        id,
+        merchantId,
+        ...move.from,
+      ],
+    );
+    const row = await this.findRow(em, merchantId, id); // not found: INVOICE_NOT_FOUND
+    if (moved.length === 0) throw new InvoiceNotOpenError(row.status);
+    const invoice = toInvoiceWithCustomer(row, this.config.publicBaseUrl);
+    if (move.event) await this.events.record(em, merchantId, move.event, invoice);
+    return invoice;
+  }
+
+  /** A fresh registration transaction for an Open invoice (the first goes stale in a minute). */
+  async registrationTx(merchantId: string, id: string): Promise<UnsignedTxResponse> {
+    const row = await this.findRow(this.em, merchantId, id);
+    if (row.status !== 'Open') throw new InvoiceNotOpenError(row.status);
+    const merchant = await this.merchants.account(merchantId);
+    const tx = await this.chain.buildInvoiceRegistration({
+      merchantWallet: merchant.walletAddress,
+      reference: row.onchain_id,
+      commitment: invoiceCommitment({
+        onchainId: row.onchain_id,
+        mint: row.mint,
+        total: BigInt(row.total),
+        merchantWallet: merchant.walletAddress,
+        dueDate: row.due_date,
+      }),
+    });
+    return { unsignedTx: tx.transaction, lastValidBlockHeight: tx.lastValidBlockHeight };
+  }
+
+  private async findRow(
+    em: EntityManager,
+    merchantId: string,
+    id: string,
+  ): Promise<InvoiceWithCustomerRow> {
+    // In the caller's transaction when there is one (a transition reads what it just wrote).
+    const [row] = await em
+      .getConnection()
+      .execute<InvoiceWithCustomerRow[]>(
+        `${SELECT_WITH_CUSTOMER} WHERE i.id = ? AND i.merchant_id = ?`,
+        [id, merchantId],
+        'all',
+        em.getTransactionContext(),
+      );
+    if (!row) throw new NotFoundError('Invoice', ErrorCode.INVOICE_NOT_FOUND);
+    return row;
+  }
+}
