@@ -13,6 +13,7 @@ import { AppValidationPipe } from './common/pipes/validation.pipe';
 import { RateLimitGuard } from './common/rate-limit.guard';
 import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
+import { CustomerDetailModule } from './customer-detail/customer-detail.module';
 import { CustomersModule } from './customers/customers.module';
 import { DatabaseModule } from './database/database.module';
 import { DevModule } from './dev/dev.module';
@@ -22,6 +23,7 @@ import { InvoicesModule } from './invoices/invoices.module';
 import { MerchantsModule } from './merchants/merchants.module';
 import { PlansModule } from './plans/plans.module';
 import { SettingsModule } from './settings/settings.module';
+import { SubscriptionsModule } from './subscriptions/subscriptions.module';
 import { SolanaModule } from './solana/solana.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
 
@@ -52,6 +54,8 @@ export class AppModule {
         CustomersModule,
         PlansModule,
         InvoicesModule,
+        SubscriptionsModule,
+        CustomerDetailModule,
         SettingsModule,
         EventsModule,
         WebhooksModule,

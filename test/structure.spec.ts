@@ -12,9 +12,11 @@ const DOMAIN = [
   'auth',
   'billing',
   'checkout',
+  'customer-detail',
   'customers',
   'dev',
   'events',
+  'idempotency',
   'invoices',
   'localnet',
   'merchants',
@@ -74,6 +76,18 @@ describe('source structure', () => {
       .flatMap((s) => s.imports.filter((i) => i === 'webhooks').map(() => s.path))
       // settings validates webhook URLs with the delivery's own rule (one rule, one place)
       .filter((path) => !path.startsWith(`settings${sep}`));
+    expect(offending).toEqual([]);
+  });
+
+  it.each([
+    // module, and the modules above it that it must never import (STYLE: one-way dependencies)
+    ['customers', ['invoices', 'subscriptions', 'plans', 'customer-detail', 'checkout', 'billing']],
+    ['plans', ['invoices', 'subscriptions', 'customer-detail', 'checkout', 'billing']],
+    ['invoices', ['subscriptions', 'customer-detail', 'checkout', 'billing']],
+    ['subscriptions', ['invoices', 'customer-detail', 'checkout', 'billing']],
+    ['merchants', ['customers', 'plans', 'invoices', 'subscriptions', 'customer-detail']],
+  ])('%s imports nothing above it', (module, above) => {
+    const offending = importsOf(module).filter(([, target]) => above.includes(target));
     expect(offending).toEqual([]);
   });
 

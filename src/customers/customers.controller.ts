@@ -10,12 +10,13 @@ import {
 } from '../common/swagger/api-errors.decorator';
 import { CustomersService } from './customers.service';
 import { CreateCustomerDto, ListCustomersQueryDto, UpdateCustomerDto } from './dto/customer.dto';
-import {
-  CustomerDetailResponse,
-  CustomerListItemResponse,
-  CustomerResponse,
-} from './dto/customer.response';
+import { CustomerListItemResponse, CustomerResponse } from './dto/customer.response';
 
+/**
+ * The customers API. `GET /api/customers/:id`, the customer with its invoices and
+ * subscriptions, is served by the customer-detail module, which sits above customers, invoices
+ * and subscriptions (docs/architecture.md).
+ */
 @ApiTags('Customers')
 @ApiAuthenticated()
 @Controller('api/customers')
@@ -31,17 +32,6 @@ export class CustomersController {
     @Query() query: ListCustomersQueryDto,
   ): Promise<CustomerListItemResponse[]> {
     return this.customers.list(merchantId, query);
-  }
-
-  /** The customer with its full invoice and subscription history. */
-  @Get(':id')
-  @ApiOperation({ summary: 'Get a customer' })
-  @ApiErrors(ErrorCode.NOT_FOUND)
-  get(
-    @MerchantId() merchantId: string,
-    @IdParam('Customer') id: string,
-  ): Promise<CustomerDetailResponse> {
-    return this.customers.get(merchantId, id);
   }
 
   /**

@@ -7,11 +7,7 @@ import { escapeLike } from '../database/sql';
 import { EventsService } from '../events/events.service';
 import { CUSTOMER_COLUMNS, CustomerRow, toCustomerResponse } from './customer.mapper';
 import { CreateCustomerDto, ListCustomersQueryDto, UpdateCustomerDto } from './dto/customer.dto';
-import {
-  CustomerDetailResponse,
-  CustomerListItemResponse,
-  CustomerResponse,
-} from './dto/customer.response';
+import { CustomerListItemResponse, CustomerResponse } from './dto/customer.response';
 
 /** The outcome of an upsert: which record, and whether it was new or changed. */
 export interface UpsertedCustomer {
@@ -45,24 +41,30 @@ export class CustomersService {
       where += ` AND (wallet_address ILIKE ? OR label ILIKE ? OR email ILIKE ?)`;
       params.push(pattern, pattern, pattern);
     }
+    // The counts are grouped per customer over the merchant's invoices and subscriptions (SQL on
+    // their tables: counting needs no import of their modules).
     const rows = await this.em
       .getConnection()
-      .execute<CustomerRow[]>(
-        `SELECT ${CUSTOMER_COLUMNS} FROM customers WHERE ${where} ORDER BY customers.created_at DESC, customers.id DESC`,
-        params,
+      .execute<(CustomerRow & { invoices: number; subscriptions: number })[]>(
+        `SELECT ${CUSTOMER_COLUMNS},
+         coalesce(i.n, 0)::int AS invoices, coalesce(s.n, 0)::int AS subscriptions
+         FROM customers
+         LEFT JOIN (SELECT customer_id, count(*) AS n FROM invoices WHERE merchant_id = ?
+                     GROUP BY customer_id) i ON i.customer_id = customers.id
+         LEFT JOIN (SELECT customer_id, count(*) AS n FROM subscriptions WHERE merchant_id = ?
+                     GROUP BY customer_id) s ON s.customer_id = customers.id
+        WHERE ${where} ORDER BY customers.created_at DESC, customers.id DESC`,
+        [merchantId, merchantId, ...params],
       );
-    // Invoices and subscriptions are counted here once their modules exist; until then a
-    // customer has none of either.
     return rows.map((row) => ({
       ...toCustomerResponse(row),
-      _count: { invoices: 0, subscriptions: 0 },
+      _count: { invoices: row.invoices, subscriptions: row.subscriptions },
     }));
   }
 
-  /** The customer with its invoice and subscription history (DESIGN D7). */
-  async get(merchantId: string, id: string): Promise<CustomerDetailResponse> {
-    const row = await this.findRow(merchantId, id);
-    return { ...toCustomerResponse(row), invoices: [], subscriptions: [] };
+  /** One customer (without its history: see the customer-detail module). */
+  async get(merchantId: string, id: string): Promise<CustomerResponse> {
+    return toCustomerResponse(await this.findRow(merchantId, id));
   }
 
   /**

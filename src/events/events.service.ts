@@ -55,6 +55,8 @@ export class EventsService {
    *
    * @param em the EntityManager of the transaction that makes the change.
    * @param object the resource exactly as the API returns it.
+   * @param previousAttributes for a change, the changed fields' values before it (Stripe's
+   *   `previous_attributes`), as `data.previousAttributes`.
    * @returns the event id (`evt_...`).
    */
   async record(
@@ -62,6 +64,7 @@ export class EventsService {
     merchantId: string,
     type: EventType,
     object: object,
+    previousAttributes?: object,
   ): Promise<string> {
     if (!em.isInTransaction()) throw new Error('EventsService.record needs a transaction');
     const id = randomUUID();
@@ -71,7 +74,7 @@ export class EventsService {
       id: publicId,
       type,
       createdAt: now.toISOString(),
-      data: { object },
+      data: previousAttributes ? { object, previousAttributes } : { object },
     });
     await em.execute(
       `WITH event AS (

@@ -9,7 +9,6 @@ import { AppConfig } from '../../config/app-config';
 const OPERATION_IDS: Record<string, string> = {
   CustomersController_list: 'listCustomers',
   CustomersController_create: 'upsertCustomer',
-  CustomersController_get: 'getCustomer',
   CustomersController_update: 'updateCustomer',
   ApiKeysController_list: 'listApiKeys',
   ApiKeysController_create: 'createApiKey',

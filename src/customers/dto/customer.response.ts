@@ -33,11 +33,3 @@ export class CustomerListItemResponse extends CustomerResponse {
   /** Number of the customer's invoices and subscriptions. */
   _count!: CustomerCountsResponse;
 }
-
-export class CustomerDetailResponse extends CustomerResponse {
-  /** The customer's invoices, newest first (invoice objects without the nested customer). */
-  invoices!: object[];
-
-  /** The customer's subscriptions, newest first, each with its plan snapshot. */
-  subscriptions!: object[];
-}

@@ -1,4 +1,4 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { DELIVERY_STATUSES, DeliveryStatus } from '../entities/webhook-delivery.entity';
 import { EVENT_TYPES, EventType } from '../event-types';
 
@@ -33,6 +33,17 @@ export class EventDataResponse {
   /** The resource as the API returns it (a customer, an invoice, a subscription, ...). */
   @ApiProperty({ type: 'object', additionalProperties: true })
   object!: Record<string, unknown>;
+
+  /**
+   * For an event that records a change of state (a subscription paused, resumed, cancelled...),
+   * the changed fields' values before it.
+   */
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    example: { status: 'Active' },
+  })
+  previousAttributes?: Record<string, unknown>;
 }
 
 /** An event as delivered (`id`, `type`, `createdAt`, `data`), plus its latest delivery. */

@@ -1,6 +1,7 @@
+import { ApiProperty } from '@nestjs/swagger';
 import { CustomerResponse } from '../../customers/dto/customer.response';
-import type { MintSymbol } from '../../solana/mints';
-import type { InvoiceStatus } from '../invoice-status';
+import { MINT_SYMBOLS, type MintSymbol } from '../../solana/mints';
+import { INVOICE_STATUSES, type InvoiceStatus } from '../invoice-status';
 
 export class LineItemResponse {
   /** @example "Consulting, November" */
@@ -24,6 +25,7 @@ export class InvoiceResponse {
   number!: string;
 
   /** @example "Open" */
+  @ApiProperty({ enum: INVOICE_STATUSES })
   status!: InvoiceStatus;
 
   /**
@@ -36,6 +38,7 @@ export class InvoiceResponse {
   memo!: string | null;
 
   /** @example "USDC" */
+  @ApiProperty({ enum: MINT_SYMBOLS })
   mint!: MintSymbol;
 
   lineItems!: LineItemResponse[];

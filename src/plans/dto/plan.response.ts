@@ -1,4 +1,5 @@
-import type { MintSymbol } from '../../solana/mints';
+import { ApiProperty } from '@nestjs/swagger';
+import { MINT_SYMBOLS, type MintSymbol } from '../../solana/mints';
 
 export class PlanResponse {
   /** @example "5d0c2a9e-1b4f-4e8a-9a43-7c6f1e2d3b4a" */
@@ -11,6 +12,7 @@ export class PlanResponse {
   description!: string | null;
 
   /** @example "USDC" */
+  @ApiProperty({ enum: MINT_SYMBOLS })
   mint!: MintSymbol;
 
   /** Charged each period, a canonical decimal string. @example "9.99" */

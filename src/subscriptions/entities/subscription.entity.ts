@@ -18,6 +18,11 @@ import { SUBSCRIPTION_STATUSES, type SubscriptionStatus } from '../subscription-
 })
 @Index({ name: 'subscriptions_plan_idx', properties: ['plan'] })
 @Index({ name: 'subscriptions_customer_created_idx', properties: ['customer', 'createdAt', 'id'] })
+/** A customer has at most one live subscription to a plan (a second subscribe is a 409). */
+@Index({
+  name: 'subscriptions_live_unique',
+  expression: `create unique index "subscriptions_live_unique" on "subscriptions" ("plan_id", "customer_id") where "status" in ('Active', 'PastDue')`,
+})
 /** The charge run's claim: due `Active` subscriptions only. */
 @Index({
   name: 'subscriptions_due_idx',

@@ -1,0 +1,254 @@
+import { EntityManager } from '@mikro-orm/postgresql';
+import { Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { Clock } from '../common/clock';
+import { NotFoundError, ValidationError } from '../common/errors/domain-error';
+import { CustomersService } from '../customers/customers.service';
+import { EventsService } from '../events/events.service';
+import { ListSubscriptionsQueryDto } from './dto/subscription.dto';
+import { SubscriptionResponse } from './dto/subscription.response';
+import {
+  SUBSCRIPTION_TRANSITIONS,
+  SubscriptionAction,
+  SubscriptionStatus,
+} from './subscription-status';
+import {
+  SUBSCRIPTION_SELECT,
+  SubscriptionRow,
+  toSubscriptionResponse,
+} from './subscription.mapper';
+
+/** What the billing engine knows when a customer's subscribe transaction is confirmed. */
+export interface NewSubscription {
+  planId: string;
+  /** The subscriber's wallet: the customer is created (or found) by it. */
+  walletAddress: string;
+  /** Where the authorisation lives on-chain (`ChainPort.subscriptionAddress`). */
+  onchainAddress: string | null;
+}
+
+/** Extra values some moves set: the failure of a charge. */
+export interface TransitionDetails {
+  failureReason?: string;
+}
+
+/**
+ * Subscriptions of a merchant. Created by the billing engine when a customer's authorisation is
+ * confirmed; moved only by `transition` (the table in subscription-status.ts), which validates
+ * under the row's lock, stamps, and records the event in the same transaction.
+ *
+ * Row locks (docs/subscriptions.md): every move is one `UPDATE … WHERE status IN (allowed)`, so
+ * concurrent moves of one subscription serialize on its row and each sees the other's result.
+ * The charge run takes the same row lock before it sends a charge, so a pause or cancel that
+ * commits first stops the charge, and one that commits after finds it already sent.
+ */
+@Injectable()
+export class SubscriptionsService {
+  constructor(
+    private readonly em: EntityManager,
+    private readonly clock: Clock,
+    private readonly customers: CustomersService,
+    private readonly events: EventsService,
+  ) {}
+
+  /**
+   * Creates a subscription `Active`, its first charge due at once (DESIGN section 8), in the
+   * caller's transaction: the customer upserted by wallet, `subscription.created` recorded. The
+   * plan is read under a share lock, so a plan deactivated concurrently either lets this one in
+   * first or refuses it.
+   * @throws NotFoundError for another merchant's or an unknown plan; ValidationError for an
+   *   inactive plan; a unique violation (409) when the customer already has a live subscription
+   *   to the plan.
+   */
+  async create(
+    em: EntityManager,
+    merchantId: string,
+    input: NewSubscription,
+  ): Promise<SubscriptionResponse> {
+    const [plan] = await em.execute<{ active: boolean }[]>(
+      'SELECT active FROM plans WHERE id = ? AND merchant_id = ? FOR SHARE',
+      [input.planId, merchantId],
+    );
+    if (!plan) throw new NotFoundError('Plan');
+    if (!plan.active) {
+      throw new ValidationError('Plan is not active: it accepts no new subscribers', [
+        { field: 'planId', message: 'is not active' },
+      ]);
+    }
+    const { customer } = await this.customers.upsertIn(em, merchantId, {
+      walletAddress: input.walletAddress,
+    });
+    const id = randomUUID();
+    const now = this.clock.now();
+    await em.execute(
+      `INSERT INTO subscriptions (id, merchant_id, plan_id, customer_id, status, current_period_end,
+         onchain_address, created_at, updated_at)
+       VALUES (?, ?, ?, ?, 'Active', ?, ?, ?, ?)`,
+      [id, merchantId, input.planId, customer.id, now, input.onchainAddress, now, now],
+    );
+    const subscription = toSubscriptionResponse(await this.findRow(em, merchantId, id));
+    await this.events.record(em, merchantId, 'subscription.created', subscription);
+    return subscription;
+  }
+
+  /** Newest first, each with its plan and customer snapshots; `status` filters. */
+  async list(
+    merchantId: string,
+    query: ListSubscriptionsQueryDto,
+  ): Promise<SubscriptionResponse[]> {
+    const params: unknown[] = [merchantId];
+    let where = 's.merchant_id = ?';
+    if (query.status) {
+      where += ' AND s.status = ?';
+      params.push(query.status);
+    }
+    const rows = await this.em
+      .getConnection()
+      .execute<SubscriptionRow[]>(
+        `${SUBSCRIPTION_SELECT} WHERE ${where} ORDER BY s.created_at DESC, s.id DESC`,
+        params,
+      );
+    return rows.map(toSubscriptionResponse);
+  }
+
+  /** @throws NotFoundError when absent or another merchant's. */
+  async get(merchantId: string, id: string): Promise<SubscriptionResponse> {
+    return toSubscriptionResponse(await this.findRow(this.em, merchantId, id));
+  }
+
+  /** A customer's subscriptions, newest first (customer detail, D7). */
+  async listForCustomer(merchantId: string, customerId: string): Promise<SubscriptionResponse[]> {
+    const rows = await this.em.getConnection().execute<SubscriptionRow[]>(
+      `${SUBSCRIPTION_SELECT} WHERE s.merchant_id = ? AND s.customer_id = ?
+          ORDER BY s.created_at DESC, s.id DESC`,
+      [merchantId, customerId],
+    );
+    return rows.map(toSubscriptionResponse);
+  }
+
+  /** The merchant's pause, resume and cancel: one transition each, in its own transaction. */
+  act(merchantId: string, id: string, action: 'pause' | 'resume' | 'cancel') {
+    return this.em.fork().transactional((em) => this.transition(em, merchantId, id, action));
+  }
+
+  /**
+   * Applies an action of the transition table inside the caller's transaction. The UPDATE
+   * checks the current status itself, under the row's lock, and stamps what the move changes:
+   * `cancelledAt` (cancel), `pausedAt` (pause; cleared by resume), `failureReason` (a failed
+   * charge; cleared by resume), and on resume the next charge: at the end of the period already
+   * paid for, or at the next run when it has passed (paused periods are not billed back; the
+   * charge re-anchors the period). Records the move's event with the previous status.
+   * @throws NotFoundError; ValidationError (the move is not allowed from the current status).
+   */
+  async transition(
+    em: EntityManager,
+    merchantId: string,
+    id: string,
+    action: SubscriptionAction,
+    details: TransitionDetails = {},
+  ): Promise<SubscriptionResponse> {
+    const move = SUBSCRIPTION_TRANSITIONS[action];
+    const now = this.clock.now();
+    const moved = await em.execute<{ previous: SubscriptionStatus }[]>(
+      `WITH before AS (
+         SELECT id, status FROM subscriptions WHERE id = ? AND merchant_id = ? FOR UPDATE
+       )
+       UPDATE subscriptions s SET status = ?, updated_at = ?,
+         cancelled_at = CASE WHEN ? THEN ?::timestamptz ELSE s.cancelled_at END,
+         paused_at = CASE WHEN ? THEN ?::timestamptz WHEN ? THEN NULL ELSE s.paused_at END,
+         failure_reason = CASE WHEN ? THEN ? WHEN ? THEN NULL ELSE s.failure_reason END,
+         current_period_end = CASE WHEN ? THEN GREATEST(s.current_period_end, ?::timestamptz)
+                                   ELSE s.current_period_end END
+        FROM before
+       WHERE s.id = before.id AND before.status IN (${move.from.map(() => '?').join(', ')})
+       RETURNING before.status AS previous`,
+      [
+        id,
+        merchantId,
+        move.to,
+        now,
+        action === 'cancel',
+        now,
+        action === 'pause',
+        now,
+        action === 'resume',
+        action === 'chargeFailed',
+        details.failureReason ?? null,
+        action === 'resume',
+        action === 'resume',
+        now,
+        ...move.from,
+      ],
+    );
+    const row = await this.findRow(em, merchantId, id); // not found: 404
+    if (moved.length === 0) {
+      throw new ValidationError(`${move.refusal} (it is ${row.status})`, [
+        { field: 'status', message: `is ${row.status}` },
+      ]);
+    }
+    const subscription = toSubscriptionResponse(row);
+    if (move.event) {
+      await this.events.record(em, merchantId, move.event, subscription, {
+        status: moved[0].previous,
+      });
+    }
+    return subscription;
+  }
+
+  /**
+   * A charge of the subscription succeeded at `chargedAt` (the billing engine, inside the
+   * transaction that settles the charge): the period paid for now ends one interval later, and
+   * the first charge records `subscription.activated`. Only an Active subscription is charged;
+   * the row is locked, so a pause or cancel committing meanwhile is seen.
+   * @throws NotFoundError; ValidationError when it is not Active.
+   */
+  async recordCharge(
+    em: EntityManager,
+    merchantId: string,
+    id: string,
+    chargedAt: Date,
+  ): Promise<SubscriptionResponse> {
+    const updated = await em.execute<{ first: boolean }[]>(
+      `WITH before AS (
+         SELECT s.id, s.status, s.last_charge_at IS NULL AS first, p.interval_seconds
+           FROM subscriptions s JOIN plans p ON p.id = s.plan_id
+          WHERE s.id = ? AND s.merchant_id = ? FOR UPDATE OF s
+       )
+       UPDATE subscriptions s SET last_charge_at = ?::timestamptz,
+         current_period_end = ?::timestamptz + make_interval(secs => before.interval_seconds),
+         failure_reason = NULL, updated_at = ?
+        FROM before
+       WHERE s.id = before.id AND before.status = 'Active'
+       RETURNING before.first`,
+      [id, merchantId, chargedAt, chargedAt, this.clock.now()],
+    );
+    const row = await this.findRow(em, merchantId, id);
+    if (updated.length === 0) {
+      throw new ValidationError(`Only an Active subscription is charged (it is ${row.status})`, [
+        { field: 'status', message: `is ${row.status}` },
+      ]);
+    }
+    const subscription = toSubscriptionResponse(row);
+    if (updated[0].first) {
+      await this.events.record(em, merchantId, 'subscription.activated', subscription);
+    }
+    return subscription;
+  }
+
+  private async findRow(
+    em: EntityManager,
+    merchantId: string,
+    id: string,
+  ): Promise<SubscriptionRow> {
+    const [row] = await em
+      .getConnection()
+      .execute<SubscriptionRow[]>(
+        `${SUBSCRIPTION_SELECT} WHERE s.id = ? AND s.merchant_id = ?`,
+        [id, merchantId],
+        'all',
+        em.getTransactionContext(),
+      );
+    if (!row) throw new NotFoundError('Subscription');
+    return row;
+  }
+}
