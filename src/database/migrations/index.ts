@@ -3,6 +3,7 @@ import { Migration20261122022858 } from './Migration20261122022858';
 import { Migration20261123015901 } from './Migration20261123015901';
 import { Migration20261123024645 } from './Migration20261123024645';
 import { Migration20261123072456 } from './Migration20261123072456';
+import { Migration20261124130530 } from './Migration20261124130530';
 
 /**
  * Every migration, in order. The MikroORM CLI writes new ones next to this file
@@ -14,4 +15,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261123015901', class: Migration20261123015901 },
   { name: 'Migration20261123024645', class: Migration20261123024645 },
   { name: 'Migration20261123072456', class: Migration20261123072456 },
+  { name: 'Migration20261124130530', class: Migration20261124130530 },
 ];
