@@ -16,6 +16,7 @@ import { ConfigModule } from './config/config.module';
 import { CustomersModule } from './customers/customers.module';
 import { DatabaseModule } from './database/database.module';
 import { DevModule } from './dev/dev.module';
+import { EmailModule } from './email/email.module';
 import { EventsModule } from './events/events.module';
 import { HealthModule } from './health/health.module';
 import { MerchantsModule } from './merchants/merchants.module';
@@ -51,6 +52,7 @@ export class AppModule {
         SettingsModule,
         EventsModule,
         WebhooksModule,
+        EmailModule,
         SolanaModule,
         DevModule.forRoot(config),
         HealthModule,

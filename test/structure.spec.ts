@@ -14,6 +14,7 @@ const DOMAIN = [
   'checkout',
   'customers',
   'dev',
+  'email',
   'events',
   'invoices',
   'localnet',
