@@ -96,9 +96,10 @@ export class EmailOutboxService {
   }
 
   /**
-   * The latest message (by creation) about each of the merchant's invoices, keyed by invoice id,
-   * for the invoice API to embed in one query per page. Invoices without a message (and ids that
-   * are not UUIDs, or are another merchant's) are absent from the map.
+   * The latest message (by creation) about each of the merchant's invoices, keyed by invoice id
+   * (lowercase, as PostgreSQL writes UUIDs), for the invoice API to embed in one query per page.
+   * Invoices without a message (and ids that are not UUIDs, or are another merchant's) are absent
+   * from the map.
    */
   async stateForInvoices(
     merchantId: string,
