@@ -17,6 +17,7 @@ import { CustomerDetailModule } from './customer-detail/customer-detail.module';
 import { CustomersModule } from './customers/customers.module';
 import { DatabaseModule } from './database/database.module';
 import { DevModule } from './dev/dev.module';
+import { EmailModule } from './email/email.module';
 import { EventsModule } from './events/events.module';
 import { HealthModule } from './health/health.module';
 import { InvoicesModule } from './invoices/invoices.module';
@@ -59,6 +60,7 @@ export class AppModule {
         SettingsModule,
         EventsModule,
         WebhooksModule,
+        EmailModule,
         SolanaModule,
         DevModule.forRoot(config),
         HealthModule,

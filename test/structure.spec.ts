@@ -15,6 +15,7 @@ const DOMAIN = [
   'customer-detail',
   'customers',
   'dev',
+  'email',
   'events',
   'idempotency',
   'invoices',

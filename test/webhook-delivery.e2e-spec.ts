@@ -380,7 +380,10 @@ describe('Webhook delivery across restarts and instances', () => {
       databaseUrl: database.url,
     });
     try {
-      expect(worker.app.get(SchedulerRegistry).getIntervals()).toEqual(['webhook-delivery']);
+      expect(worker.app.get(SchedulerRegistry).getIntervals().sort()).toEqual([
+        'email-delivery',
+        'webhook-delivery',
+      ]);
       expect(await settled(worker, eventId, 1)).toMatchObject({ status: 'delivered' });
       expect(receiver.forEvent(eventId)).toHaveLength(1);
     } finally {

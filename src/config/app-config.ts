@@ -11,6 +11,7 @@ import {
   MinLength,
 } from 'class-validator';
 import { IsTrustProxy, parseTrustProxy, TrustProxy } from '../common/http/trust-proxy';
+import { IsMailbox, Mailbox, parseMailbox } from '../common/validators/mailbox';
 import { IsSolanaAddress } from '../common/validators/solana-address';
 
 export const SOLANA_CLUSTERS = ['localnet', 'devnet', 'mainnet-beta'] as const;
@@ -209,8 +210,8 @@ export class AppConfig {
 
   /**
    * What this instance runs: `all` (HTTP and background work), `api` (HTTP only: no background
-   * work) or `worker` (background work: webhook delivery). A worker still serves the same HTTP
-   * app, for `/health`; keep it out of the API's load balancer.
+   * work) or `worker` (background work: webhook and e-mail delivery). A worker still serves the
+   * same HTTP app, for `/health`; keep it out of the API's load balancer.
    */
   @IsIn(ROLES)
   ROLE: Role = 'all';
@@ -236,6 +237,42 @@ export class AppConfig {
   @Max(60_000)
   WEBHOOK_POLL_INTERVAL_MS: number = 1000;
 
+  /**
+   * SMTP server for outgoing e-mail (invoice notifications), in nodemailer's URL form:
+   * `smtp://user:pass@host:587` (STARTTLS when the server offers it; `?requireTLS=true` insists)
+   * or `smtps://user:pass@host:465` (TLS from the start). Unset: nothing is sent, each message is
+   * recorded and marked `not_sent`. It holds a password: it is never logged, and a bad value is
+   * reported with its credentials masked.
+   */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsUrl(
+    { protocols: ['smtp', 'smtps'], require_tld: false, require_protocol: true },
+    { message: 'must be an smtp:// or smtps:// URL, e.g. smtp://user:pass@mail.example.com:587' },
+  )
+  SMTP_URL?: string;
+
+  /** Sender of outgoing e-mail: an address, optionally with a display name. */
+  @IsMailbox()
+  EMAIL_FROM: string = 'Stablecoin Billing <billing@localhost>';
+
+  /** How often the e-mail worker looks for due retries (a new message wakes it at once). */
+  @Transform(toInt)
+  @IsInt()
+  @Min(20)
+  @Max(60_000)
+  EMAIL_POLL_INTERVAL_MS: number = 5000;
+
+  /**
+   * Time allowed for one message: connecting (at most 10 s of it), TLS, authentication and the
+   * transfer, including any wait for a free pooled connection.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(100)
+  @Max(300_000)
+  EMAIL_SEND_TIMEOUT_MS: number = 30_000;
+
   /** Create a demo merchant and print its API key on the first start with an empty database. */
   @IsIn(['true', 'false'])
   @MaxLength(5)
@@ -243,6 +280,11 @@ export class AppConfig {
 
   get publicBaseUrl(): string {
     return (this.PUBLIC_BASE_URL ?? `http://localhost:${this.PORT}`).replace(/\/+$/, '');
+  }
+
+  /** `EMAIL_FROM` parsed (validated at start-up, so always a mailbox). */
+  get emailFrom(): Mailbox {
+    return parseMailbox(this.EMAIL_FROM)!;
   }
 
   /** `TRUST_PROXY` as express's `trust proxy` setting. */

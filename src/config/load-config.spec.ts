@@ -47,6 +47,39 @@ describe('configuration', () => {
     expect(() => parseConfig(bad)).not.toThrow(/s3cret/);
   });
 
+  it.each([
+    'smtp://billing:s3cret@mail.example.com:99999',
+    'smtp://billing:s3/cret@mail.example.com:587',
+    'smtp://billing:s3@cret@mail.example.com:587',
+    'smtp:billing:s3cret@mail.example.com',
+    'billing:s3cret@mail.example.com',
+    'http://billing:s3cret@mail.example.com',
+  ])('refuses SMTP_URL=%s without printing its password', (value) => {
+    expect(() => parseConfig({ SMTP_URL: value })).toThrow(/SMTP_URL="[^"]*\*\*\*@/);
+    expect(() => parseConfig({ SMTP_URL: value })).not.toThrow(/s3/);
+  });
+
+  it('reads the e-mail settings: SMTP_URL is optional, EMAIL_FROM a mailbox', () => {
+    const defaults = parseConfig({});
+    expect(defaults.SMTP_URL).toBeUndefined();
+    expect(defaults.emailFrom).toEqual({
+      name: 'Stablecoin Billing',
+      address: 'billing@localhost',
+    });
+    const set = parseConfig({
+      SMTP_URL: 'smtps://billing:p%40ss@mail.example.com:465',
+      EMAIL_FROM: '"Acme, Inc." <billing@acme.test>',
+    });
+    expect(set.SMTP_URL).toBe('smtps://billing:p%40ss@mail.example.com:465');
+    expect(set.emailFrom).toEqual({ name: 'Acme, Inc.', address: 'billing@acme.test' });
+    expect(parseConfig({ SMTP_URL: 'smtp://127.0.0.1:2525' }).SMTP_URL).toBe(
+      'smtp://127.0.0.1:2525',
+    );
+    expect(parseConfig({ SMTP_URL: '' }).SMTP_URL).toBeUndefined();
+    expect(() => parseConfig({ EMAIL_FROM: 'billing' })).toThrow(/EMAIL_FROM="billing"/);
+    expect(() => parseConfig({ EMAIL_POLL_INTERVAL_MS: '5' })).toThrow(/EMAIL_POLL_INTERVAL_MS=/);
+  });
+
   it('treats an empty DATABASE_URL as unset (embedded PostgreSQL)', () => {
     expect(parseConfig({ DATABASE_URL: '' }).DATABASE_URL).toBeUndefined();
   });

@@ -23,6 +23,7 @@ const KNOWN = new Set(
     'MINT_PYUSD',
     'MINT_USDG',
     'SUBSCRIPTION_SCHEME',
+    'SMTP_URL',
   ]),
 );
 
@@ -59,7 +60,8 @@ function describe(error: ValidationError): string {
     error.property === 'SERVICE_KEYPAIR'
       ? '***' // may hold the secret key itself
       : /URL$/.test(error.property)
-        ? String(error.value).replace(/\/\/[^@/]*@/, '//***@')
+        ? // Everything up to the last '@': a password may hold '/', '@' or '#' (SMTP_URL).
+          String(error.value).replace(/^([a-z][a-z0-9+.-]*:\/\/)?[\s\S]*@/i, '$1***@')
         : String(error.value);
   return `${error.property}=${JSON.stringify(value)}: ${reasons}`;
 }

@@ -4,6 +4,7 @@ import { Migration20261123015901 } from './Migration20261123015901';
 import { Migration20261123024645 } from './Migration20261123024645';
 import { Migration20261123072456 } from './Migration20261123072456';
 import { Migration20261124125959 } from './Migration20261124125959';
+import { Migration20261124130530 } from './Migration20261124130530';
 import { Migration20261124130936 } from './Migration20261124130936';
 
 /**
@@ -17,5 +18,6 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261123024645', class: Migration20261123024645 },
   { name: 'Migration20261123072456', class: Migration20261123072456 },
   { name: 'Migration20261124125959', class: Migration20261124125959 },
+  { name: 'Migration20261124130530', class: Migration20261124130530 },
   { name: 'Migration20261124130936', class: Migration20261124130936 },
 ];

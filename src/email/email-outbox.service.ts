@@ -1,0 +1,158 @@
+import { EntityManager } from '@mikro-orm/postgresql';
+import { Injectable } from '@nestjs/common';
+import { isEmail, isUUID } from 'class-validator';
+import { randomUUID } from 'node:crypto';
+import { Clock } from '../common/clock';
+import { FieldError, ValidationError } from '../common/errors/domain-error';
+import { isoTimestamp } from '../database/sql';
+import { EmailDeliveryResponse } from './dto/email-delivery.response';
+import { EmailStatus } from './entities/email-message.entity';
+
+/** PostgreSQL channel that wakes every instance's e-mail worker when a message is queued. */
+export const EMAIL_CHANNEL = 'email_queued';
+
+/** A message to queue: one recipient, a subject, a plain-text body and its HTML alternative. */
+export interface OutgoingEmail {
+  to: string;
+  subject: string;
+  text: string;
+  html: string;
+  /** The invoice the message is about, so `stateForInvoices` can report on it. */
+  invoiceId?: string | null;
+}
+
+/** The latest e-mail about an invoice, as the invoice API embeds it. */
+export type EmailDeliveryState = EmailDeliveryResponse;
+
+interface StateRow {
+  invoice_id: string;
+  recipient: string;
+  status: EmailStatus;
+  attempts: number;
+  last_error: string | null;
+  /** ISO 8601 UTC, formatted by PostgreSQL. */
+  sent_at: string | null;
+  next_attempt_at: string | null;
+}
+
+/** The subject is one header line: RFC 5322 caps a line at 998 characters. */
+const MAX_SUBJECT = 998;
+const CONTROL = /\p{Cc}/u;
+
+/**
+ * The e-mail outbox. A change that tells someone about itself (an invoice created) queues the
+ * message with the EntityManager of its own transaction, so the message exists exactly when the
+ * change commits; the delivery worker (any instance with background work) sends it afterwards.
+ * Queuing never waits on, or fails because of, the SMTP server.
+ */
+@Injectable()
+export class EmailOutboxService {
+  constructor(
+    private readonly em: EntityManager,
+    private readonly clock: Clock,
+  ) {}
+
+  /**
+   * Queues a message inside the caller's transaction: the row, due now, and a NOTIFY that wakes
+   * the workers once the transaction commits (nothing is sent if it rolls back). One statement.
+   *
+   * @param em the EntityManager of the transaction that makes the change.
+   * @returns the message id (its `Message-ID` is `<id@sender's domain>`).
+   * @throws Error when `em` is not in a transaction (a message must commit with its change).
+   * @throws ValidationError when the recipient is not one e-mail address, the subject is empty,
+   *   too long or not one line, a body is empty, or `invoiceId` is not a UUID.
+   */
+  async enqueue(em: EntityManager, merchantId: string, message: OutgoingEmail): Promise<string> {
+    if (!em.isInTransaction()) throw new Error('EmailOutboxService.enqueue needs a transaction');
+    const problems = messageProblems(message);
+    if (problems.length > 0) {
+      throw new ValidationError(`${problems[0].field}: ${problems[0].message}`, problems);
+    }
+    const id = randomUUID();
+    const now = this.clock.now();
+    await em.execute(
+      `WITH queued AS (
+         INSERT INTO email_outbox (id, merchant_id, invoice_id, recipient, subject, text_body,
+           html_body, status, attempts, next_attempt_at, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)
+         RETURNING 1
+       )
+       SELECT pg_notify(?, '') FROM queued`,
+      [
+        id,
+        merchantId,
+        message.invoiceId ?? null,
+        message.to,
+        message.subject,
+        message.text,
+        message.html,
+        now,
+        now,
+        now,
+        EMAIL_CHANNEL,
+      ],
+    );
+    return id;
+  }
+
+  /**
+   * The latest message (by creation) about each of the merchant's invoices, keyed by invoice id
+   * (lowercase, as PostgreSQL writes UUIDs), for the invoice API to embed in one query per page.
+   * Invoices without a message (and ids that are not UUIDs, or are another merchant's) are absent
+   * from the map.
+   */
+  async stateForInvoices(
+    merchantId: string,
+    invoiceIds: string[],
+  ): Promise<Map<string, EmailDeliveryState>> {
+    const ids = [...new Set(invoiceIds.filter((id) => isUUID(id)).map((id) => id.toLowerCase()))];
+    if (ids.length === 0) return new Map();
+    const rows = await this.em.getConnection().execute<StateRow[]>(
+      `SELECT DISTINCT ON (invoice_id) invoice_id, recipient, status, attempts, last_error,
+              ${isoTimestamp('sent_at')}, ${isoTimestamp('next_attempt_at')}
+         FROM email_outbox
+        WHERE merchant_id = ? AND invoice_id = ANY(?::uuid[])
+        ORDER BY invoice_id, created_at DESC, id DESC`,
+      [merchantId, `{${ids.join(',')}}`],
+    );
+    return new Map(rows.map((row) => [row.invoice_id, toEmailDeliveryResponse(row)]));
+  }
+}
+
+function toEmailDeliveryResponse(row: StateRow): EmailDeliveryResponse {
+  return {
+    to: row.recipient,
+    status: row.status,
+    attempts: row.attempts,
+    lastError: row.last_error,
+    sentAt: row.sent_at,
+    nextAttemptAt: row.next_attempt_at,
+  };
+}
+
+/** What makes a message unsendable, checked before it is queued rather than at every retry. */
+function messageProblems(message: OutgoingEmail): FieldError[] {
+  const problems: FieldError[] = [];
+  if (typeof message.to !== 'string' || !isEmail(message.to, { require_tld: false })) {
+    problems.push({ field: 'to', message: 'must be one e-mail address' });
+  }
+  const subject = message.subject;
+  if (typeof subject !== 'string' || subject.trim() === '') {
+    problems.push({ field: 'subject', message: 'must not be empty' });
+  } else if (subject.length > MAX_SUBJECT || CONTROL.test(subject)) {
+    problems.push({
+      field: 'subject',
+      message: `must be one line of at most ${MAX_SUBJECT} characters`,
+    });
+  }
+  for (const field of ['text', 'html'] as const) {
+    if (typeof message[field] !== 'string' || message[field].trim() === '') {
+      problems.push({ field, message: 'must not be empty' });
+    }
+  }
+  const invoiceId = message.invoiceId;
+  if (invoiceId !== undefined && invoiceId !== null && !isUUID(invoiceId)) {
+    problems.push({ field: 'invoiceId', message: 'must be a UUID' });
+  }
+  return problems;
+}
