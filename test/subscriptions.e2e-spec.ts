@@ -210,6 +210,7 @@ describe('Subscriptions', () => {
         status: 'Active',
         currentPeriodEnd: periodEnd.toISOString(),
       });
+      t.clock.advance(1000); // the next event at a later time than the resume's
       await post(acme, sub.id, 'pause').expect(200);
       t.clock.advance(60 * 86_400_000);
       const late = await post(acme, sub.id, 'resume').expect(200);

@@ -10,7 +10,11 @@ import {
 } from '../common/swagger/api-errors.decorator';
 import { UnsignedTxResponse } from '../common/dto/unsigned-tx.response';
 import { CreateInvoiceDto, ListInvoicesQueryDto } from './dto/invoice.dto';
-import { CreateInvoiceResponse, InvoiceWithCustomerResponse } from './dto/invoice.response';
+import {
+  CreateInvoiceResponse,
+  InvoiceDetailResponse,
+  InvoiceWithCustomerResponse,
+} from './dto/invoice.response';
 import { InvoicesService } from './invoices.service';
 
 const NOT_FOUND: [ErrorCode, string] = [ErrorCode.INVOICE_NOT_FOUND, 'Invoice not found'];
@@ -59,13 +63,14 @@ export class InvoicesController {
     return this.invoices.list(merchantId, query);
   }
 
+  /** One invoice, with its customer and where its e-mail notification stands. */
   @Get(':id')
   @ApiOperation({ summary: 'Get an invoice' })
   @ApiErrors(NOT_FOUND)
   get(
     @MerchantId() merchantId: string,
     @IdParam('Invoice', ErrorCode.INVOICE_NOT_FOUND) id: string,
-  ): Promise<InvoiceWithCustomerResponse> {
+  ): Promise<InvoiceDetailResponse> {
     return this.invoices.get(merchantId, id);
   }
 

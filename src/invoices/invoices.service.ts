@@ -9,6 +9,8 @@ import { invoiceTotals, parseAmount } from '../common/money';
 import { AppConfig } from '../config/app-config';
 import { CustomersService } from '../customers/customers.service';
 import { escapeLike } from '../database/sql';
+import { EmailOutboxService } from '../email/email-outbox.service';
+import { renderInvoiceEmail } from '../email/invoice-email';
 import { EventsService } from '../events/events.service';
 import { MerchantsService } from '../merchants/merchants.service';
 import { UnsignedTxResponse } from '../common/dto/unsigned-tx.response';
@@ -16,6 +18,7 @@ import { ChainPort } from '../solana/chain.port';
 import { CreateInvoiceDto, ListInvoicesQueryDto } from './dto/invoice.dto';
 import {
   CreateInvoiceResponse,
+  InvoiceDetailResponse,
   InvoiceResponse,
   InvoiceWithCustomerResponse,
 } from './dto/invoice.response';
@@ -56,13 +59,16 @@ export class InvoicesService {
     private readonly customers: CustomersService,
     private readonly events: EventsService,
     private readonly chain: ChainPort,
+    private readonly email: EmailOutboxService,
   ) {}
 
   /**
    * Creates an invoice (DESIGN D10): the totals, a fresh reference key as `onchainId`, the next
    * number, the customer upserted by wallet and `invoice.created`, all in one transaction. The
    * registration transaction is built first, so no database transaction waits on the chain;
-   * with the chain unreachable nothing is created (503).
+   * with the chain unreachable nothing is created (503). When the customer has an e-mail (given
+   * now or before), the invoice notification is queued in the same transaction: it is sent by
+   * the outbox's worker after the commit, never by the request.
    */
   async create(merchantId: string, input: CreateInvoiceDto): Promise<CreateInvoiceResponse> {
     const lines = input.lineItems.map((line) => ({
@@ -139,6 +145,22 @@ export class InvoicesService {
         customer,
       };
       await this.events.record(em, merchantId, 'invoice.created', created);
+      if (customer.email) {
+        const message = renderInvoiceEmail({
+          merchantName: merchant.name,
+          invoiceNumber: created.number,
+          mint: created.mint,
+          lineItems: created.lineItems,
+          subtotal: created.subtotal,
+          taxBps: created.taxBps,
+          tax: created.tax,
+          total: created.total,
+          dueDate: created.dueDate,
+          hostedCheckoutUrl: created.hostedCheckoutUrl,
+          memo: created.memo,
+        });
+        await this.email.enqueue(em, merchantId, { to: customer.email, invoiceId: id, ...message });
+      }
       return created;
     });
     return { invoice, unsignedTx: tx.transaction, hostedCheckoutUrl: invoice.hostedCheckoutUrl };
@@ -173,12 +195,18 @@ export class InvoicesService {
     return rows.map((row) => toInvoiceWithCustomer(row, this.config.publicBaseUrl));
   }
 
-  /** @throws NotFoundError (`INVOICE_NOT_FOUND`) when absent or another merchant's. */
-  async get(merchantId: string, id: string): Promise<InvoiceWithCustomerResponse> {
-    return toInvoiceWithCustomer(
+  /**
+   * One invoice with its customer and where its e-mail notification stands (`email`, null when
+   * none was queued).
+   * @throws NotFoundError (`INVOICE_NOT_FOUND`) when absent or another merchant's.
+   */
+  async get(merchantId: string, id: string): Promise<InvoiceDetailResponse> {
+    const invoice = toInvoiceWithCustomer(
       await this.findRow(this.em, merchantId, id),
       this.config.publicBaseUrl,
     );
+    const email = await this.email.stateForInvoices(merchantId, [invoice.id]);
+    return { ...invoice, email: email.get(invoice.id) ?? null };
   }
 
   /** A customer's invoices, newest first, without the nested customer (customer detail, D7). */

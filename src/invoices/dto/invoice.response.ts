@@ -1,5 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { CustomerResponse } from '../../customers/dto/customer.response';
+import { EmailDeliveryResponse } from '../../email/dto/email-delivery.response';
 import { MINT_SYMBOLS, type MintSymbol } from '../../solana/mints';
 import { INVOICE_STATUSES, type InvoiceStatus } from '../invoice-status';
 
@@ -89,6 +90,16 @@ export class InvoiceResponse {
 /** An invoice with its customer (list and single-invoice responses). */
 export class InvoiceWithCustomerResponse extends InvoiceResponse {
   customer!: CustomerResponse;
+}
+
+/** A single invoice (`GET /api/invoices/:id`): with its customer and its e-mail's delivery. */
+export class InvoiceDetailResponse extends InvoiceWithCustomerResponse {
+  /**
+   * Where the invoice notification to the customer stands; null when none was queued (the
+   * customer had no e-mail when the invoice was created).
+   */
+  @ApiProperty({ type: EmailDeliveryResponse, nullable: true })
+  email!: EmailDeliveryResponse | null;
 }
 
 export class CreateInvoiceResponse {
