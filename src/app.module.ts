@@ -20,6 +20,7 @@ import { DevModule } from './dev/dev.module';
 import { EmailModule } from './email/email.module';
 import { EventsModule } from './events/events.module';
 import { HealthModule } from './health/health.module';
+import { IdempotencyModule } from './idempotency/idempotency.module';
 import { InvoicesModule } from './invoices/invoices.module';
 import { MerchantsModule } from './merchants/merchants.module';
 import { PlansModule } from './plans/plans.module';
@@ -51,6 +52,7 @@ export class AppModule {
         ThrottlerModule.forRoot([{ ttl: 60_000, limit: config.RATE_LIMIT_PER_MINUTE }]),
         CommonModule,
         AuthModule,
+        IdempotencyModule,
         MerchantsModule,
         CustomersModule,
         PlansModule,

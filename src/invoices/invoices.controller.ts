@@ -15,6 +15,8 @@ import {
   InvoiceDetailResponse,
   InvoiceWithCustomerResponse,
 } from './dto/invoice.response';
+import { Idempotency } from '../idempotency/idempotency-claim.decorator';
+import type { IdempotencyClaim } from '../idempotency/idempotency.service';
 import { InvoicesService } from './invoices.service';
 
 const NOT_FOUND: [ErrorCode, string] = [ErrorCode.INVOICE_NOT_FOUND, 'Invoice not found'];
@@ -48,8 +50,9 @@ export class InvoicesController {
   create(
     @MerchantId() merchantId: string,
     @Body() body: CreateInvoiceDto,
+    @Idempotency() claim?: IdempotencyClaim,
   ): Promise<CreateInvoiceResponse> {
-    return this.invoices.create(merchantId, body);
+    return this.invoices.create(merchantId, body, claim);
   }
 
   /** The merchant's invoices, newest first, each with its customer. */

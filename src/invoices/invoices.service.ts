@@ -12,6 +12,7 @@ import { escapeLike } from '../database/sql';
 import { EmailOutboxService } from '../email/email-outbox.service';
 import { renderInvoiceEmail } from '../email/invoice-email';
 import { EventsService } from '../events/events.service';
+import { IdempotencyClaim, IdempotencyService } from '../idempotency/idempotency.service';
 import { MerchantsService } from '../merchants/merchants.service';
 import { UnsignedTxResponse } from '../common/dto/unsigned-tx.response';
 import { ChainPort } from '../solana/chain.port';
@@ -60,6 +61,7 @@ export class InvoicesService {
     private readonly events: EventsService,
     private readonly chain: ChainPort,
     private readonly email: EmailOutboxService,
+    private readonly idempotency: IdempotencyService,
   ) {}
 
   /**
@@ -70,7 +72,11 @@ export class InvoicesService {
    * now or before), the invoice notification is queued in the same transaction: it is sent by
    * the outbox's worker after the commit, never by the request.
    */
-  async create(merchantId: string, input: CreateInvoiceDto): Promise<CreateInvoiceResponse> {
+  async create(
+    merchantId: string,
+    input: CreateInvoiceDto,
+    claim?: IdempotencyClaim,
+  ): Promise<CreateInvoiceResponse> {
     const lines = input.lineItems.map((line) => ({
       description: line.description,
       quantity: line.quantity,
@@ -104,7 +110,7 @@ export class InvoicesService {
       quantity: line.quantity,
       unitAmount: line.unitAmount.toString(),
     }));
-    const invoice = await this.em.fork().transactional(async (em) => {
+    return this.em.fork().transactional(async (em) => {
       const { customer } = await this.customers.upsertIn(em, merchantId, {
         walletAddress: input.walletAddress,
         email: input.customerEmail,
@@ -161,9 +167,15 @@ export class InvoicesService {
         });
         await this.email.enqueue(em, merchantId, { to: customer.email, invoiceId: id, ...message });
       }
-      return created;
+      const response = {
+        invoice: created,
+        unsignedTx: tx.transaction,
+        hostedCheckoutUrl: created.hostedCheckoutUrl,
+      };
+      // With an Idempotency-Key, the response commits with the invoice (D15).
+      if (claim) await this.idempotency.completeIn(em, claim, 201, response);
+      return response;
     });
-    return { invoice, unsignedTx: tx.transaction, hostedCheckoutUrl: invoice.hostedCheckoutUrl };
   }
 
   /**

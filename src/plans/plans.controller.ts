@@ -11,6 +11,8 @@ import {
 import { CreatePlanDto, UpdatePlanDto } from './dto/plan.dto';
 import { CreatePlanResponse, PlanListItemResponse, PlanResponse } from './dto/plan.response';
 import { UnsignedTxResponse } from '../common/dto/unsigned-tx.response';
+import { Idempotency } from '../idempotency/idempotency-claim.decorator';
+import type { IdempotencyClaim } from '../idempotency/idempotency.service';
 import { PlansService } from './plans.service';
 
 const CHAIN_DOWN: [ErrorCode, string] = [
@@ -38,8 +40,9 @@ export class PlansController {
   create(
     @MerchantId() merchantId: string,
     @Body() body: CreatePlanDto,
+    @Idempotency() claim?: IdempotencyClaim,
   ): Promise<CreatePlanResponse> {
-    return this.plans.create(merchantId, body);
+    return this.plans.create(merchantId, body, claim);
   }
 
   /** The merchant's plans, newest first, each with its number of subscriptions. */

@@ -1,10 +1,11 @@
 import { Module } from '@nestjs/common';
+import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { MerchantsModule } from '../merchants/merchants.module';
 import { PlansController } from './plans.controller';
 import { PlansService } from './plans.service';
 
 @Module({
-  imports: [MerchantsModule],
+  imports: [IdempotencyModule, MerchantsModule],
   controllers: [PlansController],
   providers: [PlansService],
   exports: [PlansService],

@@ -5,6 +5,7 @@ import { Clock } from '../common/clock';
 import { NotFoundError } from '../common/errors/domain-error';
 import { parseAmount } from '../common/money';
 import { AppConfig } from '../config/app-config';
+import { IdempotencyClaim, IdempotencyService } from '../idempotency/idempotency.service';
 import { MerchantsService } from '../merchants/merchants.service';
 import { ChainPort, UnsignedTx } from '../solana/chain.port';
 import type { MintSymbol } from '../solana/mints';
@@ -37,6 +38,7 @@ export class PlansService {
     private readonly config: AppConfig,
     private readonly merchants: MerchantsService,
     private readonly chain: ChainPort,
+    private readonly idempotency: IdempotencyService,
   ) {}
 
   /**
@@ -44,7 +46,11 @@ export class PlansService {
    * transaction is built first (no database transaction is open during a chain call); with the
    * chain unreachable nothing is created (503).
    */
-  async create(merchantId: string, input: CreatePlanDto): Promise<CreatePlanResponse> {
+  async create(
+    merchantId: string,
+    input: CreatePlanDto,
+    claim?: IdempotencyClaim,
+  ): Promise<CreatePlanResponse> {
     const id = randomUUID();
     const amount = parseAmount(input.amount);
     const merchant = await this.merchants.account(merchantId);
@@ -58,27 +64,32 @@ export class PlansService {
       this.chain.planAddress(merchant.walletAddress, id),
     ]);
     const now = this.clock.now();
-    const [row] = await this.em.getConnection().execute<PlanRow[]>(
-      `INSERT INTO plans AS p (id, merchant_id, label, description, mint, amount, interval_seconds,
-         active, onchain_plan_id, onchain_address, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, true, ?, ?, ?, ?)
-       RETURNING ${PLAN_COLUMNS}`,
-      [
-        id,
-        merchantId,
-        input.label,
-        input.description ?? null,
-        input.mint,
-        amount.toString(),
-        input.intervalSeconds,
-        onchainPlanId(id).toString(),
-        onchainAddress,
-        now,
-        now,
-      ],
-    );
-    const plan = toPlanResponse(row, this.config.publicBaseUrl);
-    return { plan, unsignedTx: tx.transaction, checkoutUrl: plan.checkoutUrl };
+    // The response is stored with the plan when the request has an Idempotency-Key (D15).
+    return this.em.fork().transactional(async (em) => {
+      const [row] = await em.execute<PlanRow[]>(
+        `INSERT INTO plans AS p (id, merchant_id, label, description, mint, amount, interval_seconds,
+           active, onchain_plan_id, onchain_address, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, true, ?, ?, ?, ?)
+         RETURNING ${PLAN_COLUMNS}`,
+        [
+          id,
+          merchantId,
+          input.label,
+          input.description ?? null,
+          input.mint,
+          amount.toString(),
+          input.intervalSeconds,
+          onchainPlanId(id).toString(),
+          onchainAddress,
+          now,
+          now,
+        ],
+      );
+      const plan = toPlanResponse(row, this.config.publicBaseUrl);
+      const response = { plan, unsignedTx: tx.transaction, checkoutUrl: plan.checkoutUrl };
+      if (claim) await this.idempotency.completeIn(em, claim, 201, response);
+      return response;
+    });
   }
 
   /** Newest first, each with the number of its subscriptions. */

@@ -19,6 +19,7 @@ import type { Request, Response } from 'express';
 import { DomainError, FieldError, RateLimitedError } from '../errors/domain-error';
 import { ERROR_STATUS, ErrorCode } from '../errors/error-codes';
 import { requestId as assignRequestId, loggableUrl } from '../logging';
+import { StoredResponse } from '../http/stored-response';
 import { MoneyError } from '../money';
 
 /** The D1 error body. */
@@ -68,8 +69,13 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const ctx = host.switchToHttp();
     const req = ctx.getRequest<Request & { id?: string }>();
     const res = ctx.getResponse<Response>();
-    const classified = classify(exception);
-    const status = classified.status ?? ERROR_STATUS[classified.code];
+    if (exception instanceof StoredResponse) {
+      if (!res.headersSent) {
+        res.status(exception.status).set(exception.headers).type('json').send(exception.body);
+      }
+      return;
+    }
+    const { status, body } = errorResponse(exception, req.id ?? assignRequestId(req, res));
     if (status >= 500) {
       this.logger.error(
         {
@@ -81,25 +87,34 @@ export class AllExceptionsFilter implements ExceptionFilter {
         'Request failed',
       );
     }
-    // Errors raised outside the request logger (an app without it: tools) have no id yet.
-    const requestId = req.id ?? assignRequestId(req, res);
     if (status === 429 && !res.getHeader('retry-after')) {
       const seconds = exception instanceof RateLimitedError ? exception.retryAfterSeconds : 60;
       res.setHeader('retry-after', String(seconds));
     }
     // The access-log line of this request names the error code.
-    res.locals.errorCode = classified.code;
-    const body: ErrorBody = {
+    res.locals.errorCode = body.error.code;
+    if (res.headersSent) return;
+    res.status(status).json(body);
+  }
+}
+
+/** The status and D1 body an error is answered with (the filter's, and the idempotency store's). */
+export function errorResponse(
+  exception: unknown,
+  requestId: string,
+): { status: number; body: ErrorBody } {
+  const classified = classify(exception);
+  return {
+    status: classified.status ?? ERROR_STATUS[classified.code],
+    body: {
       error: {
         code: classified.code,
         message: classified.message,
         ...(classified.details ? { details: classified.details } : {}),
         requestId,
       },
-    };
-    if (res.headersSent) return;
-    res.status(status).json(body);
-  }
+    },
+  };
 }
 
 export function classify(exception: unknown): Classified {

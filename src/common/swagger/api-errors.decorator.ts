@@ -10,6 +10,8 @@ const EXAMPLE_MESSAGES: Record<ErrorCode, string> = {
   INVOICE_NOT_OPEN: 'Invoice is not Open',
   UNAUTHORIZED: 'A valid API key is required: Authorization: Bearer <key>',
   CONFLICT: 'A record with the same unique value already exists',
+  IDEMPOTENCY_KEY_REUSED:
+    'This Idempotency-Key was used with another request (path or body); use a new key',
   PAYLOAD_TOO_LARGE: 'Request body is too large',
   UNSUPPORTED_MEDIA_TYPE: 'Unsupported request body encoding',
   RATE_LIMITED: 'Too many requests; retry later',
@@ -17,7 +19,8 @@ const EXAMPLE_MESSAGES: Record<ErrorCode, string> = {
   SERVICE_UNAVAILABLE: 'The database is unavailable; retry later',
 };
 
-function example(code: ErrorCode, message = EXAMPLE_MESSAGES[code]) {
+/** A D1 error body for the OpenAPI examples. */
+export function errorExample(code: ErrorCode, message = EXAMPLE_MESSAGES[code]) {
   return {
     error: {
       code,
@@ -53,7 +56,7 @@ export function ApiErrors(
         'application/json': {
           schema: { $ref: getSchemaPath(ErrorResponseDto) },
           examples: Object.fromEntries(
-            entries.map(([code, message]) => [code, { value: example(code, message) }]),
+            entries.map(([code, message]) => [code, { value: errorExample(code, message) }]),
           ),
         },
       },

@@ -1,6 +1,8 @@
 import { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { AppConfig } from '../../config/app-config';
+import { ErrorCode } from '../errors/error-codes';
+import { errorExample } from './api-errors.decorator';
 
 /**
  * Operation ids as a client generator names methods: verb + resource, stable and unique. A new
@@ -103,9 +105,10 @@ function normalize(document: OpenAPIObject): OpenAPIObject {
     normalizeSchema(schema as SchemaLike);
   }
   for (const [path, item] of Object.entries(document.paths)) {
-    for (const operation of Object.values(item) as OperationLike[]) {
+    for (const [method, operation] of Object.entries(item) as [string, OperationLike][]) {
       if (!operation || typeof operation !== 'object' || !operation.responses) continue;
       const authenticated = (operation.security ?? []).length > 0;
+      if (method === 'post' && authenticated) documentIdempotency(operation);
       for (const param of operation.parameters ?? []) {
         if (param.in === 'path' && param.name === 'id' && !path.startsWith('/api/events')) {
           param.schema = { ...(param.schema ?? {}), type: 'string', format: 'uuid' };
@@ -143,9 +146,12 @@ interface SchemaLike {
 
 interface OperationLike {
   security?: unknown[];
-  parameters?: { name: string; in: string; schema?: SchemaLike }[];
+  parameters?: { name: string; in: string; schema?: SchemaLike; [key: string]: unknown }[];
   requestBody?: { required?: boolean; content?: Record<string, { schema?: SchemaLike }> };
-  responses: Record<string, { headers?: Record<string, unknown>; content?: unknown }>;
+  responses: Record<
+    string,
+    { description?: string; headers?: Record<string, unknown>; content?: unknown }
+  >;
 }
 
 function normalizeSchema(schema: SchemaLike): void {
@@ -170,6 +176,73 @@ function normalizeProperty(name: string, property: SchemaLike): void {
     if (/At$/.test(name) || name === 'now' || name === 'dueDate') property.format = 'date-time';
   }
 }
+
+const IDEMPOTENCY_KEY = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description:
+    'Makes a retry safe (D15): the first response to this key, path and body is kept 24 hours ' +
+    'and replayed (with `Idempotent-Replayed: true`) instead of running the request again. ' +
+    '1-255 printable ASCII characters, e.g. a UUID; unique per merchant.',
+  schema: { type: 'string', minLength: 1, maxLength: 255 },
+};
+
+/** Every authenticated POST: the `Idempotency-Key` header, its errors and its replay header. */
+function documentIdempotency(operation: OperationLike): void {
+  operation.parameters = [...(operation.parameters ?? []), IDEMPOTENCY_KEY];
+  const errors: [string, ErrorCode, string][] = [
+    [
+      '400',
+      ErrorCode.VALIDATION_ERROR,
+      'Idempotency-Key: must be 1-255 printable ASCII characters',
+    ],
+    [
+      '400',
+      ErrorCode.IDEMPOTENCY_KEY_REUSED,
+      'This Idempotency-Key was used with another request (path or body); use a new key',
+    ],
+    [
+      '409',
+      ErrorCode.CONFLICT,
+      'A request with this Idempotency-Key is still being processed; retry later',
+    ],
+  ];
+  for (const [status, code, message] of errors) {
+    const response = (operation.responses[status] ??= {
+      description: '',
+      content: {
+        'application/json': {
+          schema: { $ref: '#/components/schemas/ErrorResponseDto' },
+          examples: {},
+        },
+      },
+    });
+    const content = response.content as
+      { 'application/json'?: { examples?: Record<string, unknown> } } | undefined;
+    const examples = content?.['application/json']?.examples;
+    if (!examples) continue;
+    const name = examples[code] ? `${code}_idempotency` : code;
+    examples[name] = { value: errorExample(code, message) };
+    if (!response.description?.split(' | ').includes(code)) {
+      response.description = [response.description, code].filter(Boolean).join(' | ');
+    }
+  }
+  for (const [status, response] of Object.entries(operation.responses)) {
+    if (/^2/.test(status)) {
+      response.headers = {
+        ...(response.headers ?? {}),
+        [REPLAYED]: {
+          description:
+            '`true` when this is the stored response of an earlier request with the same Idempotency-Key',
+          schema: { type: 'string', enum: ['true'] },
+        },
+      };
+    }
+  }
+}
+
+const REPLAYED = 'Idempotent-Replayed';
 
 /** Terminus's own example of the health body names redis; this service checks these two. */
 function replaceExample(operation: OperationLike): void {

@@ -1,0 +1,69 @@
+import {
+  CallHandler,
+  ExecutionContext,
+  HttpStatus,
+  Injectable,
+  NestInterceptor,
+} from '@nestjs/common';
+import { HTTP_CODE_METADATA } from '@nestjs/common/constants';
+import type { Request } from 'express';
+import { catchError, from, mergeMap, Observable, switchMap } from 'rxjs';
+import type { AuthContext } from '../common/decorators/current-merchant.decorator';
+import { errorResponse } from '../common/filters/all-exceptions.filter';
+import { StoredResponse } from '../common/http/stored-response';
+import { IdempotencyClaim, IdempotencyService } from './idempotency.service';
+
+/** The request, as the interceptor leaves it for `@IdempotencyClaimParam()`. */
+export interface IdempotentRequest extends Request {
+  user?: AuthContext;
+  idempotencyClaim?: IdempotencyClaim;
+}
+
+/**
+ * Every authenticated `POST` under `/api` with an `Idempotency-Key` header (D15): validated
+ * before anything runs, then claimed; a retry is answered from the first request's stored
+ * response (or waits, or 409) without reaching the handler. The handler's success (its status
+ * and JSON body as sent) and its 4xx errors are stored; a 5xx releases the key so that a retry
+ * runs again. Handlers that write in a transaction may store the response inside it
+ * (`IdempotencyService.completeIn`), so a crash cannot separate the work from its record.
+ */
+@Injectable()
+export class IdempotencyInterceptor implements NestInterceptor {
+  constructor(private readonly idempotency: IdempotencyService) {}
+
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    const req = context.switchToHttp().getRequest<IdempotentRequest>();
+    const key = req.method === 'POST' ? req.headers['idempotency-key'] : undefined;
+    const merchantId = req.user?.merchantId;
+    if (key === undefined || merchantId === undefined) return next.handle();
+    const value = Array.isArray(key) ? key.join(', ') : key;
+    const fingerprint = this.idempotency.fingerprint(req.method, req.originalUrl, req.body);
+    const status =
+      (Reflect.getMetadata(HTTP_CODE_METADATA, context.getHandler()) as number | undefined) ??
+      HttpStatus.CREATED;
+    const claimed = (async () => {
+      this.idempotency.validateKey(value);
+      return this.idempotency.begin(merchantId, value, fingerprint);
+    })();
+    return from(claimed).pipe(
+      switchMap((claim) => {
+        req.idempotencyClaim = claim;
+        return next.handle().pipe(
+          mergeMap(async (body: unknown) => {
+            await this.idempotency.complete(claim, status, JSON.stringify(body) ?? '');
+            return body;
+          }),
+          catchError(async (error: unknown) => {
+            if (!(error instanceof StoredResponse)) {
+              const answer = errorResponse(error, typeof req.id === 'string' ? req.id : '');
+              if (answer.status >= 500) await this.idempotency.release(claim);
+              else
+                await this.idempotency.complete(claim, answer.status, JSON.stringify(answer.body));
+            }
+            throw error;
+          }),
+        );
+      }),
+    );
+  }
+}
