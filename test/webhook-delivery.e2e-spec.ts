@@ -382,6 +382,7 @@ describe('Webhook delivery across restarts and instances', () => {
     try {
       expect(worker.app.get(SchedulerRegistry).getIntervals().sort()).toEqual([
         'email-delivery',
+        'idempotency-purge',
         'webhook-delivery',
       ]);
       expect(await settled(worker, eventId, 1)).toMatchObject({ status: 'delivered' });
