@@ -211,3 +211,51 @@ export function runBench(main: () => Promise<void>): void {
     },
   );
 }
+
+/**
+ * Starts the embedded chain as its own process (`dist/src/cli/localnet.js`, as `npm run
+ * localnet`) on a free port and a temp data directory, pinned to `core` when given.
+ */
+export async function startLocalnet(
+  options: { core?: number } = {},
+): Promise<{ url: string; stop: () => Promise<void> }> {
+  let port = await freePort();
+  while (port >= 65535) port = await freePort();
+  const dataDir = mkdtempSync(join(tmpdir(), 'bench-localnet-'));
+  const script = join(ROOT, 'dist', 'src', 'cli', 'localnet.js');
+  const [cmd, args] =
+    options.core !== undefined && hasTaskset()
+      ? ['taskset', ['-c', String(options.core), process.execPath, script]]
+      : [process.execPath, [script]];
+  const child = spawn(cmd, args, {
+    cwd: ROOT,
+    env: { ...process.env, DATA_DIR: dataDir, LOCALNET_RPC_PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 100; i++) {
+    const up = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getHealth', params: [] }),
+    }).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (up) {
+      return {
+        url,
+        stop: () =>
+          new Promise<void>((resolve) => {
+            child.once('exit', () => {
+              rmSync(dataDir, { recursive: true, force: true });
+              resolve();
+            });
+            child.kill('SIGTERM');
+          }),
+      };
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('localnet did not start');
+}

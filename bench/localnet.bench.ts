@@ -25,14 +25,10 @@ import {
   sendAndConfirmTransaction,
   Transaction,
 } from '@solana/web3.js';
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { mintTable } from '../src/solana/mints';
 import { RpcChainAdapter } from '../src/solana/rpc-chain.adapter';
-import { freePort, hasTaskset, pin, ROOT, runBench, saveResults } from './harness';
+import { pin, runBench, saveResults, startLocalnet } from './harness';
 
 const TXS = Number(process.env.BENCH_TXS ?? 2000);
 const IN_FLIGHT = 16;
@@ -47,43 +43,6 @@ async function rpc<T>(url: string, method: string, params: unknown[]): Promise<T
   const body = (await res.json()) as { result: T; error?: unknown };
   if (body.error) throw new Error(`${method}: ${JSON.stringify(body.error)}`);
   return body.result;
-}
-
-async function startLocalnet(): Promise<{ url: string; stop: () => Promise<void> }> {
-  let port = await freePort();
-  while (port >= 65535) port = await freePort();
-  const dataDir = mkdtempSync(join(tmpdir(), 'bench-localnet-'));
-  const script = join(ROOT, 'dist', 'src', 'cli', 'localnet.js');
-  const [cmd, args] = hasTaskset()
-    ? ['taskset', ['-c', '1', process.execPath, script]]
-    : [process.execPath, [script]];
-  const child = spawn(cmd, args, {
-    cwd: ROOT,
-    env: { ...process.env, DATA_DIR: dataDir, LOCALNET_RPC_PORT: String(port) },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 100; i++) {
-    const up = await rpc(url, 'getHealth', []).then(
-      () => true,
-      () => false,
-    );
-    if (up) {
-      return {
-        url,
-        stop: () =>
-          new Promise<void>((resolve) => {
-            child.once('exit', () => {
-              rmSync(dataDir, { recursive: true, force: true });
-              resolve();
-            });
-            child.kill('SIGTERM');
-          }),
-      };
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('localnet did not start');
 }
 
 /** Runs `count` sends through `inFlight` workers; returns transactions per second. */
@@ -104,7 +63,7 @@ async function rate(
 
 runBench(async () => {
   pin(process.pid, 0);
-  const localnet = await startLocalnet();
+  const localnet = await startLocalnet({ core: 1 });
   const connection = new Connection(localnet.url, 'confirmed');
   const serviceKey = Keypair.generate();
   const merchant = Keypair.generate().publicKey;

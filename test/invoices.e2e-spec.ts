@@ -282,6 +282,39 @@ describe('Invoices API', () => {
       expect(ids(other)).not.toContain(mine[0].id);
     });
 
+    it('each listed invoice is exactly the invoice GET returns (PostgreSQL renders the list)', async () => {
+      const m = await t.createMerchant('Shapes');
+      const cases = [
+        body({ memo: undefined, taxBps: 0 }),
+        body({ lineItems: [line('0.000001', 1_000_000), line('9.999999', 7)], taxBps: 9999 }),
+        body({
+          lineItems: [line('123456789.5', 3, 'Ünïcode "quoted" \\ <b>')],
+          taxBps: 825,
+          dueDate: new Date(t.clock.now().getTime() + 86_400_000).toISOString(),
+          customerEmail: 'shape@example.com',
+          customerLabel: 'Shape',
+        }),
+        body({ lineItems: [line('0.5', 1)], taxBps: 10_000 }),
+      ];
+      for (const c of cases) {
+        await create(m, c).expect(201);
+        t.clock.advance(1000);
+      }
+      const first = (await t.http.get('/api/invoices').set(m.auth).expect(200)).body;
+      await t.http.post(`/api/invoices/${first[0].id}/void`).set(m.auth).expect(200);
+      const listed = await t.http.get('/api/invoices').set(m.auth).expect(200);
+      expect(listed.headers['content-type']).toMatch(/^application\/json/);
+      expect(listed.body).toHaveLength(cases.length);
+      for (const invoice of listed.body) {
+        const got = await t.http.get(`/api/invoices/${invoice.id}`).set(m.auth).expect(200);
+        const { email: _email, ...withoutEmail } = got.body;
+        expect(invoice).toEqual(withoutEmail);
+        expect(Object.keys(invoice)).toEqual(Object.keys(withoutEmail));
+      }
+      const none = await t.http.get('/api/invoices?search=nothing-matches').set(m.auth).expect(200);
+      expect(none.text).toBe('[]');
+    });
+
     it('filters by status', async () => {
       const open = await t.http.get('/api/invoices?status=Open').set(lister().auth).expect(200);
       expect(ids(open)).toEqual([mine[2].id, mine[0].id]);

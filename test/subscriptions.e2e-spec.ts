@@ -142,6 +142,12 @@ describe('Subscriptions', () => {
       const all = await t.http.get('/api/subscriptions').set(m.auth).expect(200);
       expect(all.body.map((s: { id: string }) => s.id)).toEqual([second.id, first.id]);
       expect(Object.keys(all.body[0]).sort()).toEqual(KEYS);
+      // PostgreSQL renders the list: each item is exactly what GET returns, in the same order.
+      for (const item of all.body) {
+        const got = await t.http.get(`/api/subscriptions/${item.id}`).set(m.auth).expect(200);
+        expect(item).toEqual(got.body);
+        expect(Object.keys(item)).toEqual(Object.keys(got.body));
+      }
       const pastDue = await t.http.get('/api/subscriptions?status=PastDue').set(m.auth).expect(200);
       expect(pastDue.body.map((s: { id: string }) => s.id)).toEqual([first.id]);
       const other = await t.http.get('/api/subscriptions').set(globex.auth).expect(200);

@@ -41,9 +41,31 @@ export function requestId(req: IncomingMessage, res: ServerResponse): string {
  */
 export function createRootLogger(
   level: string,
-  destination: DestinationStream = pino.destination({ dest: 1, sync: false }),
+  destination: DestinationStream = bufferedStdout(),
 ): PinoLogger {
   return pino({ level }, destination);
+}
+
+/** How long a log line may wait in the buffer before it is written. */
+const LOG_FLUSH_MS = 200;
+
+/**
+ * Standard output through sonic-boom, asynchronously and in batches of at least 4 KB, written
+ * within `LOG_FLUSH_MS` when traffic is low: one write per request costs a system call and a
+ * thread-pool round trip (~0.2 ms of a one-core server at a few hundred requests per second).
+ * pino writes what is buffered synchronously when the process exits; a process killed with
+ * SIGKILL loses at most the last `LOG_FLUSH_MS` of lines.
+ */
+function bufferedStdout(): DestinationStream {
+  const destination = pino.destination({ dest: 1, sync: false, minLength: 4096 });
+  setInterval(() => {
+    try {
+      destination.flush();
+    } catch {
+      // a flush while a write is under way is refused; the next tick writes it
+    }
+  }, LOG_FLUSH_MS).unref();
+  return destination;
 }
 
 /**

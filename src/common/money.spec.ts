@@ -2,6 +2,7 @@ import {
   amountProblem,
   assertAmountInRange,
   formatAmount,
+  formatUnits,
   invoiceTotals,
   MAX_AMOUNT_UNITS,
   MoneyError,
@@ -76,6 +77,27 @@ describe('money', () => {
 
     it('refuses negative amounts', () => {
       expect(() => formatAmount(-1n)).toThrow(MoneyError);
+    });
+
+    it('formatUnits of the digits (as PostgreSQL returns a bigint) says what formatAmount says', () => {
+      const values = [
+        0n,
+        1n,
+        9n,
+        10n,
+        999_999n,
+        1_000_000n,
+        1_000_001n,
+        10_500_000n,
+        MAX_AMOUNT_UNITS,
+      ];
+      for (let units = 0n; units < 3_000_000n; units += 99_991n) values.push(units);
+      for (const units of values) expect(formatUnits(units.toString())).toBe(formatAmount(units));
+      expect(formatUnits('0000001')).toBe('0.000001'); // leading zeros are tolerated
+      expect(formatUnits('00')).toBe('0');
+      for (const bad of ['', '-1', '1.5', ' 1', '1e3', 'abc']) {
+        expect(() => formatUnits(bad)).toThrow(MoneyError);
+      }
     });
 
     it('round-trips every fraction length and the bounds', () => {

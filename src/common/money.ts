@@ -62,10 +62,27 @@ export function parseAmount(value: string, decimals = MONEY_DECIMALS): bigint {
 /** 9990000n → "9.99": canonical, with no trailing zeros and no trailing dot. */
 export function formatAmount(units: bigint, decimals = MONEY_DECIMALS): string {
   if (units < 0n) throw new MoneyError('Amounts are never negative');
-  const digits = units.toString().padStart(decimals + 1, '0');
-  const whole = digits.slice(0, digits.length - decimals);
-  const fraction = digits.slice(digits.length - decimals).replace(/0+$/, '');
-  return fraction ? `${whole}.${fraction}` : whole;
+  return formatUnits(units.toString(), decimals);
+}
+
+const DIGITS = /^\d+$/;
+
+/**
+ * `formatAmount` of base units given as their decimal digits (`"9990000"` → `"9.99"`), as
+ * PostgreSQL returns a `bigint` column as text: the same string without a detour through BigInt
+ * (a 10,000-invoice list formats 110,000 amounts).
+ * @throws MoneyError unless `digits` is one or more decimal digits.
+ */
+export function formatUnits(digits: string, decimals = MONEY_DECIMALS): string {
+  if (!DIGITS.test(digits)) throw new MoneyError(`Not a number of base units: ${digits}`);
+  const padded = digits.length > decimals ? digits : digits.padStart(decimals + 1, '0');
+  let start = 0;
+  const end = padded.length - decimals;
+  while (start < end - 1 && padded.charCodeAt(start) === 48) start++; // leading zeros
+  let stop = padded.length;
+  while (stop > end && padded.charCodeAt(stop - 1) === 48) stop--; // trailing zeros
+  const whole = padded.slice(start, end);
+  return stop > end ? `${whole}.${padded.slice(end, stop)}` : whole;
 }
 
 /** @throws MoneyRangeError when `units` is negative or beyond `MAX_AMOUNT_UNITS`. */

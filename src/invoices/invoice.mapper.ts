@@ -1,5 +1,5 @@
 import { CustomerResponse } from '../customers/dto/customer.response';
-import { formatAmount } from '../common/money';
+import { formatUnits } from '../common/money';
 import { isoTimestamp } from '../database/sql';
 import type { MintSymbol } from '../solana/mints';
 import {
@@ -26,6 +26,8 @@ export interface InvoiceRow {
   tax: string;
   total: string;
   amount_paid: string;
+  /** `total - amount_paid`, never below 0. */
+  amount_due: string;
   due_date: string | null;
   paid_at: string | null;
   payment_signature: string | null;
@@ -46,6 +48,7 @@ export interface InvoiceWithCustomerRow extends InvoiceRow {
 export const INVOICE_COLUMNS = `i.id, i.merchant_id, i.customer_id, i.number, i.status, i.onchain_id,
   i.memo, i.mint, i.line_items, i.subtotal::text AS subtotal, i.tax_bps, i.tax::text AS tax,
   i.total::text AS total, i.amount_paid::text AS amount_paid,
+  GREATEST(i.total - i.amount_paid, 0)::text AS amount_due,
   ${isoTimestamp('i.due_date', 'due_date')}, ${isoTimestamp('i.paid_at', 'paid_at')},
   i.payment_signature, ${isoTimestamp('i.created_at', 'created_at')},
   ${isoTimestamp('i.updated_at', 'updated_at')}`;
@@ -64,9 +67,11 @@ export function invoiceCheckoutUrl(publicBaseUrl: string, invoiceId: string): st
   return `${publicBaseUrl}/checkout/invoices/${invoiceId}`;
 }
 
+/**
+ * The API's invoice. Amounts are formatted from the digits PostgreSQL returns (`formatUnits`), so
+ * a 10,000-invoice list never converts 110,000 values to BigInt and back.
+ */
 export function toInvoiceResponse(row: InvoiceRow, publicBaseUrl: string): InvoiceResponse {
-  const total = BigInt(row.total);
-  const paid = BigInt(row.amount_paid);
   return {
     id: row.id,
     number: invoiceNumber(row.number),
@@ -75,12 +80,12 @@ export function toInvoiceResponse(row: InvoiceRow, publicBaseUrl: string): Invoi
     memo: row.memo,
     mint: row.mint,
     lineItems: row.line_items.map(toLineItemResponse),
-    subtotal: formatAmount(BigInt(row.subtotal)),
+    subtotal: formatUnits(row.subtotal),
     taxBps: row.tax_bps,
-    tax: formatAmount(BigInt(row.tax)),
-    total: formatAmount(total),
-    amountPaid: formatAmount(paid),
-    amountDue: formatAmount(paid >= total ? 0n : total - paid),
+    tax: formatUnits(row.tax),
+    total: formatUnits(row.total),
+    amountPaid: formatUnits(row.amount_paid),
+    amountDue: formatUnits(row.amount_due),
     dueDate: row.due_date,
     hostedCheckoutUrl: invoiceCheckoutUrl(publicBaseUrl, row.id),
     customerId: row.customer_id,
@@ -111,11 +116,13 @@ function customerOf(row: InvoiceWithCustomerRow): CustomerResponse {
 }
 
 function toLineItemResponse(item: StoredLineItem): LineItemResponse {
-  const unit = BigInt(item.unitAmount);
   return {
     description: item.description,
     quantity: item.quantity,
-    unitAmount: formatAmount(unit),
-    amount: formatAmount(unit * BigInt(item.quantity)),
+    unitAmount: formatUnits(item.unitAmount),
+    amount:
+      item.quantity === 1
+        ? formatUnits(item.unitAmount)
+        : formatUnits((BigInt(item.unitAmount) * BigInt(item.quantity)).toString()),
   };
 }

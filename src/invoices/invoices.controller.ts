@@ -1,5 +1,6 @@
-import { Body, Controller, Get, HttpCode, HttpStatus, Post, Query } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Get, HttpCode, HttpStatus, Post, Query, Res } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
 import { MerchantId } from '../common/decorators/current-merchant.decorator';
 import { IdParam } from '../common/decorators/id-param.decorator';
 import { ErrorCode } from '../common/errors/error-codes';
@@ -9,6 +10,7 @@ import {
   ApiJsonBodyErrors,
 } from '../common/swagger/api-errors.decorator';
 import { UnsignedTxResponse } from '../common/dto/unsigned-tx.response';
+import { JsonArrayResponse } from '../common/http/json-array-response';
 import { CreateInvoiceDto, ListInvoicesQueryDto } from './dto/invoice.dto';
 import {
   CreateInvoiceResponse,
@@ -58,12 +60,16 @@ export class InvoicesController {
   /** The merchant's invoices, newest first, each with its customer. */
   @Get()
   @ApiOperation({ summary: 'List invoices' })
+  @ApiOkResponse({ type: InvoiceWithCustomerResponse, isArray: true })
   @ApiErrors(ErrorCode.VALIDATION_ERROR)
-  list(
+  async list(
     @MerchantId() merchantId: string,
     @Query() query: ListInvoicesQueryDto,
-  ): Promise<InvoiceWithCustomerResponse[]> {
-    return this.invoices.list(merchantId, query);
+    @Res() res: Response,
+  ): Promise<void> {
+    const out = new JsonArrayResponse(res);
+    await this.invoices.listJson(merchantId, query, (json) => out.write(json));
+    out.end();
   }
 
   /** One invoice, with its customer and where its e-mail notification stands. */

@@ -1,4 +1,4 @@
-import { formatAmount } from '../common/money';
+import { formatUnits } from '../common/money';
 import { isoTimestamp } from '../database/sql';
 import type { MintSymbol } from '../solana/mints';
 import { SubscriptionResponse } from './dto/subscription.response';
@@ -54,7 +54,7 @@ export function toSubscriptionResponse(row: SubscriptionRow): SubscriptionRespon
     plan: {
       id: row.plan_id,
       label: row.p_label,
-      amount: formatAmount(BigInt(row.p_amount)),
+      amount: formatUnits(row.p_amount),
       mint: row.p_mint,
       intervalSeconds: row.p_interval_seconds,
     },

@@ -1,8 +1,10 @@
-import { Controller, Get, HttpCode, HttpStatus, Post, Query } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Controller, Get, HttpCode, HttpStatus, Post, Query, Res } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
 import { MerchantId } from '../common/decorators/current-merchant.decorator';
 import { IdParam } from '../common/decorators/id-param.decorator';
 import { ErrorCode } from '../common/errors/error-codes';
+import { JsonArrayResponse } from '../common/http/json-array-response';
 import { ApiAuthenticated, ApiErrors } from '../common/swagger/api-errors.decorator';
 import { ListSubscriptionsQueryDto } from './dto/subscription.dto';
 import { SubscriptionResponse } from './dto/subscription.response';
@@ -23,11 +25,15 @@ export class SubscriptionsController {
     ErrorCode.VALIDATION_ERROR,
     'status: must be one of the following values: Active, PastDue, Cancelled, Completed',
   ])
-  list(
+  @ApiOkResponse({ type: SubscriptionResponse, isArray: true })
+  async list(
     @MerchantId() merchantId: string,
     @Query() query: ListSubscriptionsQueryDto,
-  ): Promise<SubscriptionResponse[]> {
-    return this.subscriptions.list(merchantId, query);
+    @Res() res: Response,
+  ): Promise<void> {
+    const out = new JsonArrayResponse(res);
+    await this.subscriptions.listJson(merchantId, query, (json) => out.write(json));
+    out.end();
   }
 
   @Get(':id')

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { Clock } from '../common/clock';
 import { NotFoundError, ValidationError } from '../common/errors/domain-error';
 import { CustomersService } from '../customers/customers.service';
+import { forEachRowBatch } from '../database/row-batches';
 import { EventsService } from '../events/events.service';
 import { ListSubscriptionsQueryDto } from './dto/subscription.dto';
 import { SubscriptionResponse } from './dto/subscription.response';
@@ -91,24 +92,28 @@ export class SubscriptionsService {
     return subscription;
   }
 
-  /** Newest first, each with its plan and customer snapshots; `status` filters. */
-  async list(
+  /**
+   * Newest first with plan and customer snapshots; `status` filters. Read through a cursor and
+   * handed to `onBatch` as JSON a batch of rows at a time (`forEachRowBatch`): memory stays at
+   * two batches.
+   */
+  async listJson(
     merchantId: string,
     query: ListSubscriptionsQueryDto,
-  ): Promise<SubscriptionResponse[]> {
+    onBatch: (json: string) => Promise<boolean>,
+  ): Promise<void> {
     const params: unknown[] = [merchantId];
     let where = 's.merchant_id = ?';
     if (query.status) {
       where += ' AND s.status = ?';
       params.push(query.status);
     }
-    const rows = await this.em
-      .getConnection()
-      .execute<SubscriptionRow[]>(
-        `${SUBSCRIPTION_SELECT} WHERE ${where} ORDER BY s.created_at DESC, s.id DESC`,
-        params,
-      );
-    return rows.map(toSubscriptionResponse);
+    await forEachRowBatch<SubscriptionRow>(
+      this.em,
+      `${SUBSCRIPTION_SELECT} WHERE ${where} ORDER BY s.created_at DESC, s.id DESC`,
+      params,
+      (rows) => onBatch(JSON.stringify(rows.map(toSubscriptionResponse)).slice(1, -1)),
+    );
   }
 
   /** @throws NotFoundError when absent or another merchant's. */

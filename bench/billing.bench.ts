@@ -1,0 +1,283 @@
+/**
+ * Billing API benchmark (`npm run bench:billing`). See bench/README.md.
+ *
+ * The built service runs pinned to core 1 on its own database, with the chain as its own process
+ * (core 0, like PostgreSQL and this load generator). Measured in the same run:
+ *
+ * - POST /api/invoices (3 line items, a new customer every request) with autocannon, against a
+ *   bare Nest hello app on the same core (alternating rounds, medians compared);
+ * - the 10,000-row lists (GET /api/invoices plain and with `search`, GET /api/subscriptions,
+ *   GET /api/customers) one request at a time: median and p90 time to the last byte (loopback,
+ *   so server time), response size, and the server's peak RSS while 4 clients fetch them at once.
+ */
+import autocannon from 'autocannon';
+import { readFileSync } from 'node:fs';
+import { Client } from 'pg';
+import {
+  BenchServer,
+  createMerchant,
+  hasTaskset,
+  median,
+  pin,
+  runBench,
+  saveResults,
+  startBareNest,
+  startDatabase,
+  startLocalnet,
+  startServer,
+  stopServers,
+  wallet,
+} from './harness';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const ROUNDS = Number(process.env.BENCH_ANCHOR_ROUNDS ?? 3);
+const ROWS = Number(process.env.BENCH_ROWS ?? 10_000);
+const SAMPLES = Number(process.env.BENCH_LIST_SAMPLES ?? 30);
+/** `lists` skips the POST rounds (for working on the lists). */
+const ONLY = process.env.BENCH_ONLY;
+
+function cpuMicros(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+}
+
+function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+}
+
+interface Load {
+  rps: number;
+  p99: number;
+  cpuUs: number;
+  bad: number;
+}
+
+async function load(url: string, pid: number, options: Partial<autocannon.Options>): Promise<Load> {
+  const before = cpuMicros(pid);
+  const r = await autocannon({ url, connections: CONNECTIONS, duration: SECONDS, ...options });
+  return {
+    rps: r.requests.average,
+    p99: r.latency.p99,
+    cpuUs: (cpuMicros(pid) - before) / Math.max(1, r.requests.total),
+    bad: r.non2xx + r.errors + r.timeouts,
+  };
+}
+
+/** 10,000 customers, each with an invoice and a subscription, written straight to the tables. */
+async function seed(databaseUrl: string, merchantId: string): Promise<void> {
+  const db = new Client({ connectionString: databaseUrl });
+  await db.connect();
+  try {
+    const wallets = Array.from({ length: ROWS }, () => wallet());
+    const refs = Array.from({ length: ROWS }, () => wallet());
+    await db.query('BEGIN');
+    await db.query(
+      `INSERT INTO customers (id, merchant_id, wallet_address, email, label, created_at, updated_at)
+       SELECT gen_random_uuid(), $1, w, 'c' || i || '@example.com', 'Customer ' || i,
+              now() - (i || ' seconds')::interval, now() - (i || ' seconds')::interval
+         FROM unnest($2::text[]) WITH ORDINALITY AS t(w, i)`,
+      [merchantId, wallets],
+    );
+    const plan = await db.query<{ id: string }>(
+      `INSERT INTO plans (id, merchant_id, label, mint, amount, interval_seconds, active,
+         onchain_plan_id, created_at, updated_at)
+       VALUES (gen_random_uuid(), $1, 'Pro', 'USDC', 9990000, 2592000, true, '1', now(), now())
+       RETURNING id`,
+      [merchantId],
+    );
+    await db.query(
+      `INSERT INTO invoices (id, merchant_id, customer_id, number, status, onchain_id, memo, mint,
+         line_items, subtotal, tax_bps, tax, total, amount_paid, due_date, created_at, updated_at)
+       SELECT gen_random_uuid(), c.merchant_id, c.id, row_number() OVER (ORDER BY c.created_at),
+              'Open', r.ref, 'PO ' || r.i, 'USDC',
+              '[{"description":"Consulting","quantity":3,"unitAmount":"150000000"},
+                {"description":"Hosting","quantity":1,"unitAmount":"9990000"},
+                {"description":"Support","quantity":2,"unitAmount":"25000000"}]'::jsonb,
+              509990000, 825, 42074175, 552064175, 0, NULL, c.created_at, c.created_at
+         FROM unnest($2::text[]) WITH ORDINALITY AS r(ref, i)
+         JOIN customers c ON c.wallet_address = ($3::text[])[r.i] AND c.merchant_id = $1`,
+      [merchantId, refs, wallets],
+    );
+    await db.query(
+      `INSERT INTO invoice_numbers (merchant_id, last) VALUES ($1, $2)
+       ON CONFLICT (merchant_id) DO UPDATE SET last = EXCLUDED.last`,
+      [merchantId, ROWS],
+    );
+    await db.query(
+      `INSERT INTO subscriptions (id, merchant_id, plan_id, customer_id, status, current_period_end,
+         onchain_address, created_at, updated_at)
+       SELECT gen_random_uuid(), $1, $2, c.id, 'Active', now() + interval '30 days',
+              c.wallet_address, c.created_at, c.created_at
+         FROM customers c WHERE c.merchant_id = $1`,
+      [merchantId, plan.rows[0].id],
+    );
+    await db.query('COMMIT');
+    await db.query('ANALYZE');
+  } finally {
+    await db.end();
+  }
+}
+
+interface ListRow {
+  name: string;
+  path: string;
+  medianMs: number;
+  p90Ms: number;
+  items: number;
+  bytes: number;
+  peakRssMb: number;
+}
+
+async function list(
+  server: BenchServer,
+  name: string,
+  path: string,
+  headers: Record<string, string>,
+): Promise<ListRow> {
+  const url = server.base + path;
+  const fetchAll = async () => {
+    const started = performance.now();
+    const res = await fetch(url, { headers });
+    const text = await res.text();
+    if (res.status !== 200) throw new Error(`${path}: ${res.status} ${text.slice(0, 200)}`);
+    return { ms: performance.now() - started, text };
+  };
+  for (let i = 0; i < 3; i++) await fetchAll(); // warm-up
+  const times: number[] = [];
+  let last = '';
+  for (let i = 0; i < SAMPLES; i++) {
+    const r = await fetchAll();
+    times.push(r.ms);
+    last = r.text;
+  }
+  // Memory: 4 clients at once for a few seconds.
+  const pid = server.child.pid!;
+  let peak = rssMb(pid);
+  const sampler = setInterval(() => (peak = Math.max(peak, rssMb(pid))), 100);
+  const until = performance.now() + 4000;
+  await Promise.all(
+    Array.from({ length: 4 }, async () => {
+      while (performance.now() < until) await fetchAll();
+    }),
+  );
+  clearInterval(sampler);
+  const sorted = [...times].sort((a, b) => a - b);
+  return {
+    name,
+    path,
+    medianMs: median(times),
+    p90Ms: sorted[Math.floor(sorted.length * 0.9)],
+    items: (JSON.parse(last) as unknown[]).length,
+    bytes: Buffer.byteLength(last),
+    peakRssMb: peak,
+  };
+}
+
+async function main(): Promise<void> {
+  const db = await startDatabase();
+  pin(process.pid, 0);
+  if (db.postmasterPid) pin(db.postmasterPid, 0);
+  const chain = await startLocalnet({ core: 0 });
+  const servers: BenchServer[] = [];
+  try {
+    const bare = await startBareNest({ core: 1 });
+    servers.push(bare);
+    const a = await startServer(db.url, { core: 1, env: { SOLANA_RPC_URL: chain.url } });
+    servers.push(a);
+    const merchant = createMerchant(db.url);
+    const headers = {
+      Authorization: `Bearer ${merchant.apiKey}`,
+      'content-type': 'application/json',
+    };
+
+    // POST /api/invoices against the bare Nest app, alternating rounds.
+    const invoice = () =>
+      JSON.stringify({
+        walletAddress: wallet(),
+        mint: 'USDC',
+        taxBps: 825,
+        customerLabel: 'Bench',
+        lineItems: [
+          { description: 'Consulting', quantity: 3, unitAmount: '150' },
+          { description: 'Hosting', quantity: 1, unitAmount: '9.99' },
+          { description: 'Support', quantity: 2, unitAmount: '25' },
+        ],
+      });
+    const post: Partial<autocannon.Options> = {
+      method: 'POST',
+      headers,
+      requests: [{ setupRequest: (req) => ({ ...req, body: invoice() }) }],
+    };
+    const bareRuns: Load[] = [];
+    const postRuns: Load[] = [];
+    if (ONLY !== 'lists') {
+      await autocannon({ url: `${bare.base}/hello`, connections: CONNECTIONS, duration: 2 });
+      await autocannon({
+        url: `${a.base}/api/invoices`,
+        connections: CONNECTIONS,
+        duration: 2,
+        ...post,
+      });
+      const bareRuns: Load[] = [];
+      const postRuns: Load[] = [];
+      for (let round = 0; round < ROUNDS; round++) {
+        bareRuns.push(await load(`${bare.base}/hello`, bare.child.pid!, {}));
+        postRuns.push(await load(`${a.base}/api/invoices`, a.child.pid!, post));
+        process.stderr.write(
+          `  round ${round + 1}: bare Nest ${bareRuns[round].rps.toFixed(0)} req/s, POST /api/invoices ${postRuns[round].rps.toFixed(0)} req/s\n`,
+        );
+      }
+    }
+    const bareRps = median(bareRuns.map((r) => r.rps));
+    const postRps = median(postRuns.map((r) => r.rps));
+    const bareCpu = median(bareRuns.map((r) => r.cpuUs));
+    const postCpu = median(postRuns.map((r) => r.cpuUs));
+
+    // The 10,000-row lists, on a second merchant so the invoices created above do not count.
+    const big = createMerchant(db.url);
+    await seed(db.url, big.merchant.id);
+    if (process.env.BENCH_PAUSE) {
+      process.stderr.write(`seeded; DATABASE_URL=${db.url} merchant ${big.merchant.id}\n`);
+      await new Promise((resolve) => setTimeout(resolve, Number(process.env.BENCH_PAUSE)));
+    }
+    const auth = { Authorization: `Bearer ${big.apiKey}` };
+    const lists: ListRow[] = [];
+    for (const [name, path] of [
+      ['GET /api/invoices', '/api/invoices'],
+      ['GET /api/invoices?search=', '/api/invoices?search=customer%201'],
+      ['GET /api/invoices?search= (none)', '/api/invoices?search=zzzz-no-match'],
+      ['GET /api/subscriptions', '/api/subscriptions'],
+      ['GET /api/customers', '/api/customers'],
+      ['GET /api/customers?search=', '/api/customers?search=customer%201'],
+    ]) {
+      lists.push(await list(a, name, path, auth));
+      process.stderr.write(`  ${name}: median ${lists.at(-1)!.medianMs.toFixed(1)} ms\n`);
+    }
+
+    const pad = (s: string, n: number) => s.padEnd(n);
+    const lines = [
+      `Billing benchmark: server pinned to one core: ${hasTaskset() ? 'yes' : 'no (taskset missing)'}; ${CONNECTIONS} connections, ${SECONDS}s x ${ROUNDS} alternating rounds`,
+      '',
+      `bare Nest GET /hello: ${bareRps.toFixed(0)} req/s (${bareRuns.map((r) => r.rps.toFixed(0)).join(', ')}), ${bareCpu.toFixed(0)} CPU us/req`,
+      `POST /api/invoices (3 line items, new customer): ${postRps.toFixed(0)} req/s (${postRuns.map((r) => r.rps.toFixed(0)).join(', ')}), ${postCpu.toFixed(0)} CPU us/req, p99 ${median(postRuns.map((r) => r.p99))} ms, non-2xx ${postRuns.reduce((n, r) => n + r.bad, 0)}`,
+      `  = ${((postRps / bareRps) * 100).toFixed(1)}% of bare Nest (target >= 8%): ${postRps / bareRps >= 0.08 ? 'yes' : 'NO'}`,
+      '',
+      `${ROWS.toLocaleString('en')} rows per list, one request at a time (${SAMPLES} samples), then 4 clients at once for RSS:`,
+      `${pad('route', 36)}${pad('items', 8)}${pad('MB', 7)}${pad('median ms', 11)}${pad('p90 ms', 9)}${pad('peak RSS MB', 13)}< 150 ms`,
+      ...lists.map(
+        (l) =>
+          `${pad(l.name, 36)}${pad(String(l.items), 8)}${pad((l.bytes / 1e6).toFixed(1), 7)}${pad(l.medianMs.toFixed(1), 11)}${pad(l.p90Ms.toFixed(1), 9)}${pad(l.peakRssMb.toFixed(0), 13)}${l.medianMs < 150 ? 'yes' : 'NO'}`,
+      ),
+    ];
+    process.stdout.write(`\n${lines.join('\n')}\n`);
+    saveResults('billing', { bareRuns, postRuns, bareRps, postRps, lists });
+  } finally {
+    await stopServers(servers);
+    await chain.stop();
+    await db.stop();
+  }
+}
+
+runBench(main);
