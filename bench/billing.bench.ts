@@ -34,7 +34,7 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const ROUNDS = Number(process.env.BENCH_ANCHOR_ROUNDS ?? 3);
 const ROWS = Number(process.env.BENCH_ROWS ?? 10_000);
 const SAMPLES = Number(process.env.BENCH_LIST_SAMPLES ?? 30);
-/** `lists` skips the POST rounds (for working on the lists). */
+/** `lists` skips the POST rounds, `post` the lists. */
 const ONLY = process.env.BENCH_ONLY;
 
 function cpuMicros(pid: number): number {
@@ -220,8 +220,6 @@ async function main(): Promise<void> {
         duration: 2,
         ...post,
       });
-      const bareRuns: Load[] = [];
-      const postRuns: Load[] = [];
       for (let round = 0; round < ROUNDS; round++) {
         bareRuns.push(await load(`${bare.base}/hello`, bare.child.pid!, {}));
         postRuns.push(await load(`${a.base}/api/invoices`, a.child.pid!, post));
@@ -236,24 +234,26 @@ async function main(): Promise<void> {
     const postCpu = median(postRuns.map((r) => r.cpuUs));
 
     // The 10,000-row lists, on a second merchant so the invoices created above do not count.
-    const big = createMerchant(db.url);
-    await seed(db.url, big.merchant.id);
-    if (process.env.BENCH_PAUSE) {
-      process.stderr.write(`seeded; DATABASE_URL=${db.url} merchant ${big.merchant.id}\n`);
-      await new Promise((resolve) => setTimeout(resolve, Number(process.env.BENCH_PAUSE)));
-    }
-    const auth = { Authorization: `Bearer ${big.apiKey}` };
     const lists: ListRow[] = [];
-    for (const [name, path] of [
-      ['GET /api/invoices', '/api/invoices'],
-      ['GET /api/invoices?search=', '/api/invoices?search=customer%201'],
-      ['GET /api/invoices?search= (none)', '/api/invoices?search=zzzz-no-match'],
-      ['GET /api/subscriptions', '/api/subscriptions'],
-      ['GET /api/customers', '/api/customers'],
-      ['GET /api/customers?search=', '/api/customers?search=customer%201'],
-    ]) {
-      lists.push(await list(a, name, path, auth));
-      process.stderr.write(`  ${name}: median ${lists.at(-1)!.medianMs.toFixed(1)} ms\n`);
+    if (ONLY !== 'post') {
+      const big = createMerchant(db.url);
+      await seed(db.url, big.merchant.id);
+      if (process.env.BENCH_PAUSE) {
+        process.stderr.write(`seeded; DATABASE_URL=${db.url} merchant ${big.merchant.id}\n`);
+        await new Promise((resolve) => setTimeout(resolve, Number(process.env.BENCH_PAUSE)));
+      }
+      const auth = { Authorization: `Bearer ${big.apiKey}` };
+      for (const [name, path] of [
+        ['GET /api/invoices', '/api/invoices'],
+        ['GET /api/invoices?search=', '/api/invoices?search=customer%201'],
+        ['GET /api/invoices?search= (none)', '/api/invoices?search=zzzz-no-match'],
+        ['GET /api/subscriptions', '/api/subscriptions'],
+        ['GET /api/customers', '/api/customers'],
+        ['GET /api/customers?search=', '/api/customers?search=customer%201'],
+      ]) {
+        lists.push(await list(a, name, path, auth));
+        process.stderr.write(`  ${name}: median ${lists.at(-1)!.medianMs.toFixed(1)} ms\n`);
+      }
     }
 
     const pad = (s: string, n: number) => s.padEnd(n);
