@@ -237,6 +237,52 @@ describe('Idempotency-Key', () => {
     expect(await count('idempotency_keys WHERE merchant_id = $1', [m.id])).toBe(0);
   });
 
+  it('responses holding a secret are never stored: a new API key or webhook secret ignores the key', async () => {
+    const m = await t.createMerchant('Secrets');
+    const key = randomUUID();
+    const create = () =>
+      t.http.post('/api/settings/api-keys').set(m.auth).set('Idempotency-Key', key).send({});
+    const [a, b] = [await create().expect(201), await create().expect(201)];
+    expect(b.body.key).not.toBe(a.body.key);
+    const rotate = () =>
+      t.http
+        .post('/api/settings/webhook/secret/rotate')
+        .set(m.auth)
+        .set('Idempotency-Key', randomUUID());
+    await rotate().expect(200);
+    expect(await count('idempotency_keys WHERE merchant_id = $1', [m.id])).toBe(0);
+    const stored = await t.sql<{ n: number }>(
+      `SELECT count(*)::int AS n FROM idempotency_keys WHERE response_body LIKE '%sbk_%'
+          OR response_body LIKE '%whsec_%'`,
+    );
+    expect(stored).toEqual([{ n: 0 }]);
+  });
+
+  it('a success whose response could not be stored is still answered, and the key stays held', async () => {
+    const service = t.app.get(IdempotencyService);
+    const spy = jest
+      .spyOn(service, 'complete')
+      .mockRejectedValueOnce(new Error('connection terminated'));
+    const key = randomUUID();
+    const body = { walletAddress: randomWallet() };
+    try {
+      await t.http
+        .post('/api/customers')
+        .set(acme.auth)
+        .set('Idempotency-Key', key)
+        .send(body)
+        .expect(201);
+    } finally {
+      spy.mockRestore();
+    }
+    // Not released: a retry within the lease cannot run the request again.
+    const [row] = await t.sql<{ response_status: number | null }>(
+      'SELECT response_status FROM idempotency_keys WHERE merchant_id = $1 AND key = $2',
+      [acme.id, key],
+    );
+    expect(row).toEqual({ response_status: null });
+  });
+
   it('GET and requests without the header are untouched; no row is written', async () => {
     const m = await t.createMerchant('Plain');
     await postInvoice(m, undefined, invoiceBody()).expect(201);

@@ -23,6 +23,13 @@ export async function forEachRowBatch<T>(
     await connection.execute('SET TRANSACTION READ ONLY', [], 'run', context);
     // Plan for the whole result, not for its first rows (the default for a cursor).
     await connection.execute('SET LOCAL cursor_tuple_fraction = 1', [], 'run', context);
+    // A client that stops reading cannot hold the connection: PostgreSQL ends the transaction.
+    await connection.execute(
+      "SET LOCAL idle_in_transaction_session_timeout = '30s'",
+      [],
+      'run',
+      context,
+    );
     await connection.execute(
       `DECLARE list_rows NO SCROLL CURSOR FOR ${sql}`,
       params,
@@ -33,7 +40,10 @@ export async function forEachRowBatch<T>(
     for (;;) {
       const rows = await pending;
       const more = rows.length === ROW_BATCH;
-      if (more) pending = fetch();
+      if (more) {
+        pending = fetch();
+        pending.catch(() => undefined); // awaited below; never an unhandled rejection meanwhile
+      }
       const go = await onBatch(rows);
       if (!more) return;
       if (!go) {

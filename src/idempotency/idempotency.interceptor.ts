@@ -3,6 +3,7 @@ import {
   ExecutionContext,
   HttpStatus,
   Injectable,
+  Logger,
   NestInterceptor,
 } from '@nestjs/common';
 import { HTTP_CODE_METADATA } from '@nestjs/common/constants';
@@ -10,6 +11,7 @@ import type { Request } from 'express';
 import { catchError, from, mergeMap, Observable, switchMap } from 'rxjs';
 import type { AuthContext } from '../common/decorators/current-merchant.decorator';
 import { errorResponse } from '../common/filters/all-exceptions.filter';
+import { SECRET_RESPONSE } from '../common/decorators/secret-response.decorator';
 import { StoredResponse } from '../common/http/stored-response';
 import { IdempotencyClaim, IdempotencyService } from './idempotency.service';
 
@@ -29,6 +31,8 @@ export interface IdempotentRequest extends Request {
  */
 @Injectable()
 export class IdempotencyInterceptor implements NestInterceptor {
+  private readonly logger = new Logger(IdempotencyInterceptor.name);
+
   constructor(private readonly idempotency: IdempotencyService) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
@@ -36,6 +40,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const key = req.method === 'POST' ? req.headers['idempotency-key'] : undefined;
     const merchantId = req.user?.merchantId;
     if (key === undefined || merchantId === undefined) return next.handle();
+    if (Reflect.getMetadata(SECRET_RESPONSE, context.getHandler())) return next.handle();
     const value = Array.isArray(key) ? key.join(', ') : key;
     const fingerprint = this.idempotency.fingerprint(req.method, req.originalUrl, req.body);
     const status =
@@ -49,10 +54,8 @@ export class IdempotencyInterceptor implements NestInterceptor {
       switchMap((claim) => {
         req.idempotencyClaim = claim;
         return next.handle().pipe(
-          mergeMap(async (body: unknown) => {
-            await this.idempotency.complete(claim, status, JSON.stringify(body) ?? '');
-            return body;
-          }),
+          // The handler's errors only (this comes before the success step): a 4xx is kept, a
+          // 5xx releases the key. A failure to store a success must never release the key.
           catchError(async (error: unknown) => {
             if (!(error instanceof StoredResponse)) {
               const answer = errorResponse(error, typeof req.id === 'string' ? req.id : '');
@@ -61,6 +64,15 @@ export class IdempotencyInterceptor implements NestInterceptor {
                 await this.idempotency.complete(claim, answer.status, JSON.stringify(answer.body));
             }
             throw error;
+          }),
+          mergeMap(async (body: unknown) => {
+            try {
+              await this.idempotency.complete(claim, status, JSON.stringify(body) ?? '');
+            } catch (error) {
+              // The work is done: answer it. The key stays held until its lease ends.
+              this.logger.warn({ err: error, requestId: req.id }, 'Idempotent response not stored');
+            }
+            return body;
           }),
         );
       }),

@@ -1,6 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Post } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiKeysService } from '../auth/api-keys.service';
+import { SecretResponse } from '../common/decorators/secret-response.decorator';
 import { MerchantId } from '../common/decorators/current-merchant.decorator';
 import { IdParam } from '../common/decorators/id-param.decorator';
 import { ErrorCode } from '../common/errors/error-codes';
@@ -32,6 +33,7 @@ export class ApiKeysController {
 
   /** Creates a key. The full secret is in `key`, in this response only. */
   @Post()
+  @SecretResponse()
   @HttpCode(HttpStatus.CREATED)
   @ApiOperation({ summary: 'Create an API key' })
   @ApiJsonBodyErrors([

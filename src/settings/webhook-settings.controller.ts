@@ -1,5 +1,6 @@
 import { Body, Controller, Get, HttpCode, HttpStatus, Post, Put } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { SecretResponse } from '../common/decorators/secret-response.decorator';
 import { MerchantId } from '../common/decorators/current-merchant.decorator';
 import { ErrorCode } from '../common/errors/error-codes';
 import { ApiAuthenticated, ApiJsonBodyErrors } from '../common/swagger/api-errors.decorator';
@@ -36,6 +37,7 @@ export class WebhookSettingsController {
 
   /** Issues a new signing secret; the old one keeps signing alongside it for 24 hours. */
   @Post('secret/rotate')
+  @SecretResponse()
   @HttpCode(HttpStatus.OK)
   @ApiOperation({ summary: 'Rotate the webhook signing secret' })
   rotateSecret(@MerchantId() merchantId: string): Promise<WebhookSecretResponse> {

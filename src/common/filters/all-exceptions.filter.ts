@@ -93,7 +93,12 @@ export class AllExceptionsFilter implements ExceptionFilter {
     }
     // The access-log line of this request names the error code.
     res.locals.errorCode = body.error.code;
-    if (res.headersSent) return;
+    // A streamed list that failed after its first batch: end the connection, so the client sees
+    // a broken response at once rather than waiting on one that never ends.
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
     res.status(status).json(body);
   }
 }

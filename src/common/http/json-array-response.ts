@@ -5,6 +5,9 @@ import type { Response } from 'express';
  * with backpressure: the next batch is asked for once the socket has taken the last. The status
  * and headers go out with the first batch, so an error before it is still answered normally.
  */
+/** How long a client may leave the socket full before the response is abandoned. */
+export const DRAIN_TIMEOUT_MS = 30_000;
+
 export class JsonArrayResponse {
   private started = false;
   private empty = true;
@@ -24,7 +27,10 @@ export class JsonArrayResponse {
     this.empty = false;
     if (!ok && !this.res.destroyed) {
       await new Promise<void>((resolve) => {
+        // A client that stops reading is cut off rather than holding a database connection.
+        const timer = setTimeout(() => this.res.destroy(), DRAIN_TIMEOUT_MS);
         const done = () => {
+          clearTimeout(timer);
           this.res.off('drain', done);
           this.res.off('close', done);
           resolve();

@@ -108,7 +108,13 @@ function normalize(document: OpenAPIObject): OpenAPIObject {
     for (const [method, operation] of Object.entries(item) as [string, OperationLike][]) {
       if (!operation || typeof operation !== 'object' || !operation.responses) continue;
       const authenticated = (operation.security ?? []).length > 0;
-      if (method === 'post' && authenticated) documentIdempotency(operation);
+      if (
+        method === 'post' &&
+        authenticated &&
+        !SECRET_OPERATIONS.has(operation.operationId ?? '')
+      ) {
+        documentIdempotency(operation);
+      }
       for (const param of operation.parameters ?? []) {
         if (param.in === 'path' && param.name === 'id' && !path.startsWith('/api/events')) {
           param.schema = { ...(param.schema ?? {}), type: 'string', format: 'uuid' };
@@ -145,6 +151,7 @@ interface SchemaLike {
 }
 
 interface OperationLike {
+  operationId?: string;
   security?: unknown[];
   parameters?: { name: string; in: string; schema?: SchemaLike; [key: string]: unknown }[];
   requestBody?: { required?: boolean; content?: Record<string, { schema?: SchemaLike }> };
@@ -243,6 +250,9 @@ function documentIdempotency(operation: OperationLike): void {
 }
 
 const REPLAYED = 'Idempotent-Replayed';
+
+/** POSTs whose responses carry a secret: never stored, so they take no Idempotency-Key. */
+const SECRET_OPERATIONS = new Set(['createApiKey', 'rotateWebhookSecret']);
 
 /** Terminus's own example of the health body names redis; this service checks these two. */
 function replaceExample(operation: OperationLike): void {
