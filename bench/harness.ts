@@ -5,7 +5,15 @@
 import bs58 from 'bs58';
 import { ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -78,10 +86,11 @@ export interface BenchServer {
 /** Starts the built service on the database and waits until /health answers. */
 export async function startServer(
   databaseUrl: string,
-  options: { core?: number; env?: NodeJS.ProcessEnv } = {},
+  options: { core?: number; env?: NodeJS.ProcessEnv; stdoutFile?: string } = {},
 ): Promise<BenchServer> {
   const port = await freePort();
   const main = join(ROOT, 'dist', 'src', 'main.js');
+  const stdout = options.stdoutFile ? openSync(options.stdoutFile, 'w') : 'ignore';
   const [cmd, args] =
     options.core !== undefined && hasTaskset()
       ? ['taskset', ['-c', String(options.core), process.execPath, main]]
@@ -97,7 +106,7 @@ export async function startServer(
       DATA_DIR: mkdtempSync(join(tmpdir(), 'bench-data-')),
       ...options.env,
     },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', stdout, 'inherit'],
   });
   const base = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 300; i++) {

@@ -302,6 +302,14 @@ describe('Invoices API', () => {
       }
       const first = (await t.http.get('/api/invoices').set(m.auth).expect(200)).body;
       await t.http.post(`/api/invoices/${first[0].id}/void`).set(m.auth).expect(200);
+      // A paid one: paidAt and paymentSignature set (as the payment watcher will).
+      const signature = '5'.repeat(64);
+      await t.app
+        .get(EntityManager)
+        .fork()
+        .transactional((tx) =>
+          t.app.get(InvoicesService).transition(tx, m.id, first[1].id, 'pay', { signature }),
+        );
       const listed = await t.http.get('/api/invoices').set(m.auth).expect(200);
       expect(listed.headers['content-type']).toMatch(/^application\/json/);
       expect(listed.body).toHaveLength(cases.length);
@@ -309,6 +317,7 @@ describe('Invoices API', () => {
         const got = await t.http.get(`/api/invoices/${invoice.id}`).set(m.auth).expect(200);
         const { email: _email, ...withoutEmail } = got.body;
         expect(invoice).toEqual(withoutEmail);
+        if (invoice.id === first[1].id) expect(invoice.paymentSignature).toBe(signature);
         expect(Object.keys(invoice)).toEqual(Object.keys(withoutEmail));
       }
       const none = await t.http.get('/api/invoices?search=nothing-matches').set(m.auth).expect(200);

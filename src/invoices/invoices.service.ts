@@ -26,6 +26,7 @@ import {
 } from './dto/invoice.response';
 import type { StoredLineItem } from './entities/invoice.entity';
 import { invoiceCommitment } from './invoice-commitment';
+import { INVOICE_LIST_SELECT, invoiceListItemJson } from './invoice-list';
 import {
   INVOICE_COLUMNS,
   INVOICE_CUSTOMER_COLUMNS,
@@ -207,12 +208,13 @@ export class InvoicesService {
       params.push(pattern, pattern, pattern, pattern, pattern);
     }
     const base = this.config.publicBaseUrl;
-    await forEachRowBatch<InvoiceWithCustomerRow>(
+    let n = 0;
+    await forEachRowBatch(
       this.em,
-      `${SELECT_WITH_CUSTOMER} WHERE ${where} ORDER BY i.created_at DESC, i.id DESC`,
+      `${INVOICE_LIST_SELECT} WHERE ${where.replace(/\?/g, () => `$${++n}`)}
+        ORDER BY i.created_at DESC, i.id DESC`,
       params,
-      (rows) =>
-        onBatch(JSON.stringify(rows.map((row) => toInvoiceWithCustomer(row, base))).slice(1, -1)),
+      (rows) => onBatch(rows.map((row) => invoiceListItemJson(row, base)).join(',')),
     );
   }
 

@@ -7,6 +7,7 @@ import { CustomersService } from '../customers/customers.service';
 import { forEachRowBatch } from '../database/row-batches';
 import { EventsService } from '../events/events.service';
 import { ListSubscriptionsQueryDto } from './dto/subscription.dto';
+import { SUBSCRIPTION_LIST_SELECT, subscriptionListItemJson } from './subscription-list';
 import { SubscriptionResponse } from './dto/subscription.response';
 import {
   SUBSCRIPTION_TRANSITIONS,
@@ -108,11 +109,13 @@ export class SubscriptionsService {
       where += ' AND s.status = ?';
       params.push(query.status);
     }
-    await forEachRowBatch<SubscriptionRow>(
+    let n = 0;
+    await forEachRowBatch(
       this.em,
-      `${SUBSCRIPTION_SELECT} WHERE ${where} ORDER BY s.created_at DESC, s.id DESC`,
+      `${SUBSCRIPTION_LIST_SELECT} WHERE ${where.replace(/\?/g, () => `$${++n}`)}
+        ORDER BY s.created_at DESC, s.id DESC`,
       params,
-      (rows) => onBatch(JSON.stringify(rows.map(toSubscriptionResponse)).slice(1, -1)),
+      (rows) => onBatch(rows.map(subscriptionListItemJson).join(',')),
     );
   }
 
