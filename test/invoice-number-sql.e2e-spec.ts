@@ -1,7 +1,7 @@
 import { invoiceNumber } from '../src/invoices/invoice.mapper';
 import { createTestApp, TestApp } from './helpers/test-app';
 
-/** The SQL function the invoice search matches numbers with says what the API shows. */
+/** The SQL function the invoice list and search use says exactly what the API shows. */
 describe('SQL twin of the invoice number', () => {
   let t: TestApp;
   beforeAll(async () => {

@@ -29,10 +29,12 @@ export async function forEachRowBatch(
   let healthy = false;
   try {
     await client.query(
-      // cursor_tuple_fraction: plan for the whole result, not its first rows (a cursor's
-      // default); idle_in_transaction_session_timeout: a client that stops reading cannot hold
-      // the connection.
-      `BEGIN READ ONLY; SET LOCAL cursor_tuple_fraction = 1;
+      // A cursor is planned for its first rows: the lists' ORDER BY follows an index of
+      // (merchant_id, created_at, id), so rows stream in index order with no sort (a sort of
+      // 10 000 wide rows spilled to disk at the default work_mem). work_mem: room for the sort a
+      // filtered list may still need. idle_in_transaction_session_timeout: a client that stops
+      // reading cannot hold the connection.
+      `BEGIN READ ONLY; SET LOCAL work_mem = '16MB';
        SET LOCAL idle_in_transaction_session_timeout = '30s'`,
     );
     await client.query(`DECLARE list_rows NO SCROLL CURSOR FOR ${sql}`, params);

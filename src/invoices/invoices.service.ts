@@ -26,7 +26,7 @@ import {
 } from './dto/invoice.response';
 import type { StoredLineItem } from './entities/invoice.entity';
 import { invoiceCommitment } from './invoice-commitment';
-import { INVOICE_LIST_SELECT, invoiceListItemJson } from './invoice-list';
+import { checkoutUrlPrefixJson, INVOICE_LIST_SELECT, invoiceListItemJson } from './invoice-list';
 import {
   INVOICE_COLUMNS,
   INVOICE_CUSTOMER_COLUMNS,
@@ -207,14 +207,14 @@ export class InvoicesService {
         OR c.wallet_address ILIKE ? OR invoice_number(i.number) ILIKE ?)`;
       params.push(pattern, pattern, pattern, pattern, pattern);
     }
-    const base = this.config.publicBaseUrl;
+    const prefix = checkoutUrlPrefixJson(this.config.publicBaseUrl);
     let n = 0;
     await forEachRowBatch(
       this.em,
       `${INVOICE_LIST_SELECT} WHERE ${where.replace(/\?/g, () => `$${++n}`)}
         ORDER BY i.created_at DESC, i.id DESC`,
       params,
-      (rows) => onBatch(rows.map((row) => invoiceListItemJson(row, base)).join(',')),
+      (rows) => onBatch(rows.map((row) => invoiceListItemJson(row, prefix)).join(',')),
     );
   }
 

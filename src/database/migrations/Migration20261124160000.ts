@@ -2,7 +2,8 @@ import { Migration } from '@mikro-orm/migrations';
 
 /**
  * `invoice_number(n)`: the SQL twin of the invoice mapper's `invoiceNumber` (`INV-000042`, more
- * digits past 999 999), for the invoice search (D11). A test holds the two equal.
+ * digits past 999 999), for the invoice search (D11) and list. A plain SQL function without
+ * `strict`, so the planner inlines it. A test holds the two equal.
  */
 export class Migration20261124160000 extends Migration {
   override async up(): Promise<void> {
