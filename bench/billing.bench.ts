@@ -278,7 +278,9 @@ async function main(): Promise<void> {
       const big = createMerchant(db.url);
       await seed(db.url, big.merchant.id);
       if (process.env.BENCH_PAUSE) {
-        process.stderr.write(`seeded; DATABASE_URL=${db.url} merchant ${big.merchant.id} key ${big.apiKey}\n`);
+        process.stderr.write(
+          `seeded; DATABASE_URL=${db.url} merchant ${big.merchant.id} key ${big.apiKey}\n`,
+        );
         await new Promise((resolve) => setTimeout(resolve, Number(process.env.BENCH_PAUSE)));
       }
       const auth = { Authorization: `Bearer ${big.apiKey}` };

@@ -78,6 +78,15 @@ export async function startDatabase(): Promise<BenchDatabase> {
   };
 }
 
+/** Polls `probe` every 100 ms for up to 30 s; throws `what did not start` after. */
+async function waitUntilUp(probe: () => Promise<boolean>, what: string): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    if (await probe().catch(() => false)) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${what} did not start`);
+}
+
 export interface BenchServer {
   child: ChildProcess;
   base: string;
@@ -109,17 +118,8 @@ export async function startServer(
     stdio: ['ignore', stdout, 'inherit'],
   });
   const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 300; i++) {
-    if (
-      await fetch(`${base}/health`).then(
-        (r) => r.ok,
-        () => false,
-      )
-    )
-      return { child, base };
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('server did not start');
+  await waitUntilUp(async () => (await fetch(`${base}/health`)).ok, 'server');
+  return { child, base };
 }
 
 /**
@@ -139,17 +139,8 @@ export async function startBareNest(options: { core?: number } = {}): Promise<Be
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 300; i++) {
-    if (
-      await fetch(`${base}/hello`).then(
-        (r) => r.ok,
-        () => false,
-      )
-    )
-      return { child, base };
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('bare Nest app did not start');
+  await waitUntilUp(async () => (await fetch(`${base}/hello`)).ok, 'bare Nest app');
+  return { child, base };
 }
 
 /** Stops servers with SIGTERM and waits for them to exit. */
@@ -242,29 +233,23 @@ export async function startLocalnet(
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 100; i++) {
-    const up = await fetch(url, {
+  await waitUntilUp(async () => {
+    const res = await fetch(url, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getHealth', params: [] }),
-    }).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (up) {
-      return {
-        url,
-        stop: () =>
-          new Promise<void>((resolve) => {
-            child.once('exit', () => {
-              rmSync(dataDir, { recursive: true, force: true });
-              resolve();
-            });
-            child.kill('SIGTERM');
-          }),
-      };
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('localnet did not start');
+    });
+    return res.ok;
+  }, 'localnet');
+  return {
+    url,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        child.once('exit', () => {
+          rmSync(dataDir, { recursive: true, force: true });
+          resolve();
+        });
+        child.kill('SIGTERM');
+      }),
+  };
 }
