@@ -92,12 +92,16 @@ async function seed(databaseUrl: string, merchantId: string): Promise<void> {
     );
     await db.query(
       `INSERT INTO invoices (id, merchant_id, customer_id, number, status, onchain_id, memo, mint,
-         line_items, subtotal, tax_bps, tax, total, amount_paid, due_date, created_at, updated_at)
+         line_items, line_items_json, subtotal, tax_bps, tax, total, amount_paid, due_date,
+         created_at, updated_at)
        SELECT gen_random_uuid(), c.merchant_id, c.id, row_number() OVER (ORDER BY c.created_at),
               'Open', r.ref, 'PO ' || r.i, 'USDC',
               '[{"description":"Consulting","quantity":3,"unitAmount":"150000000"},
                 {"description":"Hosting","quantity":1,"unitAmount":"9990000"},
                 {"description":"Support","quantity":2,"unitAmount":"25000000"}]'::jsonb,
+              '[{"description":"Consulting","quantity":3,"unitAmount":"150","amount":"450"},' ||
+              '{"description":"Hosting","quantity":1,"unitAmount":"9.99","amount":"9.99"},' ||
+              '{"description":"Support","quantity":2,"unitAmount":"25","amount":"50"}]',
               509990000, 825, 42074175, 552064175, 0, NULL, c.created_at, c.created_at
          FROM unnest($2::text[]) WITH ORDINALITY AS r(ref, i)
          JOIN customers c ON c.wallet_address = ($3::text[])[r.i] AND c.merchant_id = $1`,

@@ -10,3 +10,8 @@ export function escapeLike(text: string): string {
 export function isoTimestamp(column: string, alias = column): string {
   return `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS ${alias}`;
 }
+
+/** The same ISO 8601 UTC text as an expression (to concatenate), without an alias. */
+export function isoText(column: string): string {
+  return `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+}

@@ -1,7 +1,7 @@
 import { formatUnits } from '../common/money';
-import { isoTimestamp } from '../database/sql';
+import { isoText } from '../database/sql';
 import type { StoredLineItem } from './entities/invoice.entity';
-import { invoiceCheckoutUrl } from './invoice.mapper';
+import { invoiceCheckoutUrl, lineItemsJson } from './invoice.mapper';
 
 /**
  * The JSON text that starts every `hostedCheckoutUrl` of a list (`"https://…/checkout/invoices/`),
@@ -13,55 +13,45 @@ export function checkoutUrlPrefixJson(publicBaseUrl: string): string {
 
 /**
  * The invoice list's rows, as arrays (`forEachRowBatch`), in the order `invoiceListItemJson`
- * reads them: amounts as their digits (formatted by the money module's `formatUnits`), the
- * number (`invoice_number`, the mapper's twin) and timestamps as the API writes them.
+ * reads them. PostgreSQL concatenates the parts of the JSON that need no money and no
+ * configuration (ids, number, status, timestamps; free text through `to_json`, which escapes as
+ * `JSON.stringify` does): it works on the next batch while this process writes the last, so that
+ * work is hidden. Amounts come as their digits, formatted here by the money module.
  */
-export const INVOICE_LIST_SELECT = `SELECT i.id, invoice_number(i.number), i.status, i.onchain_id,
-    i.memo, i.mint, i.line_items::text, i.subtotal::text, i.tax_bps, i.tax::text, i.total::text,
+export const INVOICE_LIST_SELECT = `SELECT i.id,
+    '{"id":"' || i.id || '","number":"' || invoice_number(i.number) || '","status":"' ||
+      i.status || '","onchainId":"' || i.onchain_id || '","memo":' ||
+      COALESCE(to_json(i.memo)::text, 'null') || ',"mint":"' || i.mint || '"',
+    COALESCE(i.line_items_json, i.line_items::text), i.line_items_json IS NOT NULL,
+    i.subtotal::text, i.tax_bps, i.tax::text, i.total::text,
     i.amount_paid::text, GREATEST(i.total - i.amount_paid, 0)::text,
-    ${isoTimestamp('i.due_date', 'due_date')}, i.customer_id, ${isoTimestamp('i.paid_at', 'paid_at')},
-    i.payment_signature, ${isoTimestamp('i.created_at', 'created_at')},
-    ${isoTimestamp('i.updated_at', 'updated_at')}, c.merchant_id, c.wallet_address, c.email,
-    c.label, ${isoTimestamp('c.created_at', 'c_created_at')},
-    ${isoTimestamp('c.updated_at', 'c_updated_at')}
+    COALESCE('"' || ${isoText('i.due_date')} || '"', 'null'),
+    '"customerId":"' || i.customer_id || '","paidAt":' ||
+      COALESCE('"' || ${isoText('i.paid_at')} || '"', 'null') || ',"paymentSignature":' ||
+      COALESCE('"' || i.payment_signature || '"', 'null') || ',"createdAt":"' ||
+      ${isoText('i.created_at')} || '","updatedAt":"' || ${isoText('i.updated_at')} || '"',
+    '{"id":"' || c.id || '","merchantId":"' || c.merchant_id || '","walletAddress":"' ||
+      c.wallet_address || '","email":' || COALESCE(to_json(c.email)::text, 'null') ||
+      ',"label":' || COALESCE(to_json(c.label)::text, 'null') || ',"createdAt":"' ||
+      ${isoText('c.created_at')} || '","updatedAt":"' || ${isoText('c.updated_at')} || '"}'
   FROM invoices i JOIN customers c ON c.id = i.customer_id`;
-
-const text = (value: unknown): string => (value === null ? 'null' : JSON.stringify(value));
-/** A value the database guarantees needs no escaping (UUID, base58, ISO timestamp, enum). */
-const plain = (value: unknown): string => (value === null ? 'null' : `"${value as string}"`);
 
 /**
  * One invoice of the list as JSON text: the same object, key for key and in the same order, as
  * `JSON.stringify(toInvoiceWithCustomer(row))` (held equal by the invoices e2e test), written
- * without building it. The merchant's and customer's free text (memo, descriptions, e-mail,
- * label) goes through `JSON.stringify`; every other value is a UUID, base58, digits, an enum or
- * an ISO timestamp from the database, which need no escaping.
+ * without building it. Line items come rendered from the row (`line_items_json`, written at
+ * creation), or are rendered here for an invoice older than that column.
  */
 export function invoiceListItemJson(r: unknown[], checkoutPrefix: string): string {
-  const id = r[0] as string;
-  const lines = (JSON.parse(r[6] as string) as StoredLineItem[])
-    .map((item) => {
-      const amount =
-        item.quantity === 1
-          ? item.unitAmount
-          : (BigInt(item.unitAmount) * BigInt(item.quantity)).toString();
-      return (
-        `{"description":${JSON.stringify(item.description)},"quantity":${item.quantity},` +
-        `"unitAmount":"${formatUnits(item.unitAmount)}","amount":"${formatUnits(amount)}"}`
-      );
-    })
-    .join(',');
+  const lines = r[3]
+    ? (r[2] as string)
+    : lineItemsJson(JSON.parse(r[2] as string) as StoredLineItem[]);
   return (
-    `{"id":"${id}","number":"${r[1] as string}","status":"${r[2] as string}",` +
-    `"onchainId":"${r[3] as string}","memo":${text(r[4])},"mint":"${r[5] as string}",` +
-    `"lineItems":[${lines}],"subtotal":"${formatUnits(r[7] as string)}","taxBps":${r[8] as number},` +
-    `"tax":"${formatUnits(r[9] as string)}","total":"${formatUnits(r[10] as string)}",` +
-    `"amountPaid":"${formatUnits(r[11] as string)}","amountDue":"${formatUnits(r[12] as string)}",` +
-    `"dueDate":${plain(r[13])},"hostedCheckoutUrl":${checkoutPrefix}${id}",` +
-    `"customerId":"${r[14] as string}","paidAt":${plain(r[15])},"paymentSignature":${plain(r[16])},` +
-    `"createdAt":"${r[17] as string}","updatedAt":"${r[18] as string}",` +
-    `"customer":{"id":"${r[14] as string}","merchantId":"${r[19] as string}",` +
-    `"walletAddress":"${r[20] as string}","email":${text(r[21])},"label":${text(r[22])},` +
-    `"createdAt":"${r[23] as string}","updatedAt":"${r[24] as string}"}}`
+    `${r[1] as string},"lineItems":${lines},"subtotal":"${formatUnits(r[4] as string)}",` +
+    `"taxBps":${r[5] as number},"tax":"${formatUnits(r[6] as string)}",` +
+    `"total":"${formatUnits(r[7] as string)}","amountPaid":"${formatUnits(r[8] as string)}",` +
+    `"amountDue":"${formatUnits(r[9] as string)}","dueDate":${r[10] as string},` +
+    `"hostedCheckoutUrl":${checkoutPrefix}${r[0] as string}",${r[11] as string},` +
+    `"customer":${r[12] as string}}`
   );
 }

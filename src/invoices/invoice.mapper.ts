@@ -115,6 +115,11 @@ function customerOf(row: InvoiceWithCustomerRow): CustomerResponse {
   };
 }
 
+/** The API's `lineItems` as JSON text (stored with the invoice for the list). */
+export function lineItemsJson(items: StoredLineItem[]): string {
+  return JSON.stringify(items.map(toLineItemResponse));
+}
+
 function toLineItemResponse(item: StoredLineItem): LineItemResponse {
   return {
     description: item.description,

@@ -29,6 +29,7 @@ import { invoiceCommitment } from './invoice-commitment';
 import { checkoutUrlPrefixJson, INVOICE_LIST_SELECT, invoiceListItemJson } from './invoice-list';
 import {
   INVOICE_COLUMNS,
+  lineItemsJson,
   INVOICE_CUSTOMER_COLUMNS,
   InvoiceRow,
   InvoiceWithCustomerRow,
@@ -128,10 +129,10 @@ export class InvoicesService {
            RETURNING last
          )
          INSERT INTO invoices AS i (id, merchant_id, customer_id, number, status, onchain_id, memo,
-           mint, line_items, subtotal, tax_bps, tax, total, amount_paid, due_date, created_at,
-           updated_at)
-         SELECT ?::uuid, ?::uuid, ?::uuid, next.last, 'Open', ?, ?, ?, ?::jsonb, ?::bigint, ?::int,
-                ?::bigint, ?::bigint, 0, ?::timestamptz, ?::timestamptz, ?::timestamptz
+           mint, line_items, line_items_json, subtotal, tax_bps, tax, total, amount_paid, due_date,
+           created_at, updated_at)
+         SELECT ?::uuid, ?::uuid, ?::uuid, next.last, 'Open', ?, ?, ?, ?::jsonb, ?, ?::bigint,
+                ?::int, ?::bigint, ?::bigint, 0, ?::timestamptz, ?::timestamptz, ?::timestamptz
            FROM next
          RETURNING ${INVOICE_COLUMNS}`,
         [
@@ -143,6 +144,7 @@ export class InvoicesService {
           input.memo ?? null,
           input.mint,
           JSON.stringify(stored),
+          lineItemsJson(stored),
           totals.subtotal.toString(),
           taxBps,
           totals.tax.toString(),

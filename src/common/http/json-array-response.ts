@@ -1,13 +1,13 @@
 import type { Response } from 'express';
 
+/** How long a client may leave the socket full before the response is abandoned. */
+export const DRAIN_TIMEOUT_MS = 30_000;
+
 /**
  * Writes a JSON array to the response from batches of already-serialized elements (comma-joined),
  * with backpressure: the next batch is asked for once the socket has taken the last. The status
  * and headers go out with the first batch, so an error before it is still answered normally.
  */
-/** How long a client may leave the socket full before the response is abandoned. */
-export const DRAIN_TIMEOUT_MS = 30_000;
-
 export class JsonArrayResponse {
   private started = false;
   private empty = true;

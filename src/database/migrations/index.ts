@@ -7,6 +7,7 @@ import { Migration20261124125959 } from './Migration20261124125959';
 import { Migration20261124130530 } from './Migration20261124130530';
 import { Migration20261124130936 } from './Migration20261124130936';
 import { Migration20261124160000 } from './Migration20261124160000';
+import { Migration20261124161000 } from './Migration20261124161000';
 
 /**
  * Every migration, in order. The MikroORM CLI writes new ones next to this file
@@ -22,4 +23,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261124130530', class: Migration20261124130530 },
   { name: 'Migration20261124130936', class: Migration20261124130936 },
   { name: 'Migration20261124160000', class: Migration20261124160000 },
+  { name: 'Migration20261124161000', class: Migration20261124161000 },
 ];

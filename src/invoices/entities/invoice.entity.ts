@@ -63,6 +63,14 @@ export class Invoice extends BaseEntity {
   @Property({ type: JsonType })
   lineItems!: StoredLineItem[];
 
+  /**
+   * The API's `lineItems` as JSON text, rendered once when the invoice is created (line items
+   * never change): the list writes it as it is. Null for invoices created before it existed; the
+   * list renders those from `lineItems`.
+   */
+  @Property({ type: 'text', nullable: true })
+  lineItemsJson: string | null = null;
+
   @Property({ type: new BigIntType('bigint') })
   subtotal!: bigint;
 
