@@ -214,6 +214,12 @@ describe('Platform: database outage', () => {
       const res = await t.http.get('/api/customers').set(m.auth);
       expect(res.status).toBeGreaterThanOrEqual(500);
       expect(JSON.stringify(res.body)).not.toMatch(/SELECT|customers|does not exist|at /);
+      // The streamed lists (their own pg client) answer as every other query does.
+      for (const path of ['/api/invoices', '/api/subscriptions']) {
+        const list = await t.http.get(path).set(m.auth);
+        expect([list.status, list.body.error?.code]).toEqual([res.status, res.body.error.code]);
+        expect(JSON.stringify(list.body)).not.toMatch(/SELECT|invoices|does not exist|at /);
+      }
     } finally {
       await t.close().catch(() => undefined);
     }

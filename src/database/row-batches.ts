@@ -25,7 +25,12 @@ export async function forEachRowBatch(
     acquireConnection(): Promise<ClientBase>;
     releaseConnection(connection: ClientBase): Promise<void>;
   };
-  const client = await knexClient.acquireConnection();
+  // The raw client's errors become MikroORM's, so the exception filter classifies them as it
+  // does every other query's (a lost connection is a 503, not a 500).
+  const driver = em.getDriver();
+  const client = await knexClient.acquireConnection().catch((error: Error) => {
+    throw driver.convertException(error);
+  });
   let healthy = false;
   try {
     await client.query(
@@ -59,6 +64,8 @@ export async function forEachRowBatch(
     }
     await client.query('COMMIT');
     healthy = true;
+  } catch (error) {
+    throw error instanceof Error ? driver.convertException(error) : error;
   } finally {
     if (!healthy) await client.query('ROLLBACK').catch(() => undefined);
     await knexClient.releaseConnection(client);

@@ -8,7 +8,7 @@ export function escapeLike(text: string): string {
  * (`2026-11-22T02:29:38.390Z`, DESIGN D5), so hot read paths never parse dates in JavaScript.
  */
 export function isoTimestamp(column: string, alias = column): string {
-  return `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS ${alias}`;
+  return `${isoText(column)} AS ${alias}`;
 }
 
 /** The same ISO 8601 UTC text as an expression (to concatenate), without an alias. */
