@@ -310,6 +310,12 @@ describe('Invoices API', () => {
         .transactional((tx) =>
           t.app.get(InvoicesService).transition(tx, m.id, first[1].id, 'pay', { signature }),
         );
+      // A customer changed after its invoice: the nested customer follows (a trigger re-renders).
+      await t.http
+        .patch(`/api/customers/${first[3].customer.id}`)
+        .set(m.auth)
+        .send({ label: 'Renamed "quoted" \\ Ünï', email: null })
+        .expect(200);
       // One invoice as created before line items were stored rendered: the list renders them.
       await t.sql('UPDATE invoices SET line_items_json = NULL WHERE id = $1', [first[2].id]);
       const listed = await t.http.get('/api/invoices').set(m.auth).expect(200);
@@ -320,6 +326,7 @@ describe('Invoices API', () => {
         const { email: _email, ...withoutEmail } = got.body;
         expect(invoice).toEqual(withoutEmail);
         if (invoice.id === first[1].id) expect(invoice.paymentSignature).toBe(signature);
+        if (invoice.id === first[3].id) expect(invoice.customer.label).toBe('Renamed "quoted" \\ Ünï');
         expect(Object.keys(invoice)).toEqual(Object.keys(withoutEmail));
       }
       const none = await t.http.get('/api/invoices?search=nothing-matches').set(m.auth).expect(200);

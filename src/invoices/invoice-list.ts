@@ -1,5 +1,4 @@
 import { formatUnits } from '../common/money';
-import { isoText } from '../database/sql';
 import type { StoredLineItem } from './entities/invoice.entity';
 import { invoiceCheckoutUrl, lineItemsJson } from './invoice.mapper';
 
@@ -13,27 +12,16 @@ export function checkoutUrlPrefixJson(publicBaseUrl: string): string {
 
 /**
  * The invoice list's rows, as arrays (`forEachRowBatch`), in the order `invoiceListItemJson`
- * reads them. PostgreSQL concatenates the parts of the JSON that need no money and no
- * configuration (ids, number, status, timestamps; free text through `to_json`, which escapes as
- * `JSON.stringify` does): it works on the next batch while this process writes the last, so that
- * work is hidden. Amounts come as their digits, formatted here by the money module.
+ * reads them. The parts of the JSON that hold no money and no configuration (ids, number,
+ * status, timestamps, free text, the nested customer) are kept rendered on the rows by database
+ * triggers (`list_json_*`, Migration20261124170000), so the list formats none of them per request.
+ * Amounts come as their digits, formatted here by the money module.
  */
-export const INVOICE_LIST_SELECT = `SELECT i.id,
-    '{"id":"' || i.id || '","number":"' || invoice_number(i.number) || '","status":"' ||
-      i.status || '","onchainId":"' || i.onchain_id || '","memo":' ||
-      COALESCE(to_json(i.memo)::text, 'null') || ',"mint":"' || i.mint || '"',
+export const INVOICE_LIST_SELECT = `SELECT i.id, i.list_json_head,
     COALESCE(i.line_items_json, i.line_items::text), i.line_items_json IS NOT NULL,
     i.subtotal::text, i.tax_bps, i.tax::text, i.total::text,
     i.amount_paid::text, GREATEST(i.total - i.amount_paid, 0)::text,
-    COALESCE('"' || ${isoText('i.due_date')} || '"', 'null'),
-    '"customerId":"' || i.customer_id || '","paidAt":' ||
-      COALESCE('"' || ${isoText('i.paid_at')} || '"', 'null') || ',"paymentSignature":' ||
-      COALESCE('"' || i.payment_signature || '"', 'null') || ',"createdAt":"' ||
-      ${isoText('i.created_at')} || '","updatedAt":"' || ${isoText('i.updated_at')} || '"',
-    '{"id":"' || c.id || '","merchantId":"' || c.merchant_id || '","walletAddress":"' ||
-      c.wallet_address || '","email":' || COALESCE(to_json(c.email)::text, 'null') ||
-      ',"label":' || COALESCE(to_json(c.label)::text, 'null') || ',"createdAt":"' ||
-      ${isoText('c.created_at')} || '","updatedAt":"' || ${isoText('c.updated_at')} || '"}'
+    i.list_json_due_date, i.list_json_tail, c.list_json
   FROM invoices i JOIN customers c ON c.id = i.customer_id`;
 
 /**

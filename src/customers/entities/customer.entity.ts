@@ -18,4 +18,12 @@ export class Customer extends BaseEntity {
 
   @Property({ type: 'string', length: 100, nullable: true })
   label: string | null = null;
+
+  /**
+   * The customer as the API's JSON, rendered by a database trigger on every insert and update
+   * (Migration20261124170000) for the invoice list's nested `customer`: never written or read
+   * through the entity (lazy: not selected).
+   */
+  @Property({ type: 'text', nullable: true, lazy: true, hidden: true })
+  listJson?: string | null;
 }

@@ -95,4 +95,18 @@ export class Invoice extends BaseEntity {
 
   @Property({ type: 'string', length: 88, nullable: true })
   paymentSignature: string | null = null;
+
+  /*
+   * The list's JSON parts that hold no money, rendered by a database trigger on every insert and
+   * update (Migration20261124170000): never written or read through the entity (lazy: not
+   * selected), only by the list's SQL.
+   */
+  @Property({ type: 'text', nullable: true, lazy: true, hidden: true })
+  listJsonHead?: string | null;
+
+  @Property({ type: 'text', nullable: true, lazy: true, hidden: true })
+  listJsonDueDate?: string | null;
+
+  @Property({ type: 'text', nullable: true, lazy: true, hidden: true })
+  listJsonTail?: string | null;
 }
