@@ -326,7 +326,8 @@ describe('Invoices API', () => {
         const { email: _email, ...withoutEmail } = got.body;
         expect(invoice).toEqual(withoutEmail);
         if (invoice.id === first[1].id) expect(invoice.paymentSignature).toBe(signature);
-        if (invoice.id === first[3].id) expect(invoice.customer.label).toBe('Renamed "quoted" \\ Ünï');
+        if (invoice.id === first[3].id)
+          expect(invoice.customer.label).toBe('Renamed "quoted" \\ Ünï');
         expect(Object.keys(invoice)).toEqual(Object.keys(withoutEmail));
       }
       const none = await t.http.get('/api/invoices?search=nothing-matches').set(m.auth).expect(200);
