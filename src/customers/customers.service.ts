@@ -8,6 +8,7 @@ import { EventsService } from '../events/events.service';
 import { CUSTOMER_COLUMNS, CustomerRow, toCustomerResponse } from './customer.mapper';
 import { CreateCustomerDto, ListCustomersQueryDto, UpdateCustomerDto } from './dto/customer.dto';
 import { CustomerListItemResponse, CustomerResponse } from './dto/customer.response';
+import { inPgTransaction, type SqlTx } from '../database/pg-transaction';
 
 /** The outcome of an upsert: which record, and whether it was new or changed. */
 export interface UpsertedCustomer {
@@ -73,7 +74,7 @@ export class CustomersService {
    * nothing changed) in the same transaction.
    */
   async upsert(merchantId: string, input: CreateCustomerDto): Promise<UpsertedCustomer> {
-    return this.em.fork().transactional((em) => this.upsertIn(em, merchantId, input));
+    return inPgTransaction(this.em, (tx) => this.upsertIn(tx, merchantId, input));
   }
 
   /**
@@ -81,7 +82,7 @@ export class CustomersService {
    * atomic statement: concurrent upserts of one wallet never create a duplicate.
    */
   async upsertIn(
-    em: EntityManager,
+    em: SqlTx,
     merchantId: string,
     input: CreateCustomerDto,
   ): Promise<UpsertedCustomer> {

@@ -7,6 +7,7 @@ import { FieldError, ValidationError } from '../common/errors/domain-error';
 import { isoTimestamp } from '../database/sql';
 import { EmailDeliveryResponse } from './dto/email-delivery.response';
 import { EmailStatus } from './entities/email-message.entity';
+import type { SqlTx } from '../database/pg-transaction';
 
 /** PostgreSQL channel that wakes every instance's e-mail worker when a message is queued. */
 export const EMAIL_CHANNEL = 'email_queued';
@@ -62,7 +63,7 @@ export class EmailOutboxService {
    * @throws ValidationError when the recipient is not one e-mail address, the subject is empty,
    *   too long or not one line, a body is empty, or `invoiceId` is not a UUID.
    */
-  async enqueue(em: EntityManager, merchantId: string, message: OutgoingEmail): Promise<string> {
+  async enqueue(em: SqlTx, merchantId: string, message: OutgoingEmail): Promise<string> {
     if (!em.isInTransaction()) throw new Error('EmailOutboxService.enqueue needs a transaction');
     const problems = messageProblems(message);
     if (problems.length > 0) {

@@ -8,6 +8,7 @@ import { ListEventsQueryDto } from './dto/event.dto';
 import { EventResponse } from './dto/event.response';
 import { DeliveryStatus } from './entities/webhook-delivery.entity';
 import { EVENT_ID_PREFIX, EventType } from './event-types';
+import type { SqlTx } from '../database/pg-transaction';
 
 /** PostgreSQL channel that wakes every instance's delivery worker when a delivery is queued. */
 export const DELIVERY_CHANNEL = 'webhook_delivery_queued';
@@ -60,7 +61,7 @@ export class EventsService {
    * @returns the event id (`evt_...`).
    */
   async record(
-    em: EntityManager,
+    em: SqlTx,
     merchantId: string,
     type: EventType,
     object: object,

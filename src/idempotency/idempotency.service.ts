@@ -6,6 +6,7 @@ import { Clock } from '../common/clock';
 import { DomainError, ValidationError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-codes';
 import { StoredResponse } from '../common/http/stored-response';
+import type { SqlTx } from '../database/pg-transaction';
 
 /** How long a key and its response are kept (D15). */
 export const KEY_TTL_MS = 24 * 3600_000;
@@ -126,7 +127,7 @@ export class IdempotencyService implements OnApplicationBootstrap {
    * fails the transaction (409), so the work is not done twice.
    */
   async completeIn(
-    em: EntityManager,
+    em: SqlTx,
     claim: IdempotencyClaim,
     status: number,
     body: unknown,
