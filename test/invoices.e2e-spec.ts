@@ -112,6 +112,15 @@ describe('Invoices API', () => {
       expect(events.map((e) => e.type).sort()).toEqual(['customer.created', 'invoice.created']);
       const created = events.find((e) => e.type === 'invoice.created')!;
       expect(created.payload.data.object).toEqual(invoice);
+      // The response is built before the insert: it is exactly what was stored.
+      const got = await t.http.get(`/api/invoices/${invoice.id}`).set(acme.auth).expect(200);
+      expect(got.body).toEqual({ ...invoice, email: expect.objectContaining({}) });
+      // Written in one statement, the two events still list in the order they happened.
+      const listed = await t.http.get('/api/events?limit=100').set(acme.auth).expect(200);
+      const mine = (listed.body as { type: string; data: { object: { id: string } } }[])
+        .filter((e) => [invoice.id, invoice.customer.id].includes(e.data.object.id))
+        .map((e) => e.type);
+      expect(mine).toEqual(['invoice.created', 'customer.created']); // newest first
     });
 
     it('upserts an existing customer: the new e-mail and label are applied, no duplicate', async () => {

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { Clock } from '../common/clock';
 import { NotFoundError } from '../common/errors/domain-error';
 import { escapeLike } from '../database/sql';
-import { EventsService } from '../events/events.service';
+import { EventsService, type NewEvent } from '../events/events.service';
 import { CUSTOMER_COLUMNS, CustomerRow, toCustomerResponse } from './customer.mapper';
 import { CreateCustomerDto, ListCustomersQueryDto, UpdateCustomerDto } from './dto/customer.dto';
 import { CustomerListItemResponse, CustomerResponse } from './dto/customer.response';
@@ -15,6 +15,15 @@ export interface UpsertedCustomer {
   customer: CustomerResponse;
   created: boolean;
   changed: boolean;
+}
+
+/** The event an upsert emits: `customer.created`, `customer.updated`, or none (no change). */
+export function upsertEvent(upserted: UpsertedCustomer): NewEvent | null {
+  if (!upserted.changed) return null;
+  return {
+    type: upserted.created ? 'customer.created' : 'customer.updated',
+    object: upserted.customer,
+  };
 }
 
 /**
@@ -78,11 +87,26 @@ export class CustomersService {
   }
 
   /**
-   * The upsert inside the caller's transaction (invoice creation upserts its customer). One
-   * atomic statement: concurrent upserts of one wallet never create a duplicate.
+   * The upsert inside the caller's transaction, with its event. One atomic statement: concurrent
+   * upserts of one wallet never create a duplicate.
    */
   async upsertIn(
-    em: SqlTx,
+    tx: SqlTx,
+    merchantId: string,
+    input: CreateCustomerDto,
+  ): Promise<UpsertedCustomer> {
+    const upserted = await this.upsertRowIn(tx, merchantId, input);
+    const event = upsertEvent(upserted);
+    if (event) await this.events.record(tx, merchantId, event.type, event.object);
+    return upserted;
+  }
+
+  /**
+   * The upsert without its event, for a caller that records it with its own (`upsertEvent`), in
+   * the same transaction: invoice creation writes both events in one statement.
+   */
+  async upsertRowIn(
+    tx: SqlTx,
     merchantId: string,
     input: CreateCustomerDto,
   ): Promise<UpsertedCustomer> {
@@ -90,7 +114,7 @@ export class CustomersService {
     // The conflict branch updates only when a given value differs from the row as locked: that
     // comparison sees the latest committed version, so concurrent upserts of one wallet record
     // one customer.created and no spurious customer.updated.
-    const rows = await em.execute<(CustomerRow & { created: boolean })[]>(
+    const rows = await tx.execute<(CustomerRow & { created: boolean })[]>(
       `INSERT INTO customers (id, merchant_id, wallet_address, email, label, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (merchant_id, wallet_address) DO UPDATE SET
@@ -113,16 +137,13 @@ export class CustomersService {
     const row = rows[0];
     if (!row) {
       // The wallet is a customer already and nothing given differs: no change, no event.
-      const [existing] = await em.execute<CustomerRow[]>(
+      const [existing] = await tx.execute<CustomerRow[]>(
         `SELECT ${CUSTOMER_COLUMNS} FROM customers WHERE merchant_id = ? AND wallet_address = ?`,
         [merchantId, input.walletAddress],
       );
       return { customer: toCustomerResponse(existing), created: false, changed: false };
     }
-    const customer = toCustomerResponse(row);
-    const type = row.created ? 'customer.created' : 'customer.updated';
-    await this.events.record(em, merchantId, type, customer);
-    return { customer, created: row.created, changed: true };
+    return { customer: toCustomerResponse(row), created: row.created, changed: true };
   }
 
   /**

@@ -15,6 +15,13 @@ export const DELIVERY_CHANNEL = 'webhook_delivery_queued';
 
 const DEFAULT_PAGE = 100;
 
+/** An event to record: the resource as the API returns it, and for a change what it was. */
+export interface NewEvent {
+  type: EventType;
+  object: object;
+  previousAttributes?: object;
+}
+
 interface EventRow {
   payload: Omit<EventResponse, 'delivery'>;
   status: DeliveryStatus | null;
@@ -54,56 +61,86 @@ export class EventsService {
    * merchant has a webhook endpoint, and a NOTIFY that wakes the workers once the transaction
    * commits. One statement, one round trip.
    *
-   * @param em the EntityManager of the transaction that makes the change.
+   * @param tx the transaction that makes the change.
    * @param object the resource exactly as the API returns it.
    * @param previousAttributes for a change, the changed fields' values before it (Stripe's
    *   `previous_attributes`), as `data.previousAttributes`.
    * @returns the event id (`evt_...`).
    */
   async record(
-    em: SqlTx,
+    tx: SqlTx,
     merchantId: string,
     type: EventType,
     object: object,
     previousAttributes?: object,
   ): Promise<string> {
-    if (!em.isInTransaction()) throw new Error('EventsService.record needs a transaction');
-    const id = randomUUID();
+    const [id] = await this.recordAll(tx, merchantId, [{ type, object, previousAttributes }]);
+    return id;
+  }
+
+  /**
+   * Records several events of one merchant, in order, as `record` does each, in one statement.
+   * `after` is a write of the caller's (an `INSERT`, `UPDATE` or `DELETE` with `?` placeholders)
+   * that runs first in the same statement, so a change and its events cost one round trip.
+   *
+   * @returns the event ids (`evt_...`), in the order given.
+   */
+  async recordAll(
+    tx: SqlTx,
+    merchantId: string,
+    events: NewEvent[],
+    after?: { sql: string; params: unknown[] },
+  ): Promise<string[]> {
+    if (!tx.isInTransaction()) throw new Error('EventsService.record needs a transaction');
+    if (events.length === 0) throw new Error('EventsService.recordAll needs an event');
     const now = this.clock.now();
-    const publicId = `${EVENT_ID_PREFIX}${id}`;
-    const payload = JSON.stringify({
-      id: publicId,
-      type,
-      createdAt: now.toISOString(),
-      data: previousAttributes ? { object, previousAttributes } : { object },
-    });
-    await em.execute(
-      `WITH event AS (
-         INSERT INTO events (id, merchant_id, type, payload, created_at) VALUES (?, ?, ?, ?, ?)
+    const createdAt = now.toISOString();
+    // One timestamp for the batch; ids that ascend within it, so the list's order
+    // (created_at, id) keeps the events in the order they happened.
+    const rowIds = events.map(() => randomUUID()).sort();
+    const ids: string[] = [];
+    const eventParams: unknown[] = [];
+    const deliveryParams: unknown[] = [];
+    for (const [i, { type, object, previousAttributes }] of events.entries()) {
+      const id = rowIds[i];
+      const publicId = `${EVENT_ID_PREFIX}${id}`;
+      const payload = JSON.stringify({
+        id: publicId,
+        type,
+        createdAt,
+        data: previousAttributes ? { object, previousAttributes } : { object },
+      });
+      ids.push(publicId);
+      eventParams.push(id, merchantId, type, payload, now);
+      deliveryParams.push(randomUUID(), id);
+    }
+    const rows = (n: number): string[] =>
+      Array<string>(events.length).fill(`(${Array<string>(n).fill('?').join(', ')})`);
+    await tx.execute(
+      `WITH ${after ? `write AS (${after.sql}), ` : ''}event AS (
+         INSERT INTO events (id, merchant_id, type, payload, created_at)
+         VALUES ${rows(5).join(', ')}
        ), delivery AS (
          INSERT INTO webhook_deliveries
            (id, event_id, merchant_id, status, attempts, next_attempt_at, created_at, updated_at)
-         SELECT ?, ?, m.id, 'pending', 0, ?, ?, ? FROM merchants m
+         SELECT d.id::uuid, d.event_id::uuid, m.id, 'pending', 0, ?, ?, ?
+           FROM merchants m, (VALUES ${rows(2).join(', ')}) AS d (id, event_id)
           WHERE m.id = ? AND m.webhook_url IS NOT NULL
          RETURNING 1
        )
        SELECT pg_notify(?, '') FROM delivery`,
       [
-        id,
-        merchantId,
-        type,
-        payload,
-        now,
-        randomUUID(),
-        id,
+        ...(after?.params ?? []),
+        ...eventParams,
         now,
         now,
         now,
+        ...deliveryParams,
         merchantId,
         DELIVERY_CHANNEL,
       ],
     );
-    return publicId;
+    return ids;
   }
 
   /** Newest first, optionally of one type, paged by `limit` and `startingAfter`. */

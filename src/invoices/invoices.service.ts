@@ -7,7 +7,7 @@ import { DomainError, NotFoundError, ValidationError } from '../common/errors/do
 import { ErrorCode } from '../common/errors/error-codes';
 import { invoiceTotals, parseAmount } from '../common/money';
 import { AppConfig } from '../config/app-config';
-import { CustomersService } from '../customers/customers.service';
+import { CustomersService, upsertEvent } from '../customers/customers.service';
 import { withPgSession, type SqlTx } from '../database/pg-transaction';
 import { forEachRowBatch } from '../database/row-batches';
 import { escapeLike } from '../database/sql';
@@ -119,41 +119,69 @@ export class InvoicesService {
     return withPgSession(this.em, async (session) => {
       const number = await this.nextNumber(session, merchantId);
       return session.transaction(async (tx) => {
-        const { customer } = await this.customers.upsertIn(tx, merchantId, {
+        const upserted = await this.customers.upsertRowIn(tx, merchantId, {
           walletAddress: input.walletAddress,
           email: input.customerEmail,
           label: input.customerLabel,
         });
-        const [row] = await tx.execute<InvoiceRow[]>(
-          `INSERT INTO invoices AS i (id, merchant_id, customer_id, number, status, onchain_id,
-             memo, mint, line_items, line_items_json, subtotal, tax_bps, tax, total, amount_paid,
-             due_date, created_at, updated_at)
-           VALUES (?, ?, ?, ?, 'Open', ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)
-           RETURNING ${INVOICE_COLUMNS}`,
-          [
-            id,
-            merchantId,
-            customer.id,
-            number,
-            onchainId,
-            input.memo ?? null,
-            input.mint,
-            JSON.stringify(stored),
-            lineItemsJson(stored),
-            totals.subtotal.toString(),
-            taxBps,
-            totals.tax.toString(),
-            totals.total.toString(),
-            dueDate,
-            now,
-            now,
-          ],
-        );
+        const { customer } = upserted;
+        const row: InvoiceRow = {
+          id,
+          merchant_id: merchantId,
+          customer_id: customer.id,
+          number,
+          status: 'Open',
+          onchain_id: onchainId,
+          memo: input.memo ?? null,
+          mint: input.mint,
+          line_items: stored,
+          subtotal: totals.subtotal.toString(),
+          tax_bps: taxBps,
+          tax: totals.tax.toString(),
+          total: totals.total.toString(),
+          amount_paid: '0',
+          amount_due: totals.total.toString(),
+          due_date: dueDate?.toISOString() ?? null,
+          paid_at: null,
+          payment_signature: null,
+          created_at: now.toISOString(),
+          updated_at: now.toISOString(),
+        };
         const created: InvoiceWithCustomerResponse = {
           ...toInvoiceResponse(row, this.config.publicBaseUrl),
           customer,
         };
-        await this.events.record(tx, merchantId, 'invoice.created', created);
+        // The invoice and its events (the customer's first) in one statement: one round trip.
+        const customerEvent = upsertEvent(upserted);
+        await this.events.recordAll(
+          tx,
+          merchantId,
+          [...(customerEvent ? [customerEvent] : []), { type: 'invoice.created', object: created }],
+          {
+            sql: `INSERT INTO invoices (id, merchant_id, customer_id, number, status, onchain_id,
+                    memo, mint, line_items, line_items_json, subtotal, tax_bps, tax, total,
+                    amount_paid, due_date, created_at, updated_at)
+                  VALUES (?, ?, ?, ?, 'Open', ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)`,
+            params: [
+              id,
+              merchantId,
+              customer.id,
+              number,
+              onchainId,
+              row.memo,
+              row.mint,
+              JSON.stringify(stored),
+              lineItemsJson(stored),
+              row.subtotal,
+              taxBps,
+              row.tax,
+              row.total,
+              dueDate,
+              now,
+              now,
+            ],
+          },
+        );
         if (customer.email) {
           const message = renderInvoiceEmail({
             merchantName: merchant.name,
