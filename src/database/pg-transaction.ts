@@ -4,7 +4,7 @@ import type { ClientBase } from 'pg';
 
 /**
  * What a write inside a transaction needs: SQL with `?` placeholders and the rows it returns.
- * An EntityManager inside `transactional` satisfies it, and so does `PgTransaction`, so the
+ * An EntityManager inside `transactional` satisfies it, and so do `withPgSession`'s, so the
  * same domain code (`CustomersService.upsertIn`, `EventsService.record`, the e-mail outbox,
  * `IdempotencyService.completeIn`) runs in either.
  */
@@ -19,18 +19,42 @@ export interface SqlTx {
 /** What `EntityManager.execute` may return (its type parameter's bound). */
 type SqlResult = QueryResult | EntityData<AnyEntity> | EntityData<AnyEntity>[];
 
-/** Each SQL text's `$n` form, computed once (the texts are the code's constants). */
-const numbered = new Map<string, string>();
-const NUMBERED_CACHE_LIMIT = 1000;
+/** A statement as pg runs it: `$n` placeholders, and its prepared statement's name. */
+interface Statement {
+  text: string;
+  name: string | undefined;
+}
+
+/** Each SQL text's statement, made once: the hot paths' texts are the code's constants. */
+const statements = new Map<string, Statement>();
+/** Past this many texts, statements run unnamed (planned each time) and are not kept. */
+const STATEMENT_CACHE_LIMIT = 1000;
 
 /**
- * `?` placeholders as `$1`, `$2`… (pg's), outside quoted literals and identifiers. The SQL of
- * this code never uses PostgreSQL's `?` operators (jsonb), which knex would also have read as
- * placeholders.
+ * The statement for `sql`. Named: each pooled connection parses and plans it once, then only
+ * binds and executes it (a prepared statement lives as long as its connection). The names are
+ * this process's own; MikroORM's queries are never named, so they cannot collide.
+ */
+function statement(sql: string): Statement {
+  let found = statements.get(sql);
+  if (found === undefined) {
+    const cacheable = statements.size < STATEMENT_CACHE_LIMIT;
+    found = {
+      text: numberPlaceholders(sql),
+      name: cacheable ? `hot_${statements.size}` : undefined,
+    };
+    if (cacheable) statements.set(sql, found);
+  }
+  return found;
+}
+
+/**
+ * `?` placeholders as `$1`, `$2`… (pg's), outside quoted literals and identifiers. Parameters
+ * are bound as they are: an array is one PostgreSQL array, not a list (knex expands those). The
+ * SQL of this code never uses PostgreSQL's `?` operators (jsonb), which knex would also have
+ * read as placeholders.
  */
 export function numberPlaceholders(sql: string): string {
-  const cached = numbered.get(sql);
-  if (cached !== undefined) return cached;
   let out = '';
   let n = 0;
   let quote: string | null = null;
@@ -48,7 +72,6 @@ export function numberPlaceholders(sql: string): string {
       out += ch;
     }
   }
-  if (numbered.size < NUMBERED_CACHE_LIMIT) numbered.set(sql, out);
   return out;
 }
 
@@ -64,7 +87,8 @@ class PgStatements implements SqlTx {
 
   async execute<T extends SqlResult>(sql: string, params: unknown[] = []): Promise<T> {
     try {
-      const result = await this.client.query(numberPlaceholders(sql), params);
+      const { text, name } = statement(sql);
+      const result = await this.client.query({ name, text, values: params });
       return result.rows as unknown as T;
     } catch (error) {
       throw this.convert(error);

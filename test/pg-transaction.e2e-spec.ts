@@ -1,0 +1,92 @@
+import { MikroORM, UniqueConstraintViolationException } from '@mikro-orm/postgresql';
+import { randomUUID } from 'node:crypto';
+import { Client } from 'pg';
+import { mikroOrmOptions } from '../src/database/mikro-orm.options';
+import { inPgTransaction, withPgSession } from '../src/database/pg-transaction';
+import { createTestDatabase } from './setup/test-database';
+
+/** The raw pg transactions of the hot write paths, on a real database. */
+describe('inPgTransaction / withPgSession', () => {
+  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let orm: MikroORM;
+  let sql: Client;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    orm = await MikroORM.init(mikroOrmOptions(db.url, { pool: { min: 0, max: 2 } }));
+    sql = new Client({ connectionString: db.url });
+    await sql.connect();
+    await sql.query('CREATE TABLE tx_probe (id uuid PRIMARY KEY, note text)');
+  });
+
+  afterAll(async () => {
+    await sql.end();
+    await orm.close(true);
+    await db.drop();
+  });
+
+  const count = async (note: string) =>
+    Number(
+      (await sql.query('SELECT count(*) AS n FROM tx_probe WHERE note = $1', [note])).rows[0].n,
+    );
+
+  it('commits every statement of the work together, with bound parameters', async () => {
+    const rows = await inPgTransaction(orm.em, async (tx) => {
+      expect(tx.isInTransaction()).toBe(true);
+      await tx.execute('INSERT INTO tx_probe (id, note) VALUES (?, ?)', [randomUUID(), "it's ?"]);
+      return tx.execute<{ note: string }[]>(
+        `INSERT INTO tx_probe (id, note) VALUES (?, ?) RETURNING note, '?' AS literal`,
+        [randomUUID(), "it's ?"],
+      );
+    });
+    expect(rows).toEqual([{ note: "it's ?", literal: '?' }]);
+    expect(await count("it's ?")).toBe(2);
+  });
+
+  it('rolls everything back when the work throws, and passes its error through as it is', async () => {
+    const mine = new RangeError('the work failed');
+    await expect(
+      inPgTransaction(orm.em, async (tx) => {
+        await tx.execute('INSERT INTO tx_probe (id, note) VALUES (?, ?)', [randomUUID(), 'gone']);
+        throw mine;
+      }),
+    ).rejects.toBe(mine);
+    expect(await count('gone')).toBe(0);
+  });
+
+  it("turns the database's errors into MikroORM's, rolls back, and gives the connection back", async () => {
+    const id = randomUUID();
+    for (let i = 0; i < 5; i++) {
+      // More attempts than the pool has connections: each failed one gave its connection back.
+      await expect(
+        inPgTransaction(orm.em, async (tx) => {
+          await tx.execute('INSERT INTO tx_probe (id, note) VALUES (?, ?)', [randomUUID(), 'dup']);
+          await tx.execute('INSERT INTO tx_probe (id, note) VALUES (?, ?), (?, ?)', [
+            id,
+            'dup',
+            id,
+            'dup',
+          ]);
+        }),
+      ).rejects.toBeInstanceOf(UniqueConstraintViolationException);
+    }
+    expect(await count('dup')).toBe(0);
+  });
+
+  it('a session runs statements that commit on their own before its transaction', async () => {
+    await expect(
+      withPgSession(orm.em, async (session) => {
+        expect(session.isInTransaction()).toBe(false);
+        await session.execute('INSERT INTO tx_probe (id, note) VALUES (?, ?)', [
+          randomUUID(),
+          'kept',
+        ]);
+        await session.transaction(async (tx) => {
+          await tx.execute('INSERT INTO tx_probe (id, note) VALUES (?, ?)', [randomUUID(), 'kept']);
+          throw new Error('the transaction fails');
+        });
+      }),
+    ).rejects.toThrow('the transaction fails');
+    expect(await count('kept')).toBe(1); // the statement before the transaction stays
+  });
+});
