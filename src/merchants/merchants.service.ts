@@ -1,5 +1,6 @@
 import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable } from '@nestjs/common';
+import { LRUCache } from 'lru-cache';
 import { ApiKeysService } from '../auth/api-keys.service';
 import { generateWebhookSecret } from '../auth/secrets';
 import { Clock } from '../common/clock';
@@ -11,6 +12,9 @@ export interface NewMerchantInput {
   name: string;
   walletAddress: string;
 }
+
+/** How long a merchant's name and wallet are kept in memory. */
+export const ACCOUNT_CACHE_MS = 60_000;
 
 export interface MerchantAccount {
   id: string;
@@ -27,6 +31,11 @@ export interface CreatedMerchant {
 
 @Injectable()
 export class MerchantsService {
+  private readonly accounts = new LRUCache<string, MerchantAccount>({
+    max: 10_000,
+    ttl: ACCOUNT_CACHE_MS,
+  });
+
   constructor(
     private readonly em: EntityManager,
     private readonly clock: Clock,
@@ -73,10 +82,15 @@ export class MerchantsService {
   }
 
   /**
-   * The merchant's name and settlement wallet (what its plans, invoices and notices name).
+   * The merchant's name and settlement wallet (what its plans, invoices and notices name). Both
+   * are set when the merchant is created and nothing changes them, so they are kept in memory for
+   * a minute (`ACCOUNT_CACHE_MS`): creating an invoice costs no lookup. An operator who edits
+   * them in the database sees the change within that minute.
    * @throws NotFoundError when there is no such merchant (an API key always has one).
    */
   async account(merchantId: string): Promise<MerchantAccount> {
+    const cached = this.accounts.get(merchantId);
+    if (cached) return cached;
     const rows = await this.em
       .getConnection()
       .execute<MerchantAccount[]>(
@@ -84,7 +98,9 @@ export class MerchantsService {
         [merchantId],
       );
     if (!rows[0]) throw new NotFoundError('Merchant');
-    return rows[0];
+    const account = { id: rows[0].id, name: rows[0].name, walletAddress: rows[0].walletAddress };
+    this.accounts.set(merchantId, account);
+    return account;
   }
 
   async count(): Promise<number> {
