@@ -28,6 +28,7 @@ import { SettingsModule } from './settings/settings.module';
 import { SubscriptionsModule } from './subscriptions/subscriptions.module';
 import { SolanaModule } from './solana/solana.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
+import { TokenBucketStorage } from './common/rate-limit.storage';
 
 export interface AppModuleOptions {
   /** Where log lines go (default: stdout, written asynchronously). Tests capture them. */
@@ -49,7 +50,10 @@ export class AppModule {
         ConfigModule.forRoot(config),
         LoggerModule.forRoot(loggerModuleParams(logger)),
         DatabaseModule.forRoot(databaseUrl, config.DATABASE_POOL_SIZE),
-        ThrottlerModule.forRoot([{ ttl: 60_000, limit: config.RATE_LIMIT_PER_MINUTE }]),
+        ThrottlerModule.forRoot({
+          throttlers: [{ ttl: 60_000, limit: config.RATE_LIMIT_PER_MINUTE }],
+          storage: new TokenBucketStorage(),
+        }),
         CommonModule,
         AuthModule,
         IdempotencyModule,
