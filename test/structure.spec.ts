@@ -92,6 +92,12 @@ describe('source structure', () => {
     expect(offending).toEqual([]);
   });
 
+  it('every POST route is declared with @IdempotentPost (the Idempotency-Key handling, D15)', () => {
+    const bare = sources.filter((s) => /@Post\(/.test(s.text)).map((s) => s.path);
+    expect(bare).toEqual([]);
+    expect(sources.filter((s) => /@IdempotentPost\(/.test(s.text)).length).toBeGreaterThan(5);
+  });
+
   it('the chain layer imports no domain module above it', () => {
     const offending = importsOf('solana').filter(
       ([, target]) => DOMAIN.includes(target) && target !== 'solana',

@@ -1,4 +1,5 @@
-import { Body, Controller, Get, HttpCode, HttpStatus, Patch, Post, Query } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, HttpStatus, Patch, Query } from '@nestjs/common';
+import { IdempotentPost } from '../idempotency/idempotent-post.decorator';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { MerchantId } from '../common/decorators/current-merchant.decorator';
 import { IdParam } from '../common/decorators/id-param.decorator';
@@ -38,7 +39,7 @@ export class CustomersController {
    * Creates a customer, or (same wallet address) updates its e-mail and label where given and
    * returns the existing customer. Always 201.
    */
-  @Post()
+  @IdempotentPost()
   @HttpCode(HttpStatus.CREATED)
   @ApiOperation({ summary: 'Create or upsert a customer' })
   @ApiJsonBodyErrors(ErrorCode.VALIDATION_ERROR)

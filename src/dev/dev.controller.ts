@@ -1,4 +1,5 @@
-import { Body, Controller, HttpCode, HttpStatus, Post } from '@nestjs/common';
+import { Body, Controller, HttpCode, HttpStatus } from '@nestjs/common';
+import { IdempotentPost } from '../idempotency/idempotent-post.decorator';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ErrorCode } from '../common/errors/error-codes';
 import { ApiAuthenticated, ApiJsonBodyErrors } from '../common/swagger/api-errors.decorator';
@@ -13,7 +14,7 @@ export class DevController {
   constructor(private readonly dev: DevService) {}
 
   /** Funds a wallet on localnet: 1 SOL for fees and `amount` of the stablecoin. */
-  @Post('faucet')
+  @IdempotentPost('faucet')
   @HttpCode(HttpStatus.OK)
   @ApiOperation({ summary: 'Fund a wallet (localnet only)' })
   @ApiJsonBodyErrors(ErrorCode.VALIDATION_ERROR, ErrorCode.SERVICE_UNAVAILABLE)
@@ -22,7 +23,7 @@ export class DevController {
   }
 
   /** Moves the service clock and the chain clock forward together. */
-  @Post('clock/advance')
+  @IdempotentPost('clock/advance')
   @HttpCode(HttpStatus.OK)
   @ApiOperation({ summary: 'Advance the clocks (localnet only)' })
   @ApiJsonBodyErrors(ErrorCode.VALIDATION_ERROR, ErrorCode.SERVICE_UNAVAILABLE)

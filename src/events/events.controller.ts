@@ -1,4 +1,5 @@
-import { Controller, Get, HttpCode, HttpStatus, Post, Query } from '@nestjs/common';
+import { Controller, Get, HttpCode, HttpStatus, Query } from '@nestjs/common';
+import { IdempotentPost } from '../idempotency/idempotent-post.decorator';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { MerchantId } from '../common/decorators/current-merchant.decorator';
 import { IdParam } from '../common/decorators/id-param.decorator';
@@ -43,7 +44,7 @@ export class EventsController {
    * Queues a new delivery of the event to the endpoint configured now, due at once, with its own
    * 3-day retry window. Answers 202 with the event, whose `delivery` is the new one.
    */
-  @Post(':id/redeliver')
+  @IdempotentPost(':id/redeliver')
   @HttpCode(HttpStatus.ACCEPTED)
   @ApiOperation({ summary: 'Redeliver an event' })
   @ApiErrors(

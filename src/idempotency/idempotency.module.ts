@@ -1,11 +1,14 @@
-import { Module } from '@nestjs/common';
-import { APP_INTERCEPTOR } from '@nestjs/core';
+import { Global, Module } from '@nestjs/common';
 import { IdempotencyInterceptor } from './idempotency.interceptor';
 import { IdempotencyService } from './idempotency.service';
 
-/** Idempotent POST requests (D15): the interceptor on every route, the service for handlers. */
+/**
+ * Idempotent POST requests (D15): the service for handlers, and the interceptor that
+ * `@IdempotentPost()` binds to every POST route (global, so any controller's module can).
+ */
+@Global()
 @Module({
-  providers: [IdempotencyService, { provide: APP_INTERCEPTOR, useClass: IdempotencyInterceptor }],
-  exports: [IdempotencyService],
+  providers: [IdempotencyService, IdempotencyInterceptor],
+  exports: [IdempotencyService, IdempotencyInterceptor],
 })
 export class IdempotencyModule {}

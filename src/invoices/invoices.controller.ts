@@ -1,4 +1,5 @@
-import { Body, Controller, Get, HttpCode, HttpStatus, Post, Query, Res } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, HttpStatus, Query, Res } from '@nestjs/common';
+import { IdempotentPost } from '../idempotency/idempotent-post.decorator';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { MerchantId } from '../common/decorators/current-merchant.decorator';
@@ -42,7 +43,7 @@ export class InvoicesController {
    * transaction). The response carries the unsigned transaction that registers it on-chain
    * (the merchant signs it) and the hosted checkout URL where the customer pays.
    */
-  @Post()
+  @IdempotentPost()
   @HttpCode(HttpStatus.CREATED)
   @ApiOperation({ summary: 'Create an invoice' })
   @ApiJsonBodyErrors(
@@ -84,7 +85,7 @@ export class InvoicesController {
   }
 
   /** Voids an Open invoice (`Cancelled`): the customer can no longer pay it. */
-  @Post(':id/void')
+  @IdempotentPost(':id/void')
   @HttpCode(HttpStatus.OK)
   @ApiOperation({ summary: 'Void an invoice' })
   @ApiErrors(NOT_FOUND, NOT_OPEN)
@@ -96,7 +97,7 @@ export class InvoicesController {
   }
 
   /** A fresh registration transaction for an Open invoice (the first goes stale in a minute). */
-  @Post(':id/registration-tx')
+  @IdempotentPost(':id/registration-tx')
   @HttpCode(HttpStatus.OK)
   @ApiOperation({ summary: 'Get a fresh transaction registering an invoice on-chain' })
   @ApiErrors(NOT_FOUND, NOT_OPEN, CHAIN_DOWN)

@@ -1,4 +1,5 @@
-import { Body, Controller, Get, HttpCode, HttpStatus, Patch, Post } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, HttpStatus, Patch } from '@nestjs/common';
+import { IdempotentPost } from '../idempotency/idempotent-post.decorator';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { MerchantId } from '../common/decorators/current-merchant.decorator';
 import { IdParam } from '../common/decorators/id-param.decorator';
@@ -30,7 +31,7 @@ export class PlansController {
    * Creates a plan. The response carries the unsigned transaction that registers it on-chain
    * (the merchant wallet signs and sends it) and the checkout URL where customers subscribe.
    */
-  @Post()
+  @IdempotentPost()
   @HttpCode(HttpStatus.CREATED)
   @ApiOperation({ summary: 'Create a plan' })
   @ApiJsonBodyErrors(
@@ -79,7 +80,7 @@ export class PlansController {
   }
 
   /** A fresh registration transaction (the one returned at creation goes stale in a minute). */
-  @Post(':id/registration-tx')
+  @IdempotentPost(':id/registration-tx')
   @HttpCode(HttpStatus.OK)
   @ApiOperation({ summary: 'Get a fresh transaction registering a plan on-chain' })
   @ApiErrors([ErrorCode.NOT_FOUND, 'Plan not found'], CHAIN_DOWN)

@@ -1,4 +1,5 @@
-import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Post } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, HttpStatus } from '@nestjs/common';
+import { IdempotentPost } from '../idempotency/idempotent-post.decorator';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiKeysService } from '../auth/api-keys.service';
 import { SecretResponse } from '../common/decorators/secret-response.decorator';
@@ -32,7 +33,7 @@ export class ApiKeysController {
   }
 
   /** Creates a key. The full secret is in `key`, in this response only. */
-  @Post()
+  @IdempotentPost()
   @SecretResponse()
   @HttpCode(HttpStatus.CREATED)
   @ApiOperation({ summary: 'Create an API key' })

@@ -1,4 +1,5 @@
-import { Body, Controller, Get, HttpCode, HttpStatus, Post, Put } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, HttpStatus, Put } from '@nestjs/common';
+import { IdempotentPost } from '../idempotency/idempotent-post.decorator';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { SecretResponse } from '../common/decorators/secret-response.decorator';
 import { MerchantId } from '../common/decorators/current-merchant.decorator';
@@ -36,7 +37,7 @@ export class WebhookSettingsController {
   }
 
   /** Issues a new signing secret; the old one keeps signing alongside it for 24 hours. */
-  @Post('secret/rotate')
+  @IdempotentPost('secret/rotate')
   @SecretResponse()
   @HttpCode(HttpStatus.OK)
   @ApiOperation({ summary: 'Rotate the webhook signing secret' })

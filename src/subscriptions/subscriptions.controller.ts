@@ -1,4 +1,5 @@
-import { Controller, Get, HttpCode, HttpStatus, Post, Query, Res } from '@nestjs/common';
+import { Controller, Get, HttpCode, HttpStatus, Query, Res } from '@nestjs/common';
+import { IdempotentPost } from '../idempotency/idempotent-post.decorator';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { MerchantId } from '../common/decorators/current-merchant.decorator';
@@ -50,7 +51,7 @@ export class SubscriptionsController {
    * Pauses an Active subscription (`PastDue`): no charge is attempted until it is resumed; the
    * customer's on-chain authorisation stays valid.
    */
-  @Post(':id/pause')
+  @IdempotentPost(':id/pause')
   @HttpCode(HttpStatus.OK)
   @ApiOperation({ summary: 'Pause a subscription' })
   @ApiErrors(NOT_FOUND, [
@@ -69,7 +70,7 @@ export class SubscriptionsController {
    * already paid for, or at the next charge run if that has passed (paused periods are not
    * billed back).
    */
-  @Post(':id/resume')
+  @IdempotentPost(':id/resume')
   @HttpCode(HttpStatus.OK)
   @ApiOperation({ summary: 'Resume a subscription' })
   @ApiErrors(NOT_FOUND, [
@@ -89,7 +90,7 @@ export class SubscriptionsController {
    * customer's own signature; their self-service page offers that transaction
    * (docs/subscriptions.md).
    */
-  @Post(':id/cancel')
+  @IdempotentPost(':id/cancel')
   @HttpCode(HttpStatus.OK)
   @ApiOperation({ summary: 'Cancel a subscription' })
   @ApiErrors(NOT_FOUND, [
