@@ -8,7 +8,7 @@ import { EventsService, type NewEvent } from '../events/events.service';
 import { CUSTOMER_COLUMNS, CustomerRow, toCustomerResponse } from './customer.mapper';
 import { CreateCustomerDto, ListCustomersQueryDto, UpdateCustomerDto } from './dto/customer.dto';
 import { CustomerListItemResponse, CustomerResponse } from './dto/customer.response';
-import { inPgTransaction, type SqlTx } from '../database/pg-transaction';
+import { inPgTransaction, type SqlTx, pgQuery } from '../database/pg-transaction';
 
 /** The outcome of an upsert: which record, and whether it was new or changed. */
 export interface UpsertedCustomer {
@@ -180,12 +180,11 @@ export class CustomersService {
   }
 
   private async findRow(merchantId: string, id: string): Promise<CustomerRow> {
-    const rows = await this.em
-      .getConnection()
-      .execute<CustomerRow[]>(
-        `SELECT ${CUSTOMER_COLUMNS} FROM customers WHERE id = ? AND merchant_id = ?`,
-        [id, merchantId],
-      );
+    const rows = await pgQuery<CustomerRow[]>(
+      this.em,
+      `SELECT ${CUSTOMER_COLUMNS} FROM customers WHERE id = ? AND merchant_id = ?`,
+      [id, merchantId],
+    );
     if (!rows[0]) throw new NotFoundError('Customer');
     return rows[0];
   }

@@ -162,3 +162,15 @@ export async function withPgSession<T>(
 export function inPgTransaction<T>(em: EntityManager, work: (tx: SqlTx) => Promise<T>): Promise<T> {
   return withPgSession(em, (session) => session.transaction(work));
 }
+
+/**
+ * One statement on its own (autocommit) on a raw `pg` client of MikroORM's pool, prepared per
+ * connection (see `withPgSession`): for the hot reads, whose few rows need none of knex's work.
+ */
+export function pgQuery<T extends SqlResult = EntityData<AnyEntity>[]>(
+  em: EntityManager,
+  sql: string,
+  params: unknown[] = [],
+): Promise<T> {
+  return withPgSession(em, (session) => session.execute<T>(sql, params));
+}

@@ -8,7 +8,7 @@ import { ErrorCode } from '../common/errors/error-codes';
 import { invoiceTotals, parseAmount } from '../common/money';
 import { AppConfig } from '../config/app-config';
 import { CustomersService, upsertEvent } from '../customers/customers.service';
-import { withPgSession, type SqlTx } from '../database/pg-transaction';
+import { withPgSession, type SqlTx, pgQuery } from '../database/pg-transaction';
 import { forEachRowBatch } from '../database/row-batches';
 import { escapeLike } from '../database/sql';
 import { EmailOutboxService } from '../email/email-outbox.service';
@@ -287,7 +287,8 @@ export class InvoicesService {
 
   /** A customer's invoices, newest first, without the nested customer (customer detail, D7). */
   async listForCustomer(merchantId: string, customerId: string): Promise<InvoiceResponse[]> {
-    const rows = await this.em.getConnection().execute<InvoiceRow[]>(
+    const rows = await pgQuery<InvoiceRow[]>(
+      this.em,
       `SELECT ${INVOICE_COLUMNS} FROM invoices i WHERE i.merchant_id = ? AND i.customer_id = ?
           ORDER BY i.created_at DESC, i.id DESC`,
       [merchantId, customerId],

@@ -1,5 +1,6 @@
 import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable } from '@nestjs/common';
+import { pgQuery } from '../database/pg-transaction';
 import { randomUUID } from 'node:crypto';
 import { Clock } from '../common/clock';
 import { NotFoundError, ValidationError } from '../common/errors/domain-error';
@@ -126,7 +127,8 @@ export class SubscriptionsService {
 
   /** A customer's subscriptions, newest first (customer detail, D7). */
   async listForCustomer(merchantId: string, customerId: string): Promise<SubscriptionResponse[]> {
-    const rows = await this.em.getConnection().execute<SubscriptionRow[]>(
+    const rows = await pgQuery<SubscriptionRow[]>(
+      this.em,
       `${SUBSCRIPTION_SELECT} WHERE s.merchant_id = ? AND s.customer_id = ?
           ORDER BY s.created_at DESC, s.id DESC`,
       [merchantId, customerId],
