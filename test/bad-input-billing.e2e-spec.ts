@@ -172,6 +172,13 @@ function table(ids: Ids): BadInput[] {
     invoices('bad wallet', invoice({ walletAddress: 'not-a-wallet' }), 'walletAddress'),
     invoices('bad customer e-mail', invoice({ customerEmail: 'nope' }), 'customerEmail'),
     invoices('customer label of 101', invoice({ customerLabel: long(101) }), 'customerLabel'),
+    invoices(
+      'customer label of 100 and U+FE0F (101 as the database counts)',
+      invoice({ customerLabel: `${long(100)}\uFE0F` }),
+      'customerLabel',
+    ),
+    invoices('memo of 500 and U+FE0F', invoice({ memo: `${long(500)}\uFE0F` }), 'memo'),
+    plans('label of 100 and U+FE0F', plan({ label: `${long(100)}\uFE0F` }), 'label'),
     invoices('memo of 501 characters', invoice({ memo: long(501) }), 'memo'),
     invoices('dueDate in the past', invoice({ dueDate: '2020-01-01T00:00:00.000Z' }), 'dueDate'),
     invoices('dueDate not a date', invoice({ dueDate: 'tomorrow' }), 'dueDate'),

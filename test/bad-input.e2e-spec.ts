@@ -140,6 +140,16 @@ function table(customerId: string): BadInput[] {
       field: 'label',
     },
     {
+      // 100 characters and an emoji variation selector: 101 as PostgreSQL counts (was a 500)
+      name: 'label 100 chars + U+FE0F',
+      method: 'post',
+      path: C,
+      body: { walletAddress: VALID_WALLET, label: `${long(100)}\uFE0F` },
+      status: 400,
+      code: 'VALIDATION_ERROR',
+      field: 'label',
+    },
+    {
       name: 'label empty',
       method: 'post',
       path: C,
@@ -301,6 +311,15 @@ function table(customerId: string): BadInput[] {
       method: 'patch',
       path: P,
       body: { label: long(101) },
+      status: 400,
+      code: 'VALIDATION_ERROR',
+      field: 'label',
+    },
+    {
+      name: 'PATCH label 99 chars + two U+FE0E',
+      method: 'patch',
+      path: P,
+      body: { label: `${long(99)}\uFE0E\uFE0E` },
       status: 400,
       code: 'VALIDATION_ERROR',
       field: 'label',

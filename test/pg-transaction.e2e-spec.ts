@@ -2,7 +2,7 @@ import { MikroORM, UniqueConstraintViolationException } from '@mikro-orm/postgre
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { mikroOrmOptions } from '../src/database/mikro-orm.options';
-import { inPgTransaction, withPgSession } from '../src/database/pg-transaction';
+import { inPgTransaction, pgQuery, withPgSession } from '../src/database/pg-transaction';
 import { createTestDatabase } from './setup/test-database';
 
 /** The raw pg transactions of the hot write paths, on a real database. */
@@ -88,5 +88,41 @@ describe('inPgTransaction / withPgSession', () => {
       }),
     ).rejects.toThrow('the transaction fails');
     expect(await count('kept')).toBe(1); // the statement before the transaction stays
+  });
+
+  it('never reports success for a transaction an error aborted (COMMIT answers ROLLBACK)', async () => {
+    await expect(
+      inPgTransaction(orm.em, async (tx) => {
+        await tx.execute('INSERT INTO tx_probe (id, note) VALUES (?, ?)', [randomUUID(), 'lost']);
+        await tx.execute('SELECT 1/0').catch(() => undefined); // swallowed: the transaction is aborted
+        return 'done';
+      }),
+    ).rejects.toThrow('not committed');
+    expect(await count('lost')).toBe(0);
+  });
+
+  it('a schema change under a prepared statement (another instance migrated) costs no request', async () => {
+    // One connection, so each statement is prepared on the connection that runs it again.
+    const single = await MikroORM.init(mikroOrmOptions(db.url, { pool: { min: 0, max: 1 } }));
+    try {
+      await sql.query('CREATE TABLE plan_probe (id int PRIMARY KEY, label varchar(10))');
+      await sql.query("INSERT INTO plan_probe VALUES (1, 'a')");
+      const read = () =>
+        pgQuery<{ label: string }[]>(single.em, 'SELECT label FROM plan_probe WHERE id = ?', [1]);
+      const write = () =>
+        inPgTransaction(single.em, async (tx) => {
+          await tx.execute('INSERT INTO tx_probe (id, note) VALUES (?, ?)', [randomUUID(), 'mig']);
+          return tx.execute<{ label: string }[]>('SELECT label FROM plan_probe WHERE id = ?', [1]);
+        });
+      expect(await read()).toEqual([{ label: 'a' }]);
+      expect(await write()).toEqual([{ label: 'a' }]);
+      await sql.query('ALTER TABLE plan_probe ALTER COLUMN label TYPE varchar(11)');
+      expect(await read()).toEqual([{ label: 'a' }]);
+      await sql.query('ALTER TABLE plan_probe ALTER COLUMN label TYPE varchar(12)');
+      expect(await write()).toEqual([{ label: 'a' }]);
+      expect(await count('mig')).toBe(2); // the attempt that met the stale plan rolled back
+    } finally {
+      await single.close(true);
+    }
   });
 });

@@ -1,15 +1,6 @@
 import { Transform } from 'class-transformer';
-import {
-  IsIn,
-  IsInt,
-  IsOptional,
-  IsString,
-  IsUrl,
-  Max,
-  MaxLength,
-  Min,
-  MinLength,
-} from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsString, IsUrl, Max, Min } from 'class-validator';
+import { MaxLength, MinLength } from '../common/validators/chars';
 import { IsTrustProxy, parseTrustProxy, TrustProxy } from '../common/http/trust-proxy';
 import { IsMailbox, Mailbox, parseMailbox } from '../common/validators/mailbox';
 import { IsSolanaAddress } from '../common/validators/solana-address';

@@ -16,4 +16,12 @@ describe('numberPlaceholders', () => {
   it('leaves SQL without placeholders as it is', () => {
     expect(numberPlaceholders('SELECT 1')).toBe('SELECT 1');
   });
+
+  it('refuses SQL it could number wrong: dollar quoting, comments, backslash escapes', () => {
+    expect(() => numberPlaceholders('SELECT $$?$$, ?')).toThrow();
+    expect(() => numberPlaceholders("SELECT ? -- it's")).toThrow();
+    expect(() => numberPlaceholders("SELECT ? /* it's */")).toThrow();
+    expect(() => numberPlaceholders("SELECT E'\\'', ?")).toThrow();
+    expect(() => numberPlaceholders('SELECT $1')).toThrow();
+  });
 });

@@ -19,10 +19,10 @@ export interface SqlTx {
 /** What `EntityManager.execute` may return (its type parameter's bound). */
 type SqlResult = QueryResult | EntityData<AnyEntity> | EntityData<AnyEntity>[];
 
-/** A statement as pg runs it: `$n` placeholders, and its prepared statement's name. */
+/** A statement as pg runs it: `$n` placeholders, and its number among the prepared ones. */
 interface Statement {
   text: string;
-  name: string | undefined;
+  index: number | undefined;
 }
 
 /** Each SQL text's statement, made once: the hot paths' texts are the code's constants. */
@@ -31,7 +31,7 @@ const statements = new Map<string, Statement>();
 const STATEMENT_CACHE_LIMIT = 1000;
 
 /**
- * The statement for `sql`. Named: each pooled connection parses and plans it once, then only
+ * The statement for `sql`. Prepared: each pooled connection parses and plans it once, then only
  * binds and executes it (a prepared statement lives as long as its connection). The names are
  * this process's own; MikroORM's queries are never named, so they cannot collide.
  */
@@ -39,13 +39,27 @@ function statement(sql: string): Statement {
   let found = statements.get(sql);
   if (found === undefined) {
     const cacheable = statements.size < STATEMENT_CACHE_LIMIT;
-    found = {
-      text: numberPlaceholders(sql),
-      name: cacheable ? `hot_${statements.size}` : undefined,
-    };
+    found = { text: numberPlaceholders(sql), index: cacheable ? statements.size : undefined };
     if (cacheable) statements.set(sql, found);
   }
   return found;
+}
+
+/**
+ * Each connection's generation of prepared statements. When the schema changes under a prepared
+ * statement (another instance's migration altered a column it returns), PostgreSQL refuses to run
+ * it again ("cached plan must not change result type"); the connection's statements are then
+ * dropped (`DEALLOCATE ALL`) and prepared again under new names.
+ */
+const generations = new WeakMap<ClientBase, number>();
+
+function isStalePlan(error: unknown): boolean {
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  return (
+    code === '0A000' &&
+    typeof message === 'string' &&
+    message.includes('cached plan must not change result type')
+  );
 }
 
 /**
@@ -61,8 +75,13 @@ export function numberPlaceholders(sql: string): string {
   for (let i = 0; i < sql.length; i++) {
     const ch = sql[i];
     if (quote) {
+      if (ch === '\\') throw new Error('numberPlaceholders: no backslash escapes in literals');
       if (ch === quote) quote = null; // a doubled quote closes and reopens: same result
       out += ch;
+    } else if (ch === '$' || sql.startsWith('--', i) || sql.startsWith('/*', i)) {
+      // Dollar quoting, comments and `$n` placeholders could hide a `?` or a quote: refused
+      // rather than numbered wrong.
+      throw new Error('numberPlaceholders: no $, comments or $n placeholders in the SQL');
     } else if (ch === "'" || ch === '"') {
       quote = ch;
       out += ch;
@@ -77,21 +96,30 @@ export function numberPlaceholders(sql: string): string {
 
 type Convert = (error: unknown) => unknown;
 
+/** What a session's statements share: the client, and whether a prepared plan went stale. */
+interface Link {
+  client: ClientBase;
+  convert: Convert;
+  stalePlan: boolean;
+}
+
 /** Statements on a pooled `pg` client: parameters bound by PostgreSQL, not inlined. */
 class PgStatements implements SqlTx {
   constructor(
-    protected readonly client: ClientBase,
-    protected readonly convert: Convert,
+    protected readonly link: Link,
     private readonly inTransaction: boolean,
   ) {}
 
   async execute<T extends SqlResult>(sql: string, params: unknown[] = []): Promise<T> {
+    const { text, index } = statement(sql);
+    const { client } = this.link;
+    const name = index === undefined ? undefined : `hot_${index}_${generations.get(client) ?? 0}`;
     try {
-      const { text, name } = statement(sql);
-      const result = await this.client.query({ name, text, values: params });
+      const result = await client.query({ name, text, values: params });
       return result.rows as unknown as T;
     } catch (error) {
-      throw this.convert(error);
+      if (isStalePlan(error)) this.link.stalePlan = true;
+      throw this.link.convert(error);
     }
   }
 
@@ -102,31 +130,68 @@ class PgStatements implements SqlTx {
 
 /**
  * One pooled `pg` client for a unit of work: statements that commit on their own (`execute`,
- * autocommit) and then, usually, one transaction.
+ * autocommit) and then, usually, one transaction. A statement or transaction that failed only
+ * because a prepared plan went stale (a schema change) is run once more with fresh statements.
  */
 export class PgSession extends PgStatements {
   constructor(client: ClientBase, convert: Convert) {
-    super(client, convert, false);
+    super({ client, convert, stalePlan: false }, false);
   }
 
-  /** Runs `work` in a transaction: commits when it resolves, rolls back when it throws. */
+  override async execute<T extends SqlResult>(sql: string, params: unknown[] = []): Promise<T> {
+    try {
+      return await super.execute<T>(sql, params);
+    } catch (error) {
+      if (!(await this.renewedStatements())) throw error;
+      return super.execute<T>(sql, params);
+    }
+  }
+
+  /**
+   * Runs `work` in a transaction: commits when it resolves, rolls back when it throws. `work`
+   * may run a second time (after a rollback) when a prepared plan went stale, so it must have
+   * no effect outside the transaction.
+   */
   async transaction<T>(work: (tx: SqlTx) => Promise<T>): Promise<T> {
+    try {
+      return await this.once(work);
+    } catch (error) {
+      if (!(await this.renewedStatements())) throw error;
+      return this.once(work);
+    }
+  }
+
+  private async once<T>(work: (tx: SqlTx) => Promise<T>): Promise<T> {
     await this.run('BEGIN');
     let result: T;
     try {
-      result = await work(new PgStatements(this.client, this.convert, true));
+      result = await work(new PgStatements(this.link, true));
     } catch (error) {
-      await this.client.query('ROLLBACK').catch(() => undefined);
+      await this.link.client.query('ROLLBACK').catch(() => undefined);
       throw error;
     }
-    await this.run('COMMIT');
+    // A transaction that an error aborted answers COMMIT with ROLLBACK (no error): never a
+    // success for work whose statements did not all commit.
+    const committed = await this.run('COMMIT');
+    if (committed !== 'COMMIT') throw new Error(`The transaction was not committed (${committed})`);
     return result;
   }
 
-  private async run(sql: string): Promise<void> {
-    await this.client.query(sql).catch((error: unknown) => {
-      throw this.convert(error);
+  /** After a stale plan: drops this connection's prepared statements; false when none went stale. */
+  private async renewedStatements(): Promise<boolean> {
+    if (!this.link.stalePlan) return false;
+    this.link.stalePlan = false;
+    const { client } = this.link;
+    await this.run('DEALLOCATE ALL');
+    generations.set(client, (generations.get(client) ?? 0) + 1);
+    return true;
+  }
+
+  private async run(sql: string): Promise<string> {
+    const result = await this.link.client.query(sql).catch((error: unknown) => {
+      throw this.link.convert(error);
     });
+    return result.command;
   }
 }
 

@@ -1,4 +1,5 @@
-import { IsEmail, IsOptional, IsString, MaxLength, MinLength, ValidateIf } from 'class-validator';
+import { IsEmail, IsOptional, IsString, ValidateIf } from 'class-validator';
+import { MaxLength, MinLength } from '../../common/validators/chars';
 import { IsVisibleText } from '../../common/validators/visible-text';
 import { IsSolanaAddress } from '../../common/validators/solana-address';
 

@@ -10,12 +10,11 @@ import {
   IsOptional,
   IsString,
   Max,
-  MaxLength,
   Min,
-  MinLength,
   ValidateIf,
   ValidateNested,
 } from 'class-validator';
+import { MaxLength, MinLength } from '../../common/validators/chars';
 import { IsPositiveAmount } from '../../common/validators/decimal-amount';
 import { IsSolanaAddress } from '../../common/validators/solana-address';
 import { IsVisibleText } from '../../common/validators/visible-text';

@@ -5,11 +5,10 @@ import {
   IsInt,
   IsString,
   Max,
-  MaxLength,
   Min,
-  MinLength,
   ValidateIf,
 } from 'class-validator';
+import { MaxLength, MinLength } from '../../common/validators/chars';
 import { IsPositiveAmount } from '../../common/validators/decimal-amount';
 import { IsVisibleText } from '../../common/validators/visible-text';
 import { MINT_SYMBOLS, type MintSymbol } from '../../solana/mints';

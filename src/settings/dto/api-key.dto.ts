@@ -1,4 +1,5 @@
-import { IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
+import { IsOptional, IsString } from 'class-validator';
+import { MaxLength, MinLength } from '../../common/validators/chars';
 import { IsVisibleText } from '../../common/validators/visible-text';
 
 export class CreateApiKeyDto {

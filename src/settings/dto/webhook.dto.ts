@@ -1,4 +1,5 @@
-import { IsString, IsUrl, MaxLength, ValidateIf } from 'class-validator';
+import { IsString, IsUrl, ValidateIf } from 'class-validator';
+import { MaxLength } from '../../common/validators/chars';
 
 export class SetWebhookDto {
   /**
