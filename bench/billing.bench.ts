@@ -30,11 +30,10 @@ import {
   startServer,
   stopServers,
   wallet,
+  LOAD,
 } from './harness';
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
-const ROUNDS = Number(process.env.BENCH_ANCHOR_ROUNDS ?? 3);
+const { seconds: SECONDS, connections: CONNECTIONS, anchorRounds: ROUNDS } = LOAD;
 const ROWS = Number(process.env.BENCH_ROWS ?? 10_000);
 const SAMPLES = Number(process.env.BENCH_LIST_SAMPLES ?? 30);
 /** `lists` skips the POST rounds, `post` the lists. */

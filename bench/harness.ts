@@ -3,7 +3,7 @@
  * processes (optionally pinned to a core), and a merchant made by the merchant CLI.
  */
 import bs58 from 'bs58';
-import { ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { ChildProcess, execFileSync, spawn, SpawnOptions, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
   existsSync,
@@ -92,6 +92,26 @@ export interface BenchServer {
   base: string;
 }
 
+/** Runs a built script with this node, from the project root, pinned to `core` when given. */
+function spawnNode(
+  script: string,
+  core: number | undefined,
+  options: Omit<SpawnOptions, 'cwd'>,
+): ChildProcess {
+  const [cmd, args] =
+    core !== undefined && hasTaskset()
+      ? ['taskset', ['-c', String(core), process.execPath, script]]
+      : [process.execPath, [script]];
+  return spawn(cmd, args, { ...options, cwd: ROOT });
+}
+
+/** The load every HTTP benchmark applies (`BENCH_SECONDS`, `BENCH_CONNECTIONS`, `BENCH_ANCHOR_ROUNDS`). */
+export const LOAD = {
+  seconds: Number(process.env.BENCH_SECONDS ?? 10),
+  connections: Number(process.env.BENCH_CONNECTIONS ?? 50),
+  anchorRounds: Number(process.env.BENCH_ANCHOR_ROUNDS ?? 3),
+};
+
 /** Starts the built service on the database and waits until /health answers. */
 export async function startServer(
   databaseUrl: string,
@@ -100,12 +120,7 @@ export async function startServer(
   const port = await freePort();
   const main = join(ROOT, 'dist', 'src', 'main.js');
   const stdout = options.stdoutFile ? openSync(options.stdoutFile, 'w') : 'ignore';
-  const [cmd, args] =
-    options.core !== undefined && hasTaskset()
-      ? ['taskset', ['-c', String(options.core), process.execPath, main]]
-      : [process.execPath, [main]];
-  const child = spawn(cmd, args, {
-    cwd: ROOT,
+  const child = spawnNode(main, options.core, {
     env: {
       ...process.env,
       DATABASE_URL: databaseUrl,
@@ -129,12 +144,7 @@ export async function startServer(
 export async function startBareNest(options: { core?: number } = {}): Promise<BenchServer> {
   const port = await freePort();
   const main = join(ROOT, 'dist', 'bench', 'bare-nest.js');
-  const [cmd, args] =
-    options.core !== undefined && hasTaskset()
-      ? ['taskset', ['-c', String(options.core), process.execPath, main]]
-      : [process.execPath, [main]];
-  const child = spawn(cmd, args, {
-    cwd: ROOT,
+  const child = spawnNode(main, options.core, {
     env: { ...process.env, PORT: String(port) },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -223,12 +233,7 @@ export async function startLocalnet(
   while (port >= 65535) port = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-localnet-'));
   const script = join(ROOT, 'dist', 'src', 'cli', 'localnet.js');
-  const [cmd, args] =
-    options.core !== undefined && hasTaskset()
-      ? ['taskset', ['-c', String(options.core), process.execPath, script]]
-      : [process.execPath, [script]];
-  const child = spawn(cmd, args, {
-    cwd: ROOT,
+  const child = spawnNode(script, options.core, {
     env: { ...process.env, DATA_DIR: dataDir, LOCALNET_RPC_PORT: String(port) },
     stdio: ['ignore', 'ignore', 'inherit'],
   });

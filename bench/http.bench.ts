@@ -23,11 +23,10 @@ import {
   startServer,
   stopServers,
   wallet,
+  LOAD,
 } from './harness';
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
-const ANCHOR_ROUNDS = Number(process.env.BENCH_ANCHOR_ROUNDS ?? 3);
+const { seconds: SECONDS, connections: CONNECTIONS, anchorRounds: ANCHOR_ROUNDS } = LOAD;
 
 interface Scenario {
   name: string;

@@ -1,11 +1,12 @@
 import { EntityManager } from '@mikro-orm/postgresql';
 import type { ClientBase } from 'pg';
+import { numberPlaceholders } from './pg-transaction';
 
 /** Rows per `FETCH`: about 1 MB of JSON for the widest list. */
 export const ROW_BATCH = 1000;
 
 /**
- * Runs `sql` (`$1`-style placeholders) through a cursor in one read-only transaction (one
+ * Runs `sql` (`?` placeholders, as everywhere else) through a cursor in one read-only transaction (one
  * snapshot) on a pooled `pg` client of its own, and hands its rows to `onBatch` `ROW_BATCH` at a
  * time, each row an array of its columns in order (`rowMode: 'array'`: no object per row);
  * `onBatch` returning false stops early (the client went away). The next batch is fetched while
@@ -42,7 +43,7 @@ export async function forEachRowBatch(
       `BEGIN READ ONLY; SET LOCAL work_mem = '16MB';
        SET LOCAL idle_in_transaction_session_timeout = '30s'`,
     );
-    await client.query(`DECLARE list_rows NO SCROLL CURSOR FOR ${sql}`, params);
+    await client.query(`DECLARE list_rows NO SCROLL CURSOR FOR ${numberPlaceholders(sql)}`, params);
     const fetch = () =>
       client
         .query<unknown[]>({ text: `FETCH ${ROW_BATCH} FROM list_rows`, rowMode: 'array' })

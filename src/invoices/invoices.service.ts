@@ -261,11 +261,9 @@ export class InvoicesService {
       params.push(pattern, pattern, pattern, pattern, pattern);
     }
     const prefix = checkoutUrlPrefixJson(this.config.publicBaseUrl);
-    let n = 0;
     await forEachRowBatch(
       this.em,
-      `${INVOICE_LIST_SELECT} WHERE ${where.replace(/\?/g, () => `$${++n}`)}
-        ORDER BY i.created_at DESC, i.id DESC`,
+      `${INVOICE_LIST_SELECT} WHERE ${where} ORDER BY i.created_at DESC, i.id DESC`,
       params,
       (rows) => onBatch(rows.map((row) => invoiceListItemJson(row, prefix)).join(',')),
     );

@@ -110,11 +110,9 @@ export class SubscriptionsService {
       where += ' AND s.status = ?';
       params.push(query.status);
     }
-    let n = 0;
     await forEachRowBatch(
       this.em,
-      `${SUBSCRIPTION_LIST_SELECT} WHERE ${where.replace(/\?/g, () => `$${++n}`)}
-        ORDER BY s.created_at DESC, s.id DESC`,
+      `${SUBSCRIPTION_LIST_SELECT} WHERE ${where} ORDER BY s.created_at DESC, s.id DESC`,
       params,
       (rows) => onBatch(rows.map(subscriptionListItemJson).join(',')),
     );
