@@ -5,6 +5,8 @@ import { LoggerModule } from 'nestjs-pino';
 import type { DestinationStream } from 'pino';
 import { ApiKeyGuard } from './auth/api-key.guard';
 import { AuthModule } from './auth/auth.module';
+import { BillingModule } from './billing/billing.module';
+import { CheckoutModule } from './checkout/checkout.module';
 import { CommonModule } from './common/common.module';
 import { AllExceptionsFilter } from './common/filters/all-exceptions.filter';
 import { createRootLogger, loggerModuleParams, ROOT_LOGGER } from './common/logging';
@@ -23,6 +25,7 @@ import { HealthModule } from './health/health.module';
 import { IdempotencyModule } from './idempotency/idempotency.module';
 import { InvoicesModule } from './invoices/invoices.module';
 import { MerchantsModule } from './merchants/merchants.module';
+import { PaymentsModule } from './payments/payments.module';
 import { PlansModule } from './plans/plans.module';
 import { SettingsModule } from './settings/settings.module';
 import { SubscriptionsModule } from './subscriptions/subscriptions.module';
@@ -62,6 +65,9 @@ export class AppModule {
         PlansModule,
         InvoicesModule,
         SubscriptionsModule,
+        PaymentsModule,
+        BillingModule,
+        CheckoutModule,
         CustomerDetailModule,
         SettingsModule,
         EventsModule,

@@ -202,7 +202,13 @@ describe('Subscriptions', () => {
       const charged = await t.app
         .get(EntityManager)
         .fork()
-        .transactional((em) => service.recordCharge(em, acme.id, sub.id, t.clock.now()));
+        .transactional((em) =>
+          service.recordCharge(em, acme.id, sub.id, {
+            chargedAt: t.clock.now(),
+            amount: 9_990_000n,
+            period: 1,
+          }),
+        );
       const periodEnd = new Date(t.clock.now().getTime() + 30 * 86_400_000);
       expect(charged).toMatchObject({
         currentPeriodEnd: periodEnd.toISOString(),

@@ -264,6 +264,55 @@ export class AppConfig {
   @Max(300_000)
   EMAIL_SEND_TIMEOUT_MS: number = 30_000;
 
+  /** How often a charge run starts on instances that run background work (ms). */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1000)
+  @Max(3_600_000)
+  CHARGE_RUN_INTERVAL_MS: number = 60_000;
+
+  /** Due subscriptions a charge run claims per batch (`FOR UPDATE SKIP LOCKED`). */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(5000)
+  CHARGE_BATCH_SIZE: number = 200;
+
+  /** Charges one instance keeps in flight at once. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  CHARGE_CONCURRENCY: number = 64;
+
+  /**
+   * How long an instance holds a charge attempt before another may resume it (seconds). Short
+   * is safe: a resumed attempt is settled by its recorded signature (or its very bytes re-sent),
+   * never by a second transaction.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(3600)
+  CHARGE_LEASE_SECONDS: number = 30;
+
+  /**
+   * How often the watchers run (ms): invoice payments, finality of seen payments, subscribes
+   * whose page was closed, overdue and expired invoices.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(100)
+  @Max(3_600_000)
+  WATCH_INTERVAL_MS: number = 5_000;
+
+  /** An Open invoice expires this many days after its `dueDate`. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(3650)
+  INVOICE_EXPIRY_DAYS: number = 30;
+
   /** Create a demo merchant and print its API key on the first start with an empty database. */
   @IsIn(['true', 'false'])
   @MaxLength(5)

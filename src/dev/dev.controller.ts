@@ -1,10 +1,16 @@
 import { Body, Controller, HttpCode, HttpStatus } from '@nestjs/common';
 import { IdempotentPost } from '../idempotency/idempotent-post.decorator';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ErrorCode } from '../common/errors/error-codes';
 import { ApiAuthenticated, ApiJsonBodyErrors } from '../common/swagger/api-errors.decorator';
 import { DevService } from './dev.service';
-import { AdvanceClockDto, ClockResponse, FaucetDto, FaucetResponse } from './dto/dev.dto';
+import {
+  AdvanceClockDto,
+  BillingRunResponse,
+  ClockResponse,
+  FaucetDto,
+  FaucetResponse,
+} from './dto/dev.dto';
 
 /** Localnet only: on devnet and mainnet-beta these routes do not exist (404). */
 @ApiTags('Dev (localnet only)')
@@ -20,6 +26,20 @@ export class DevController {
   @ApiJsonBodyErrors(ErrorCode.VALIDATION_ERROR, ErrorCode.SERVICE_UNAVAILABLE)
   faucet(@Body() body: FaucetDto): Promise<FaucetResponse> {
     return this.dev.faucet(body);
+  }
+
+  /**
+   * Runs the billing engine now, as its schedule does: the reconciling subscribe watcher, a
+   * charge run over everything due, then the invoice payment watcher, finality, and the overdue
+   * and expiry sweep. Returns what each did.
+   */
+  @IdempotentPost('billing/run')
+  @HttpCode(HttpStatus.OK)
+  @ApiOperation({ summary: 'Run the billing engine now (localnet only)' })
+  @ApiOkResponse({ type: BillingRunResponse })
+  @ApiJsonBodyErrors(ErrorCode.SERVICE_UNAVAILABLE)
+  runBilling(): Promise<BillingRunResponse> {
+    return this.dev.runBilling();
   }
 
   /** Moves the service clock and the chain clock forward together. */

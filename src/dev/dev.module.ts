@@ -1,8 +1,10 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
+import { BillingModule } from '../billing/billing.module';
 import { LocalnetModule } from '../localnet/localnet.module';
 import { DevController } from './dev.controller';
 import { DevService } from './dev.service';
+import { ServiceKeyFunding } from './service-key-funding';
 
 /**
  * The dev endpoints (DESIGN section 9), registered on localnet only: elsewhere `/api/dev/*` is an
@@ -15,9 +17,9 @@ export class DevModule {
     if (!config.isLocalnet) return { module: DevModule };
     return {
       module: DevModule,
-      imports: [LocalnetModule],
+      imports: [LocalnetModule, BillingModule],
       controllers: [DevController],
-      providers: [DevService],
+      providers: [DevService, ServiceKeyFunding],
     };
   }
 }

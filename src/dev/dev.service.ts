@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { BillingRunResult, BillingService } from '../billing/billing.service';
 import { Clock, isAdjustable } from '../common/clock';
 import { ServiceUnavailableError } from '../common/errors/domain-error';
 import { formatAmount, parseAmount } from '../common/money';
@@ -16,7 +17,13 @@ export class DevService {
     private readonly rpc: LocalnetRpcClient,
     private readonly chain: ChainPort,
     private readonly clock: Clock,
+    private readonly billing: BillingService,
   ) {}
+
+  /** The charge run and the watchers, now (what the schedule does every minute). */
+  runBilling(): Promise<BillingRunResult> {
+    return this.billing.runNow();
+  }
 
   async faucet(body: FaucetDto): Promise<FaucetResponse> {
     const mint = await this.chain.mint(body.mint).catch(() => {

@@ -339,6 +339,38 @@ export class InvoicesService {
     return invoice;
   }
 
+  /** The invoice as the API returns it, read in the caller's transaction. */
+  async getIn(
+    em: EntityManager,
+    merchantId: string,
+    id: string,
+  ): Promise<InvoiceWithCustomerResponse> {
+    return toInvoiceWithCustomer(await this.findRow(em, merchantId, id), this.config.publicBaseUrl);
+  }
+
+  /**
+   * Records `invoice.overdue` once for an Open invoice whose `dueDate` has passed (the billing
+   * engine's sweep). @returns false when it is not Open, not past due, or already reported.
+   */
+  async markOverdue(em: EntityManager, merchantId: string, id: string): Promise<boolean> {
+    const now = this.clock.now();
+    const marked = await em.execute<{ id: string }[]>(
+      `UPDATE invoices SET overdue_at = ?, updated_at = ?
+        WHERE id = ? AND merchant_id = ? AND status = 'Open' AND overdue_at IS NULL
+          AND due_date < ?
+        RETURNING id`,
+      [now, now, id, merchantId, now],
+    );
+    if (marked.length === 0) return false;
+    await this.events.record(
+      em,
+      merchantId,
+      'invoice.overdue',
+      await this.getIn(em, merchantId, id),
+    );
+    return true;
+  }
+
   /** A fresh registration transaction for an Open invoice (the first goes stale in a minute). */
   async registrationTx(merchantId: string, id: string): Promise<UnsignedTxResponse> {
     const row = await this.findRow(this.em, merchantId, id);

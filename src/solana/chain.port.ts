@@ -87,6 +87,12 @@ export interface ChargeInput {
   planId: string;
   mint: MintSymbol;
   amount: bigint;
+  /**
+   * Token-delegate scheme: what the subscriber's earlier live subscriptions in this mint still
+   * need of the shared approval. They are covered first: an approval too small for all of them
+   * ends exactly the newest ones it can no longer cover. Default 0.
+   */
+  reservedForEarlier?: bigint;
 }
 
 /**
@@ -172,6 +178,26 @@ export interface PaymentScan {
   cursor: string | null;
   /** How many signatures were read (spam makes this larger, never hides a payment). */
   signaturesScanned: number;
+}
+
+/** A transaction as the chain holds it, read by signature (verifying a customer's subscribe). */
+export interface ChainTransaction {
+  signature: string;
+  slot: number;
+  /** The chain's error when it landed and failed; null when it succeeded. */
+  error: string | null;
+  /** The fee payer: the first signer. */
+  feePayer: string;
+  signers: string[];
+  /** The text of its memo instructions. */
+  memos: string[];
+}
+
+/** The signatures naming an address after a cursor, oldest first, and the cursor to store. */
+export interface SignatureScan {
+  /** Successful transactions only (failed ones move nothing and authorise nothing). */
+  signatures: string[];
+  cursor: string | null;
 }
 
 /**
@@ -275,6 +301,11 @@ export abstract class ChainPort {
   abstract scanTokenAccount(tokenAccount: string, cursor: string | null): Promise<PaymentScan>;
   /** Every transfer carrying `reference` after `cursor`, oldest first (reconciles one invoice). */
   abstract scanReference(reference: string, cursor: string | null): Promise<PaymentScan>;
+
+  /** The transaction by signature at `confirmed`, or null when the chain has not seen it. */
+  abstract readTransaction(signature: string): Promise<ChainTransaction | null>;
+  /** Every transaction naming `address` after `cursor` (a signature), oldest first. */
+  abstract signaturesAfter(address: string, cursor: string | null): Promise<SignatureScan>;
 
   abstract readAuthorization(subscriber: string, mint: MintSymbol): Promise<AuthorizationState>;
   /** Program scheme: the subscription account of a plan and subscriber, or null when absent. */

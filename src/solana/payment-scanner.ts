@@ -89,7 +89,7 @@ export class PaymentScanner {
   }
 
   /** The signatures naming `address` after `cursor`, oldest first (paged newest to oldest). */
-  private async signaturesAfter(
+  async signaturesAfter(
     address: string,
     cursor: string | null,
   ): Promise<ConfirmedSignatureInfo[]> {

@@ -14,6 +14,7 @@ import type { SolanaCluster, SubscriptionScheme as SchemeName } from '../config/
 import {
   AuthorizationState,
   ChainPort,
+  ChainTransaction,
   ChargeFailure,
   ChargeInput,
   InvoicePaymentInput,
@@ -23,6 +24,7 @@ import {
   ProgramSubscriptionState,
   ResolvedMint,
   RevokeInput,
+  SignatureScan,
   SignedTx,
   SubscribeInput,
   TxOutcome,
@@ -45,12 +47,24 @@ import {
 } from './subscriptions-program';
 import { doomedCharge, tokenAccountState } from './token-account-state';
 import { TransactionSender } from './transaction-sender';
-import { memo, ServiceSigner, UnsignedTxBuilder, withReference, withTimeout } from './transactions';
+import {
+  memo,
+  MEMO_PROGRAM_ID,
+  ServiceSigner,
+  UnsignedTxBuilder,
+  withReference,
+  withTimeout,
+} from './transactions';
 
 /** The longest an API request waits for the chain reads behind an unsigned transaction. */
 const BUILD_TIMEOUT_MS = 5_000;
 
 export { customErrorCode, MEMO_PROGRAM_ID } from './transactions';
+
+const MEMO_PROGRAM_IDS = new Set([
+  MEMO_PROGRAM_ID.toBase58(),
+  'Memo1UhkJRfHyvLMcVucJwxXeuD728EqVDDwQDxFMNo',
+]);
 
 export interface RpcChainOptions {
   cluster: SolanaCluster;
@@ -288,6 +302,7 @@ export class RpcChainAdapter extends ChainPort {
       tokenAccountState(destination, destinationInfo, program, service),
       input.amount,
       this.scheme === 'token-delegate',
+      input.reservedForEarlier ?? 0n,
     );
     return doomed?.reason ?? this.subscriptions.classifyProgramError(input, error);
   }
@@ -298,6 +313,40 @@ export class RpcChainAdapter extends ChainPort {
 
   scanReference(reference: string, cursor: string | null): Promise<PaymentScan> {
     return this.scanner.scanReference(reference, cursor);
+  }
+
+  async readTransaction(signature: string): Promise<ChainTransaction | null> {
+    const tx = await this.connection.getTransaction(signature, {
+      commitment: 'confirmed',
+      maxSupportedTransactionVersion: 0,
+    });
+    if (!tx) return null;
+    const message = tx.transaction.message;
+    const keys = message
+      .getAccountKeys({ accountKeysFromLookups: tx.meta?.loadedAddresses })
+      .keySegments()
+      .flat()
+      .map((k) => k.toBase58());
+    const signers = keys.slice(0, message.header.numRequiredSignatures);
+    const memos = message.compiledInstructions
+      .filter((ix) => MEMO_PROGRAM_IDS.has(keys[ix.programIdIndex]))
+      .map((ix) => Buffer.from(ix.data).toString('utf8'));
+    return {
+      signature,
+      slot: tx.slot,
+      error: tx.meta?.err ? JSON.stringify(tx.meta.err) : null,
+      feePayer: signers[0],
+      signers,
+      memos,
+    };
+  }
+
+  async signaturesAfter(address: string, cursor: string | null): Promise<SignatureScan> {
+    const all = await this.scanner.signaturesAfter(address, cursor);
+    return {
+      signatures: all.filter((s) => s.err === null).map((s) => s.signature),
+      cursor: all.length ? all[all.length - 1].signature : cursor,
+    };
   }
 
   async readAuthorization(subscriber: string, symbol: MintSymbol): Promise<AuthorizationState> {

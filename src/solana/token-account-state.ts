@@ -52,6 +52,8 @@ export function doomedCharge(
   destination: { exists: boolean; frozen: boolean },
   amount: bigint,
   needsDelegation: boolean,
+  /** Token-delegate: the part of the approval held for the subscriber's earlier subscriptions. */
+  reserved = 0n,
 ): DoomedCharge | null {
   if (source.frozen) {
     return { reason: 'account_frozen', message: "the subscriber's token account is frozen" };
@@ -72,6 +74,14 @@ export function doomedCharge(
     return {
       reason: 'authorization_gone',
       message: `the approved allowance (${source.delegatedAmount}) is used up`,
+    };
+  }
+  if (needsDelegation && source.delegatedAmount < amount + reserved) {
+    return {
+      reason: 'authorization_gone',
+      message:
+        `the approved allowance (${source.delegatedAmount}) no longer covers this subscription ` +
+        `after the ${reserved} its earlier subscriptions in this mint still need`,
     };
   }
   if (source.balance < amount) {

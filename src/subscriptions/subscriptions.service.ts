@@ -28,6 +28,10 @@ export interface NewSubscription {
   walletAddress: string;
   /** Where the authorisation lives on-chain (`ChainPort.subscriptionAddress`). */
   onchainAddress: string | null;
+  /** The confirmed subscribe transaction (one subscription per signature). */
+  subscribeSignature?: string | null;
+  /** Token-delegate scheme: this subscription's share of the approval, in base units. */
+  authorizedAmount?: bigint;
 }
 
 /** Extra values some moves set: the failure of a charge. */
@@ -85,9 +89,20 @@ export class SubscriptionsService {
     const now = this.clock.now();
     await em.execute(
       `INSERT INTO subscriptions (id, merchant_id, plan_id, customer_id, status, current_period_end,
-         onchain_address, created_at, updated_at)
-       VALUES (?, ?, ?, ?, 'Active', ?, ?, ?, ?)`,
-      [id, merchantId, input.planId, customer.id, now, input.onchainAddress, now, now],
+         onchain_address, subscribe_signature, authorized_amount, created_at, updated_at)
+       VALUES (?, ?, ?, ?, 'Active', ?, ?, ?, ?, ?, ?)`,
+      [
+        id,
+        merchantId,
+        input.planId,
+        customer.id,
+        now,
+        input.onchainAddress,
+        input.subscribeSignature ?? null,
+        (input.authorizedAmount ?? 0n).toString(),
+        now,
+        now,
+      ],
     );
     const subscription = toSubscriptionResponse(await this.findRow(em, merchantId, id));
     await this.events.record(em, merchantId, 'subscription.created', subscription);
@@ -204,40 +219,55 @@ export class SubscriptionsService {
   }
 
   /**
-   * A charge of the subscription succeeded at `chargedAt` (the billing engine, inside the
-   * transaction that settles the charge): the period paid for now ends one interval later, and
-   * the first charge records `subscription.activated`. Only an Active subscription is charged;
-   * the row is locked, so a pause or cancel committing meanwhile is seen.
-   * @throws NotFoundError; ValidationError when it is not Active.
+   * A charge of the subscription succeeded (the billing engine, inside the transaction that
+   * settles it; the row is locked, so a pause or cancel committing meanwhile is seen). The money
+   * moved whatever the status now, so the charge is always counted (`chargedAmount`,
+   * `periodsCharged`, `lastChargeAt`). Only an `Active` subscription's period moves on: the first
+   * charge starts it at `chargedAt` (`currentPeriodEnd = chargedAt + interval`, and
+   * `subscription.activated` is recorded); later ones keep the anchor (`currentPeriodEnd +
+   * interval`) unless that is already past (a resume after a long pause: re-anchored at
+   * `chargedAt`, nothing billed back).
+   * @throws NotFoundError.
    */
   async recordCharge(
     em: EntityManager,
     merchantId: string,
     id: string,
-    chargedAt: Date,
+    charge: { chargedAt: Date; amount: bigint; period: number },
   ): Promise<SubscriptionResponse> {
-    const updated = await em.execute<{ first: boolean }[]>(
+    const [updated] = await em.execute<{ first: boolean; status: SubscriptionStatus }[]>(
       `WITH before AS (
-         SELECT s.id, s.status, s.last_charge_at IS NULL AS first, p.interval_seconds
+         SELECT s.id, s.status, s.last_charge_at IS NULL AS first, s.current_period_end,
+                make_interval(secs => p.interval_seconds) AS period
            FROM subscriptions s JOIN plans p ON p.id = s.plan_id
           WHERE s.id = ? AND s.merchant_id = ? FOR UPDATE OF s
        )
        UPDATE subscriptions s SET last_charge_at = ?::timestamptz,
-         current_period_end = ?::timestamptz + make_interval(secs => before.interval_seconds),
-         failure_reason = NULL, updated_at = ?
+         charged_amount = s.charged_amount + ?::bigint,
+         periods_charged = GREATEST(s.periods_charged, ?::int),
+         current_period_end = CASE
+           WHEN before.status <> 'Active' THEN s.current_period_end
+           WHEN NOT before.first AND before.current_period_end + before.period > ?::timestamptz
+             THEN before.current_period_end + before.period
+           ELSE ?::timestamptz + before.period END,
+         failure_reason = CASE WHEN before.status = 'Active' THEN NULL ELSE s.failure_reason END,
+         updated_at = ?
         FROM before
-       WHERE s.id = before.id AND before.status = 'Active'
-       RETURNING before.first`,
-      [id, merchantId, chargedAt, chargedAt, this.clock.now()],
+       WHERE s.id = before.id
+       RETURNING before.first, before.status`,
+      [
+        id,
+        merchantId,
+        charge.chargedAt,
+        charge.amount.toString(),
+        charge.period,
+        charge.chargedAt,
+        charge.chargedAt,
+        this.clock.now(),
+      ],
     );
-    const row = await this.findRow(em, merchantId, id);
-    if (updated.length === 0) {
-      throw new ValidationError(`Only an Active subscription is charged (it is ${row.status})`, [
-        { field: 'status', message: `is ${row.status}` },
-      ]);
-    }
-    const subscription = toSubscriptionResponse(row);
-    if (updated[0].first) {
+    const subscription = toSubscriptionResponse(await this.findRow(em, merchantId, id));
+    if (updated?.first && updated.status === 'Active') {
       await this.events.record(em, merchantId, 'subscription.activated', subscription);
     }
     return subscription;

@@ -62,3 +62,10 @@ export class ServiceUnavailableError extends DomainError {
     super(ErrorCode.SERVICE_UNAVAILABLE, message);
   }
 }
+
+/** The request conflicts with the resource's current state (409 `CONFLICT`). */
+export class ConflictError extends DomainError {
+  constructor(message: string) {
+    super(ErrorCode.CONFLICT, message);
+  }
+}

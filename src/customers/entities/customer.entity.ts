@@ -6,6 +6,8 @@ import { Merchant } from '../../merchants/entities/merchant.entity';
 @Entity({ tableName: 'customers' })
 @Unique({ name: 'customers_merchant_wallet_unique', properties: ['merchant', 'walletAddress'] })
 @Index({ name: 'customers_merchant_created_idx', properties: ['merchant', 'createdAt', 'id'] })
+/** One wallet's subscriptions across merchants share its approval (token-delegate scheme). */
+@Index({ name: 'customers_wallet_idx', properties: ['walletAddress'] })
 export class Customer extends BaseEntity {
   @ManyToOne(() => Merchant, { ref: true, deleteRule: 'cascade' })
   merchant!: Ref<Merchant>;

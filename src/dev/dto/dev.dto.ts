@@ -59,3 +59,42 @@ export class ClockResponse {
   /** The chain's clock (unix seconds) after the move. @example 1797976800 */
   chainUnixTimestamp!: number;
 }
+
+export class ChargeRunCounts {
+  /** Attempts taken up: new periods claimed and stale attempts resumed. @example 3 */
+  attempts!: number;
+  /** @example 2 */
+  succeeded!: number;
+  /** Charges that failed: the subscription is PastDue. @example 1 */
+  failed!: number;
+  /** Subscriptions completed: authorisation gone or term used up. @example 0 */
+  completed!: number;
+  /** Left for a later run (transient failure, or outcome not known yet). @example 0 */
+  deferred!: number;
+  /** Dropped: the subscription stopped being Active before anything was sent. @example 0 */
+  abandoned!: number;
+}
+
+export class WatchCounts {
+  /** Merchant receiving accounts scanned. @example 2 */
+  accountsScanned!: number;
+  /** @example 1 */
+  signaturesScanned!: number;
+  /** @example 1 */
+  paymentsRecorded!: number;
+  /** @example 1 */
+  paymentsFinalized!: number;
+  /** @example 1 */
+  invoicesPaid!: number;
+  /** @example 0 */
+  invoicesOverdue!: number;
+  /** @example 0 */
+  invoicesExpired!: number;
+}
+
+export class BillingRunResponse {
+  charges!: ChargeRunCounts;
+  /** Subscriptions the reconciling watcher created (subscribes no page confirmed). @example 0 */
+  subscriptionsCreated!: number;
+  invoices!: WatchCounts;
+}

@@ -36,6 +36,11 @@ export interface StoredLineItem {
   properties: ['merchant', 'status', 'createdAt', 'id'],
 })
 @Index({ name: 'invoices_customer_created_idx', properties: ['customer', 'createdAt', 'id'] })
+/** The watcher's overdue and expiry sweep: Open invoices by due date. */
+@Index({
+  name: 'invoices_open_due_idx',
+  expression: `create index "invoices_open_due_idx" on "invoices" ("due_date") where "status" = 'Open'`,
+})
 export class Invoice extends BaseEntity {
   @ManyToOne(() => Merchant, { ref: true, deleteRule: 'cascade' })
   merchant!: Ref<Merchant>;
@@ -95,6 +100,10 @@ export class Invoice extends BaseEntity {
 
   @Property({ type: 'string', length: 88, nullable: true })
   paymentSignature: string | null = null;
+
+  /** When `invoice.overdue` was recorded (once, after `dueDate` passed while Open). */
+  @Property({ type: 'datetime', columnType: 'timestamptz(3)', nullable: true })
+  overdueAt: Date | null = null;
 
   /*
    * The list's JSON parts that hold no money, rendered by a database trigger on every insert and

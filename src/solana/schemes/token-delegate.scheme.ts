@@ -118,7 +118,13 @@ export class TokenDelegateScheme implements SubscriptionScheme {
       program,
       service,
     );
-    const doomed = doomedCharge(source, destination, input.amount, true);
+    const doomed = doomedCharge(
+      source,
+      destination,
+      input.amount,
+      true,
+      input.reservedForEarlier ?? 0n,
+    );
     if (doomed) throw new ChargeFailedError(doomed.reason, doomed.message);
     return Promise.resolve([
       createTransferCheckedInstruction(

@@ -1,0 +1,97 @@
+import { EntityManager } from '@mikro-orm/postgresql';
+import { Injectable } from '@nestjs/common';
+import { AppConfig } from '../config/app-config';
+import { EmailOutboxService } from '../email/email-outbox.service';
+import { escapeHtml } from '../email/invoice-email';
+import type { ChargeFailure } from '../solana/chain.port';
+import { planCheckoutUrl } from '../plans/plan.mapper';
+import { SubscriptionResponse } from '../subscriptions/dto/subscription.response';
+
+/** What a customer is told about each failure, in plain words. */
+const FAILURE_TEXT: Record<ChargeFailure, string> = {
+  insufficient_funds: 'your wallet did not hold enough to cover it',
+  authorization_gone: 'the authorisation you gave has been withdrawn or used up',
+  account_frozen: 'the token account involved is frozen by the stablecoin issuer',
+  transient: 'the network could not process it',
+};
+
+/**
+ * Customer notices about their subscriptions, queued in the e-mail outbox inside the
+ * transaction of the change they tell about (so a notice exists exactly when the change
+ * committed). Only customers with an e-mail address get them. The links open the plan's hosted
+ * page, where the customer tops up, re-authorises or subscribes again.
+ */
+@Injectable()
+export class BillingNotices {
+  constructor(
+    private readonly email: EmailOutboxService,
+    private readonly config: AppConfig,
+  ) {}
+
+  /** A charge failed: what happened and where to put it right. */
+  async chargeFailed(
+    em: EntityManager,
+    subscription: SubscriptionResponse,
+    reason: ChargeFailure,
+  ): Promise<void> {
+    const to = await this.recipient(em, subscription);
+    if (!to) return;
+    const url = planCheckoutUrl(this.config.publicBaseUrl, subscription.planId);
+    const what = `${subscription.plan.amount} ${subscription.plan.mint} for ${subscription.plan.label}`;
+    const text =
+      `Hello,\n\nWe could not collect your payment of ${what} from ${to.merchant}: ` +
+      `${FAILURE_TEXT[reason]}.\n\nYour subscription is paused until it is settled. ` +
+      `You can review it and put it right here:\n${url}\n`;
+    await this.email.enqueue(em, to.merchantId, {
+      to: to.email,
+      subject: oneLine(`Payment failed: ${subscription.plan.label} (${to.merchant})`),
+      text,
+      html: html(text, url),
+    });
+  }
+
+  /** The approval covers only `periodsLeft` more charges: re-authorise before it runs out. */
+  async approvalRunningLow(
+    em: EntityManager,
+    subscription: SubscriptionResponse,
+    periodsLeft: bigint,
+  ): Promise<void> {
+    const to = await this.recipient(em, subscription);
+    if (!to) return;
+    const url = planCheckoutUrl(this.config.publicBaseUrl, subscription.planId);
+    const text =
+      `Hello,\n\nYour authorisation for ${subscription.plan.label} (${to.merchant}) covers ` +
+      `${periodsLeft} more payment${periodsLeft === 1n ? '' : 's'} of ` +
+      `${subscription.plan.amount} ${subscription.plan.mint}. To keep your subscription ` +
+      `running after that, re-authorise it here:\n${url}\n`;
+    await this.email.enqueue(em, to.merchantId, {
+      to: to.email,
+      subject: oneLine(`Re-authorise your subscription: ${subscription.plan.label}`),
+      text,
+      html: html(text, url),
+    });
+  }
+
+  private async recipient(em: EntityManager, subscription: SubscriptionResponse) {
+    const [row] = await em.execute<
+      { email: string | null; merchant: string; merchant_id: string }[]
+    >(
+      `SELECT c.email, m.name AS merchant, m.id AS merchant_id
+         FROM customers c JOIN merchants m ON m.id = c.merchant_id WHERE c.id = ?`,
+      [subscription.customerId],
+    );
+    return row?.email
+      ? { email: row.email, merchant: row.merchant, merchantId: row.merchant_id }
+      : null;
+  }
+}
+
+function oneLine(text: string): string {
+  return text.replace(/[\p{Cc}\u2028\u2029]+/gu, ' ').slice(0, 900);
+}
+
+function html(text: string, url: string): string {
+  const body = escapeHtml(text).replace(/\n/g, '<br>\n');
+  const link = escapeHtml(url);
+  return `<!doctype html><html><body><p>${body.replace(link, `<a href="${link}">${link}</a>`)}</p></body></html>`;
+}

@@ -1,0 +1,28 @@
+import { Module } from '@nestjs/common';
+import { EmailModule } from '../email/email.module';
+import { EventsModule } from '../events/events.module';
+import { InvoicesModule } from '../invoices/invoices.module';
+import { PaymentsModule } from '../payments/payments.module';
+import { SubscriptionsModule } from '../subscriptions/subscriptions.module';
+import { BillingNotices } from './billing-notices';
+import { BillingService } from './billing.service';
+import { ChargeRunService } from './charge-run.service';
+import { InvoiceWatcherService } from './invoice-watcher.service';
+import { SubscribeService } from './subscribe.service';
+
+/**
+ * The billing engine: charge runs (exactly once per period), the subscribe confirmation and its
+ * reconciling watcher, the invoice payment watcher and finality, customer notices.
+ */
+@Module({
+  imports: [EmailModule, EventsModule, InvoicesModule, PaymentsModule, SubscriptionsModule],
+  providers: [
+    BillingNotices,
+    BillingService,
+    ChargeRunService,
+    InvoiceWatcherService,
+    SubscribeService,
+  ],
+  exports: [BillingService, SubscribeService],
+})
+export class BillingModule {}

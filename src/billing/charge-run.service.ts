@@ -1,0 +1,521 @@
+import { EntityManager } from '@mikro-orm/postgresql';
+import { Injectable, Logger } from '@nestjs/common';
+import { Clock } from '../common/clock';
+import { ValidationError } from '../common/errors/domain-error';
+import { AppConfig } from '../config/app-config';
+import { EventsService, NewEvent } from '../events/events.service';
+import { PaymentsService } from '../payments/payments.service';
+import {
+  ChainPort,
+  ChargeFailedError,
+  ChargeFailure,
+  ChargeInput,
+  TxOutcome,
+} from '../solana/chain.port';
+import type { MintSymbol } from '../solana/mints';
+import { SubscriptionsService } from '../subscriptions/subscriptions.service';
+import { BillingNotices } from './billing-notices';
+import type { ChargeAttemptState } from './entities/charge-attempt.entity';
+import { mapWithConcurrency } from './concurrency';
+
+/** What one charge run did. */
+export interface ChargeRunResult {
+  /** Attempts taken up (new periods claimed and stale attempts resumed). */
+  attempts: number;
+  succeeded: number;
+  /** Charges that failed: the subscription is PastDue (or Completed: authorisation gone). */
+  failed: number;
+  /** Subscriptions completed because their authorised term or approval is used up. */
+  completed: number;
+  /** Attempts left for a later run: a transient failure, or an outcome not known yet. */
+  deferred: number;
+  /** Attempts dropped because the subscription stopped being Active before anything was sent. */
+  abandoned: number;
+}
+
+/** An attempt with everything its charge needs, read in one query. */
+interface AttemptRow {
+  id: string;
+  merchant_id: string;
+  subscription_id: string;
+  period: number;
+  amount: string;
+  mint: MintSymbol;
+  state: ChargeAttemptState;
+  signature: string | null;
+  transaction: string | null;
+  last_valid_block_height: string | null;
+  s_status: string;
+  s_customer_id: string;
+  s_plan_id: string;
+  s_authorized_amount: string;
+  s_charged_amount: string;
+  s_created_at: Date;
+  subscriber: string;
+  merchant_wallet: string;
+}
+
+const ATTEMPT_SELECT = `SELECT a.id, a.merchant_id, a.subscription_id, a.period, a.amount::text AS amount,
+    a.mint, a.state, a.signature, a.transaction, a.last_valid_block_height::text AS last_valid_block_height,
+    s.status AS s_status, s.customer_id AS s_customer_id, s.plan_id AS s_plan_id,
+    s.authorized_amount::text AS s_authorized_amount, s.charged_amount::text AS s_charged_amount,
+    s.created_at AS s_created_at, c.wallet_address AS subscriber, m.wallet_address AS merchant_wallet
+  FROM charge_attempts a
+  JOIN subscriptions s ON s.id = a.subscription_id
+  JOIN customers c ON c.id = s.customer_id
+  JOIN merchants m ON m.id = a.merchant_id`;
+
+/** How long a transiently failed attempt waits before a run takes it up again (seconds). */
+const TRANSIENT_RETRY_SECONDS = 20;
+
+/**
+ * The charge run (DESIGN section 8): claims due `Active` subscriptions, writes each period's
+ * attempt row before anything is sent, sends the charge once and settles it by its signature.
+ *
+ * Exactly once, across instances and crashes:
+ * - The claim is one statement: due subscriptions `FOR UPDATE SKIP LOCKED`, and an attempt row
+ *   per (subscription, period) inserted (unique) or re-armed from a final failure. Two
+ *   instances never hold one period; a period whose attempt is open is not claimed again.
+ * - The signed transaction's signature and bytes are recorded (compare-and-set on a row with no
+ *   signature, while the subscription is still `Active`) before they are sent. A later try of
+ *   the same attempt first settles that signature: landed is a success; still live, the very
+ *   same bytes are sent again (the chain takes one copy); expired, a new transaction may be
+ *   signed. No second transaction for a period can exist while the first may land.
+ * - Outcomes are applied in short transactions of their own; none is held open across an RPC
+ *   call. An attempt whose instance died is resumed by any instance once its lease (database
+ *   time) ends.
+ */
+@Injectable()
+export class ChargeRunService {
+  private readonly logger = new Logger(ChargeRunService.name);
+
+  constructor(
+    private readonly em: EntityManager,
+    private readonly chain: ChainPort,
+    private readonly clock: Clock,
+    private readonly config: AppConfig,
+    private readonly events: EventsService,
+    private readonly payments: PaymentsService,
+    private readonly subscriptions: SubscriptionsService,
+    private readonly notices: BillingNotices,
+  ) {}
+
+  /** Charges everything due now, batch after batch, until nothing is left to claim. */
+  async run(): Promise<ChargeRunResult> {
+    const result = emptyResult();
+    for (;;) {
+      const ids = [
+        ...(await this.resumeStale(this.config.CHARGE_BATCH_SIZE)),
+        ...(await this.claimDue(this.config.CHARGE_BATCH_SIZE)),
+      ];
+      if (ids.length === 0) return result;
+      result.attempts += ids.length;
+      await mapWithConcurrency(ids, this.config.CHARGE_CONCURRENCY, (id) =>
+        this.process(id, result),
+      );
+    }
+  }
+
+  /**
+   * Charges one subscription now if it is due (a confirmed subscribe's first period): the same
+   * claim and path as a run, for that subscription alone.
+   */
+  async chargeNow(subscriptionId: string): Promise<ChargeRunResult> {
+    const result = emptyResult();
+    const ids = await this.claimDue(1, subscriptionId);
+    result.attempts = ids.length;
+    for (const id of ids) await this.process(id, result);
+    return result;
+  }
+
+  /**
+   * Claims due Active subscriptions and writes (or re-arms) their period's attempt, leased to
+   * this instance, in one statement. A subscription whose attempt for this period is still open
+   * (another instance holds it, or it waits on an outcome) is not claimed.
+   */
+  private async claimDue(limit: number, subscriptionId?: string): Promise<string[]> {
+    const now = this.clock.now();
+    const rows = await this.em.fork().execute<{ id: string }[]>(
+      `WITH due AS (
+         SELECT s.id, s.merchant_id, s.periods_charged + 1 AS period, p.amount, p.mint
+           FROM subscriptions s JOIN plans p ON p.id = s.plan_id
+          WHERE s.status = 'Active' AND s.current_period_end <= ?
+            ${subscriptionId ? 'AND s.id = ?' : ''}
+            AND NOT EXISTS (
+              SELECT 1 FROM charge_attempts o
+               WHERE o.subscription_id = s.id AND o.state IN ('pending', 'sent'))
+          ORDER BY s.current_period_end
+          LIMIT ?
+          FOR UPDATE OF s SKIP LOCKED
+       )
+       INSERT INTO charge_attempts AS a (id, created_at, updated_at, merchant_id, subscription_id,
+         period, amount, mint, state, tries, lease_until)
+       SELECT gen_random_uuid(), ?, ?, due.merchant_id, due.id, due.period, due.amount, due.mint,
+              'pending', 1, now() + make_interval(secs => ?)
+         FROM due
+       ON CONFLICT (subscription_id, period) DO UPDATE
+          SET state = 'pending', tries = a.tries + 1, lease_until = EXCLUDED.lease_until,
+              amount = EXCLUDED.amount, failure_reason = NULL, updated_at = EXCLUDED.updated_at
+        WHERE a.state IN ('failed', 'abandoned')
+       RETURNING a.id`,
+      [
+        now,
+        ...(subscriptionId ? [subscriptionId] : []),
+        limit,
+        now,
+        now,
+        this.config.CHARGE_LEASE_SECONDS,
+      ],
+    );
+    return rows.map((r) => r.id);
+  }
+
+  /** Takes up attempts whose holder's lease ended (it crashed, or its RPC stalled). */
+  private async resumeStale(limit: number): Promise<string[]> {
+    const rows = await this.em.fork().execute<{ id: string }[]>(
+      `UPDATE charge_attempts SET lease_until = now() + make_interval(secs => ?)
+        WHERE id IN (
+          SELECT id FROM charge_attempts
+           WHERE state IN ('pending', 'sent') AND lease_until < now()
+           ORDER BY lease_until
+           LIMIT ?
+           FOR UPDATE SKIP LOCKED)
+       RETURNING id`,
+      [this.config.CHARGE_LEASE_SECONDS, limit],
+    );
+    return rows.map((r) => r.id);
+  }
+
+  /** One attempt, from wherever it stands, to an outcome (or deferred to a later run). */
+  private async process(id: string, result: ChargeRunResult): Promise<void> {
+    try {
+      await this.attempt(id, result);
+    } catch (error) {
+      // The RPC or the database failed under us: the lease lets a later run take it up.
+      this.logger.warn({ err: error, attemptId: id }, 'Charge attempt deferred after an error');
+      result.deferred++;
+    }
+  }
+
+  private async attempt(id: string, result: ChargeRunResult): Promise<void> {
+    const [row] = await this.em
+      .fork()
+      .execute<AttemptRow[]>(`${ATTEMPT_SELECT} WHERE a.id = ?`, [id]);
+    if (!row || (row.state !== 'pending' && row.state !== 'sent')) return;
+    const input = this.chargeInput(row);
+
+    // 1. A recorded transaction is settled before anything else is signed.
+    if (row.signature && row.transaction) {
+      const tx = {
+        signature: row.signature,
+        transaction: row.transaction,
+        lastValidBlockHeight: Number(row.last_valid_block_height),
+      };
+      const known = await this.chain.outcome(tx.signature, tx.lastValidBlockHeight);
+      // Still live: the very same bytes again (one copy lands at most); else what it became.
+      const outcome = known.state === 'pending' ? await this.chain.sendAndConfirm(tx) : known;
+      if (await this.settle(row, input, outcome, result, tx.signature)) return;
+      // Expired (or never seen and replaceable): it can never land; a new try may be signed.
+      const cleared = await this.em.fork().execute<{ id: string }[]>(
+        `UPDATE charge_attempts SET state = 'pending', signature = NULL, transaction = NULL,
+            last_valid_block_height = NULL, updated_at = ?
+          WHERE id = ? AND signature = ? RETURNING id`,
+        [this.clock.now(), row.id, tx.signature],
+      );
+      if (cleared.length === 0) return; // settled elsewhere
+    }
+
+    // 2. Nothing recorded: only an Active subscription is charged.
+    if (row.s_status !== 'Active') return this.abandon(row, result);
+
+    // 3. Token-delegate: its own share of the approval must hold another period.
+    if (this.chain.scheme === 'token-delegate') {
+      const left = BigInt(row.s_authorized_amount) - BigInt(row.s_charged_amount);
+      if (left < BigInt(row.amount)) return this.complete(row, 'term_ended', result);
+      input.reservedForEarlier = await this.reservedForEarlier(row);
+    }
+
+    // 4. Sign; a charge the accounts already doom is not sent.
+    let signed;
+    try {
+      signed = await this.chain.signCharge(input);
+    } catch (error) {
+      if (error instanceof ChargeFailedError) {
+        return this.fail(row, input, error.reason, error.message, null, result);
+      }
+      throw error;
+    }
+
+    // 5. Record it before sending, while the subscription is still Active (under its row lock,
+    //    so a pause or cancel that commits first stops the charge).
+    const recorded = await this.em.fork().execute<{ id: string }[]>(
+      `WITH s AS (
+         SELECT id FROM subscriptions WHERE id = ? AND status = 'Active' FOR SHARE
+       )
+       UPDATE charge_attempts a SET state = 'sent', signature = ?, transaction = ?,
+              last_valid_block_height = ?, lease_until = now() + make_interval(secs => ?),
+              updated_at = ?
+         FROM s
+        WHERE a.id = ? AND a.state = 'pending' AND a.signature IS NULL
+        RETURNING a.id`,
+      [
+        row.subscription_id,
+        signed.signature,
+        signed.transaction,
+        signed.lastValidBlockHeight,
+        this.config.CHARGE_LEASE_SECONDS,
+        this.clock.now(),
+        row.id,
+      ],
+    );
+    if (recorded.length === 0) {
+      const [now] = await this.em
+        .fork()
+        .execute<{ status: string }[]>(`SELECT status FROM subscriptions WHERE id = ?`, [
+          row.subscription_id,
+        ]);
+      if (now?.status !== 'Active') return this.abandon(row, result);
+      return; // another instance recorded its own transaction first: it settles it
+    }
+
+    // 6. Send once, settle by the outcome.
+    const outcome = await this.chain.sendAndConfirm(signed);
+    if (!(await this.settle(row, input, outcome, result, signed.signature))) {
+      await this.defer(row.id, 'the charge expired before it landed', true);
+      result.deferred++;
+    }
+  }
+
+  /**
+   * Applies an outcome. @returns false only when the transaction can never land and a new one
+   * may be signed (expired, or refused with signatures that do not verify).
+   */
+  private async settle(
+    row: AttemptRow,
+    input: ChargeInput,
+    outcome: TxOutcome,
+    result: ChargeRunResult,
+    signature: string,
+  ): Promise<boolean> {
+    switch (outcome.state) {
+      case 'succeeded':
+        await this.succeed(row, signature, outcome.slot, outcome.finalized, result);
+        return true;
+      case 'failed': {
+        const reason = await this.chain.classifyChargeFailure(input, outcome.error);
+        if (reason === 'transient') return false; // landed failed: it moved nothing, sign anew
+        await this.fail(row, input, reason, outcome.error, signature, result, true);
+        return true;
+      }
+      case 'rejected': {
+        if (outcome.replaceable) return false;
+        const reason = await this.chain.classifyChargeFailure(input, outcome.error);
+        if (reason === 'transient') {
+          await this.defer(row.id, outcome.error, false);
+          result.deferred++;
+          return true;
+        }
+        // Refused now; the bytes stay recorded, so a later try settles them before re-signing.
+        await this.fail(row, input, reason, outcome.error, null, result);
+        return true;
+      }
+      case 'expired':
+        return false;
+      case 'pending':
+      case 'unknown':
+        // Its fate is not known yet: the lease ends and a later run settles it by signature.
+        result.deferred++;
+        return true;
+    }
+  }
+
+  /** The money moved: attempt, ledger, subscription and events in one transaction. */
+  private async succeed(
+    row: AttemptRow,
+    signature: string,
+    slot: number,
+    finalized: boolean,
+    result: ChargeRunResult,
+  ): Promise<void> {
+    const settled = await this.em.fork().transactional(async (em) => {
+      const won = await em.execute<{ id: string }[]>(
+        `UPDATE charge_attempts SET state = 'succeeded', lease_until = NULL, last_error = NULL,
+            updated_at = ?
+          WHERE id = ? AND state IN ('pending', 'sent') RETURNING id`,
+        [this.clock.now(), row.id],
+      );
+      if (won.length === 0) return false; // another instance settled it
+      const amount = BigInt(row.amount);
+      const payment = await this.payments.insertIn(em, {
+        merchantId: row.merchant_id,
+        kind: 'subscription',
+        status: finalized ? 'finalized' : 'confirmed',
+        amount,
+        mint: row.mint,
+        signature,
+        payer: row.subscriber,
+        customerId: row.s_customer_id,
+        subscriptionId: row.subscription_id,
+        period: row.period,
+        slot,
+      });
+      const subscription = await this.subscriptions.recordCharge(
+        em,
+        row.merchant_id,
+        row.subscription_id,
+        { chargedAt: this.clock.now(), amount, period: row.period },
+      );
+      if (payment) {
+        const events: NewEvent[] = [{ type: 'payment.received', object: payment }];
+        if (finalized) events.push({ type: 'payment.confirmed', object: payment });
+        await this.events.recordAll(em, row.merchant_id, events);
+      }
+      if (this.chain.scheme === 'token-delegate') {
+        const left = BigInt(row.s_authorized_amount) - BigInt(row.s_charged_amount) - amount;
+        // Two periods before the approval runs out: ask the customer to re-authorise.
+        if (left >= 2n * amount && left < 3n * amount) {
+          await this.notices.approvalRunningLow(em, subscription, left / amount);
+        }
+      }
+      return true;
+    });
+    if (settled) result.succeeded++;
+  }
+
+  /**
+   * A final failure of this try: the attempt is `failed`, a failed ledger line records it, and
+   * the subscription moves (DESIGN section 8): authorisation gone -> `Completed`; insufficient
+   * funds, a frozen account or another payment failure -> `PastDue` with `failureReason` and
+   * `subscription.past_due`, and the customer is told.
+   */
+  private async fail(
+    row: AttemptRow,
+    input: ChargeInput,
+    reason: ChargeFailure,
+    message: string,
+    signature: string | null,
+    result: ChargeRunResult,
+    /** The transaction landed and failed: it can never land again, so it is not kept. */
+    landed = false,
+  ): Promise<void> {
+    const settled = await this.em.fork().transactional(async (em) => {
+      const won = await em.execute<{ id: string }[]>(
+        `UPDATE charge_attempts SET state = 'failed', failure_reason = ?, last_error = ?,
+            lease_until = NULL, updated_at = ?
+            ${landed ? ', signature = NULL, transaction = NULL, last_valid_block_height = NULL' : ''}
+          WHERE id = ? AND state IN ('pending', 'sent') RETURNING id`,
+        [reason, message.slice(0, 1000), this.clock.now(), row.id],
+      );
+      if (won.length === 0) return false;
+      await this.payments.insertIn(em, {
+        merchantId: row.merchant_id,
+        kind: 'subscription',
+        status: 'failed',
+        amount: input.amount,
+        mint: row.mint,
+        signature,
+        payer: row.subscriber,
+        customerId: row.s_customer_id,
+        subscriptionId: row.subscription_id,
+        period: row.period,
+        note: reason,
+      });
+      const action = reason === 'authorization_gone' ? 'complete' : 'chargeFailed';
+      const moved = await this.move(em, row, action, reason);
+      if (moved && action === 'chargeFailed') {
+        await this.notices.chargeFailed(em, moved, reason);
+      }
+      return true;
+    });
+    if (settled) {
+      if (reason === 'authorization_gone') result.completed++;
+      else result.failed++;
+    }
+  }
+
+  /** Its authorised term is used up: `Completed`, nothing sent. */
+  private async complete(row: AttemptRow, reason: string, result: ChargeRunResult): Promise<void> {
+    const done = await this.em.fork().transactional(async (em) => {
+      const won = await em.execute<{ id: string }[]>(
+        `UPDATE charge_attempts SET state = 'abandoned', failure_reason = ?, lease_until = NULL,
+            updated_at = ?
+          WHERE id = ? AND state = 'pending' AND signature IS NULL RETURNING id`,
+        [reason, this.clock.now(), row.id],
+      );
+      if (won.length === 0) return false;
+      await this.move(em, row, 'complete', reason);
+      return true;
+    });
+    if (done) result.completed++;
+  }
+
+  /** The subscription stopped being Active before anything was sent: nothing to charge. */
+  private async abandon(row: AttemptRow, result: ChargeRunResult): Promise<void> {
+    await this.em.fork().execute(
+      `UPDATE charge_attempts SET state = 'abandoned', lease_until = NULL, updated_at = ?
+          WHERE id = ? AND state = 'pending' AND signature IS NULL`,
+      [this.clock.now(), row.id],
+    );
+    result.abandoned++;
+  }
+
+  /** Leaves the attempt for a later run (a transient failure), keeping its state. */
+  private async defer(id: string, message: string, clearSignature: boolean): Promise<void> {
+    await this.em.fork().execute(
+      `UPDATE charge_attempts SET last_error = ?, updated_at = ?,
+          lease_until = now() + make_interval(secs => ?)
+          ${clearSignature ? `, state = 'pending', signature = NULL, transaction = NULL, last_valid_block_height = NULL` : ''}
+        WHERE id = ? AND state IN ('pending', 'sent')`,
+      [message.slice(0, 1000), this.clock.now(), TRANSIENT_RETRY_SECONDS, id],
+    );
+  }
+
+  /** Moves the subscription if it is still in a status the move starts from. */
+  private async move(
+    em: EntityManager,
+    row: AttemptRow,
+    action: 'complete' | 'chargeFailed',
+    reason: string,
+  ) {
+    try {
+      return await this.subscriptions.transition(em, row.merchant_id, row.subscription_id, action, {
+        failureReason: reason,
+      });
+    } catch (error) {
+      if (error instanceof ValidationError) return null; // paused or cancelled meanwhile
+      throw error;
+    }
+  }
+
+  /**
+   * What the subscriber's live subscriptions in this mint that are older than this one (any
+   * merchant's) still need of the shared approval: they are covered first.
+   */
+  private async reservedForEarlier(row: AttemptRow): Promise<bigint> {
+    const [reserved] = await this.em.fork().execute<{ total: string }[]>(
+      `SELECT COALESCE(SUM(GREATEST(s.authorized_amount - s.charged_amount, 0)), 0)::text AS total
+         FROM subscriptions s
+         JOIN customers c ON c.id = s.customer_id
+         JOIN plans p ON p.id = s.plan_id
+        WHERE c.wallet_address = ? AND p.mint = ? AND s.status IN ('Active', 'PastDue')
+          AND (s.created_at, s.id) < (?, ?)`,
+      [row.subscriber, row.mint, row.s_created_at, row.subscription_id],
+    );
+    return BigInt(reserved.total);
+  }
+
+  private chargeInput(row: AttemptRow): ChargeInput {
+    return {
+      chargeId: row.id,
+      subscriber: row.subscriber,
+      merchantWallet: row.merchant_wallet,
+      planId: row.s_plan_id,
+      mint: row.mint,
+      amount: BigInt(row.amount),
+    };
+  }
+}
+
+function emptyResult(): ChargeRunResult {
+  return { attempts: 0, succeeded: 0, failed: 0, completed: 0, deferred: 0, abandoned: 0 };
+}

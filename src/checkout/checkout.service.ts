@@ -1,0 +1,223 @@
+import { EntityManager } from '@mikro-orm/postgresql';
+import { Injectable } from '@nestjs/common';
+import { formatAmount } from '../common/money';
+import { ConflictError, NotFoundError, ValidationError } from '../common/errors/domain-error';
+import { ErrorCode } from '../common/errors/error-codes';
+import { AppConfig } from '../config/app-config';
+import { SubscribeService } from '../billing/subscribe.service';
+import { InvoiceNotOpenError } from '../invoices/invoices.service';
+import {
+  INVOICE_COLUMNS,
+  invoiceNumber,
+  InvoiceRow,
+  toInvoiceResponse,
+} from '../invoices/invoice.mapper';
+import { pgQuery } from '../database/pg-transaction';
+import { isoTimestamp } from '../database/sql';
+import { ChainPort } from '../solana/chain.port';
+import { planSubscribeReference } from '../solana/references';
+import type { SubscriptionStatus } from '../subscriptions/subscription-status';
+import {
+  CheckoutInvoiceResponse,
+  CheckoutPlanResponse,
+  CheckoutSubscriptionResponse,
+  TransactionRequestMetaResponse,
+  TransactionRequestResponse,
+} from './dto/checkout.response';
+
+interface CheckoutInvoiceRow extends InvoiceRow {
+  merchant_name: string;
+  merchant_wallet: string;
+}
+
+/**
+ * The public checkout API (DESIGN section 9): what a customer sees of an invoice or a plan, and
+ * the Solana Pay transaction requests their wallet calls. No API key; nothing beyond what the
+ * payer needs (no customer data, no internal memo). Rate limited per client address by the
+ * global guard.
+ */
+@Injectable()
+export class CheckoutService {
+  constructor(
+    private readonly em: EntityManager,
+    private readonly chain: ChainPort,
+    private readonly config: AppConfig,
+    private readonly subscribes: SubscribeService,
+  ) {}
+
+  get icon(): string {
+    return `${this.config.publicBaseUrl}/checkout/icon.svg`;
+  }
+
+  async invoice(id: string): Promise<CheckoutInvoiceResponse> {
+    const row = await this.invoiceRow(id);
+    const invoice = toInvoiceResponse(row, this.config.publicBaseUrl);
+    return {
+      id: invoice.id,
+      number: invoice.number,
+      status: invoice.status,
+      merchantName: row.merchant_name,
+      merchantWallet: row.merchant_wallet,
+      mint: invoice.mint,
+      lineItems: invoice.lineItems,
+      subtotal: invoice.subtotal,
+      taxBps: invoice.taxBps,
+      tax: invoice.tax,
+      total: invoice.total,
+      amountPaid: invoice.amountPaid,
+      amountDue: invoice.amountDue,
+      reference: invoice.onchainId,
+      dueDate: invoice.dueDate,
+      paidAt: invoice.paidAt,
+    };
+  }
+
+  async invoiceMeta(id: string): Promise<TransactionRequestMetaResponse> {
+    return { label: (await this.invoiceRow(id)).merchant_name, icon: this.icon };
+  }
+
+  /**
+   * The payment of what is still due, by `account`: a `transferChecked` to the merchant's
+   * token account carrying the invoice's reference (Solana Pay's layout).
+   * @throws InvoiceNotOpenError for a Paid, Cancelled or Expired invoice, or one already paid in
+   *   full and waiting for finality.
+   */
+  async invoiceTransaction(id: string, account: string): Promise<TransactionRequestResponse> {
+    const row = await this.invoiceRow(id);
+    if (row.status !== 'Open') throw new InvoiceNotOpenError(row.status);
+    const due = BigInt(row.amount_due);
+    if (due === 0n) throw new InvoiceNotOpenError('paid in full, waiting for finality');
+    const tx = await this.chain.buildInvoicePayment({
+      payer: account,
+      merchantWallet: row.merchant_wallet,
+      mint: row.mint,
+      amount: due,
+      reference: row.onchain_id,
+    });
+    return {
+      transaction: tx.transaction,
+      message: `Pay ${invoiceNumber(row.number)} to ${row.merchant_name}: ${formatAmount(due)} ${row.mint}`,
+    };
+  }
+
+  async plan(id: string): Promise<CheckoutPlanResponse> {
+    const plan = await this.subscribes.plan(id);
+    const [more] = await this.em
+      .fork()
+      .execute<{ description: string | null }[]>(`SELECT description FROM plans WHERE id = ?`, [
+        id,
+      ]);
+    const amount = BigInt(plan.amount);
+    const delegate = this.chain.scheme === 'token-delegate';
+    return {
+      id: plan.id,
+      label: plan.label,
+      description: more.description,
+      merchantName: plan.merchant_name,
+      mint: plan.mint,
+      amount: formatAmount(amount),
+      intervalSeconds: plan.interval_seconds,
+      active: plan.active,
+      authorizedAmount: delegate ? formatAmount(this.chain.subscriptionAllowance(amount)) : null,
+      authorizedPeriods: delegate
+        ? Number(this.chain.subscriptionAllowance(amount) / amount)
+        : null,
+    };
+  }
+
+  async planMeta(id: string): Promise<TransactionRequestMetaResponse> {
+    return { label: (await this.subscribes.plan(id)).label, icon: this.icon };
+  }
+
+  /**
+   * The subscribe for `account`: under the token-delegate scheme an approval of the service key
+   * for this plan's share plus what the account's other live subscriptions in the mint still
+   * need (one delegate per token account). The plan's reference rides on it, so the reconciling
+   * watcher finds it even if the page never confirms.
+   * @throws ValidationError (inactive plan); ConflictError (already subscribed, or under the
+   *   program scheme the plan is not registered on-chain yet or differs).
+   */
+  async planTransaction(id: string, account: string): Promise<TransactionRequestResponse> {
+    const plan = await this.subscribes.plan(id);
+    if (!plan.active) {
+      throw new ValidationError('Plan is not active: it accepts no new subscribers', [
+        { field: 'planId', message: 'is not active' },
+      ]);
+    }
+    const [live] = await this.em.fork().execute<{ id: string }[]>(
+      `SELECT s.id FROM subscriptions s JOIN customers c ON c.id = s.customer_id
+        WHERE s.plan_id = ? AND c.wallet_address = ? AND s.status IN ('Active', 'PastDue')`,
+      [id, account],
+    );
+    if (live) throw new ConflictError('This wallet already has a live subscription to the plan');
+    await this.subscribes.watch(plan);
+    const amount = BigInt(plan.amount);
+    const tx = await this.chain.buildSubscribe({
+      subscriber: account,
+      merchantWallet: plan.merchant_wallet,
+      planId: plan.id,
+      mint: plan.mint,
+      amount,
+      periodHours: plan.interval_seconds / 3600,
+      reference: planSubscribeReference(plan.id),
+      otherSubscriptionsAllowance: await this.subscribes.reserved(account, plan.mint, plan.id),
+    });
+    return {
+      transaction: tx.transaction,
+      message: `Subscribe to ${plan.label} (${plan.merchant_name}): ${formatAmount(amount)} ${plan.mint} every ${everyText(plan.interval_seconds)}`,
+    };
+  }
+
+  /** Confirms a signed subscribe (see `SubscribeService.confirm`). */
+  async confirm(planId: string, signature: string): Promise<CheckoutSubscriptionResponse> {
+    const confirmed = await this.subscribes.confirm(planId, signature);
+    const [row] = await this.em.fork().execute<
+      {
+        id: string;
+        plan_id: string;
+        status: SubscriptionStatus;
+        wallet_address: string;
+        current_period_end: string | null;
+        last_charge_at: string | null;
+        failure_reason: string | null;
+      }[]
+    >(
+      `SELECT s.id, s.plan_id, s.status, c.wallet_address,
+              ${isoTimestamp('s.current_period_end', 'current_period_end')},
+              ${isoTimestamp('s.last_charge_at', 'last_charge_at')}, s.failure_reason
+         FROM subscriptions s JOIN customers c ON c.id = s.customer_id WHERE s.id = ?`,
+      [confirmed.subscriptionId],
+    );
+    return {
+      id: row.id,
+      planId: row.plan_id,
+      status: row.status,
+      walletAddress: row.wallet_address,
+      currentPeriodEnd: row.current_period_end,
+      lastChargeAt: row.last_charge_at,
+      failureReason: row.failure_reason,
+      created: confirmed.created,
+    };
+  }
+
+  private async invoiceRow(id: string): Promise<CheckoutInvoiceRow> {
+    const [row] = await pgQuery<CheckoutInvoiceRow[]>(
+      this.em,
+      `SELECT ${INVOICE_COLUMNS}, m.name AS merchant_name, m.wallet_address AS merchant_wallet
+         FROM invoices i JOIN merchants m ON m.id = i.merchant_id WHERE i.id = ?`,
+      [id],
+    );
+    if (!row) throw new NotFoundError('Invoice', ErrorCode.INVOICE_NOT_FOUND);
+    return row;
+  }
+}
+
+/** "30 days", "1 day", "12 hours". */
+export function everyText(seconds: number): string {
+  if (seconds % 86_400 === 0) {
+    const days = seconds / 86_400;
+    return days === 1 ? 'day' : `${days} days`;
+  }
+  const hours = seconds / 3600;
+  return hours === 1 ? 'hour' : `${hours} hours`;
+}

@@ -1,0 +1,98 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { INVOICE_STATUSES, type InvoiceStatus } from '../../invoices/invoice-status';
+import { LineItemResponse } from '../../invoices/dto/invoice.response';
+import { MINT_SYMBOLS, type MintSymbol } from '../../solana/mints';
+import {
+  SUBSCRIPTION_STATUSES,
+  type SubscriptionStatus,
+} from '../../subscriptions/subscription-status';
+
+/** Solana Pay transaction request, GET: what the wallet shows before asking for the account. */
+export class TransactionRequestMetaResponse {
+  /** The merchant (invoices) or the plan (plans). @example "Acme" */
+  label!: string;
+  /** An absolute URL of an SVG icon. @example "https://billing.example.com/checkout/icon.svg" */
+  icon!: string;
+}
+
+/** Solana Pay transaction request, POST: the transaction for the account to sign. */
+export class TransactionRequestResponse {
+  /** Base64 of the serialized transaction, unsigned, fee payer = the account. */
+  transaction!: string;
+  /** What the wallet shows. @example "Pay INV-000042 to Acme: 10.5 USDC" */
+  message!: string;
+}
+
+/** An invoice as its payer may see it: no customer data, no internal memo. */
+export class CheckoutInvoiceResponse {
+  id!: string;
+  /** @example "INV-000042" */
+  number!: string;
+  @ApiProperty({ enum: INVOICE_STATUSES })
+  status!: InvoiceStatus;
+  /** @example "Acme" */
+  merchantName!: string;
+  /** The merchant's wallet, which receives the payment. */
+  merchantWallet!: string;
+  @ApiProperty({ enum: MINT_SYMBOLS })
+  mint!: MintSymbol;
+  lineItems!: LineItemResponse[];
+  /** @example "10" */
+  subtotal!: string;
+  /** @example 500 */
+  taxBps!: number;
+  /** @example "0.5" */
+  tax!: string;
+  /** @example "10.5" */
+  total!: string;
+  /** @example "0" */
+  amountPaid!: string;
+  /** @example "10.5" */
+  amountDue!: string;
+  /** The reference key a payment carries (base58). */
+  reference!: string;
+  dueDate!: string | null;
+  paidAt!: string | null;
+}
+
+/** A plan as a prospective subscriber may see it. */
+export class CheckoutPlanResponse {
+  id!: string;
+  /** @example "Pro monthly" */
+  label!: string;
+  description!: string | null;
+  /** @example "Acme" */
+  merchantName!: string;
+  @ApiProperty({ enum: MINT_SYMBOLS })
+  mint!: MintSymbol;
+  /** Charged every interval. @example "9.99" */
+  amount!: string;
+  /** @example 2592000 */
+  intervalSeconds!: number;
+  /** `false`: no new subscribers. */
+  active!: boolean;
+  /**
+   * What the subscribe authorises the service to pull from the subscriber's token account for
+   * this plan, in total (token-delegate scheme: amount x periods); null under the program scheme,
+   * where the program enforces the amount per period.
+   * @example "119.88"
+   */
+  authorizedAmount!: string | null;
+  /** How many periods that covers. @example 12 */
+  authorizedPeriods!: number | null;
+}
+
+/** A subscription as its subscriber may see it. */
+export class CheckoutSubscriptionResponse {
+  id!: string;
+  planId!: string;
+  @ApiProperty({ enum: SUBSCRIPTION_STATUSES })
+  status!: SubscriptionStatus;
+  /** The subscriber's wallet. */
+  walletAddress!: string;
+  currentPeriodEnd!: string | null;
+  lastChargeAt!: string | null;
+  failureReason!: string | null;
+  /** Whether this request created it (false: it existed). */
+  created!: boolean;
+}

@@ -1,0 +1,74 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { MINT_SYMBOLS, type MintSymbol } from '../../solana/mints';
+import {
+  PAYMENT_KINDS,
+  PAYMENT_STATUSES,
+  type PaymentKind,
+  type PaymentStatus,
+} from '../entities/payment.entity';
+
+/** One line of the payments ledger: an invoice payment or a subscription charge. */
+export class PaymentResponse {
+  /** @example "0b7d3c1e-8f2a-4c5d-9e6f-1a2b3c4d5e6f" */
+  id!: string;
+
+  /** `invoice`: a transfer found on-chain carrying an invoice's reference; `subscription`: a charge. @example "subscription" */
+  @ApiProperty({ enum: PAYMENT_KINDS })
+  kind!: PaymentKind;
+
+  /**
+   * `confirmed`: seen on-chain; `finalized`: irreversible; `failed`: a charge that moved nothing
+   * (`note` says why).
+   * @example "finalized"
+   */
+  @ApiProperty({ enum: PAYMENT_STATUSES })
+  status!: PaymentStatus;
+
+  /** Decimal string. @example "9.99" */
+  amount!: string;
+
+  /** What it brought beyond the invoice's total (an overpayment); "0" otherwise. @example "0" */
+  excess!: string;
+
+  /** @example "USDC" */
+  @ApiProperty({ enum: MINT_SYMBOLS })
+  mint!: MintSymbol;
+
+  /** The transaction; null for a charge refused before anything was signed. @example "5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW" */
+  signature!: string | null;
+
+  /** The paying wallet. @example "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin" */
+  payer!: string | null;
+
+  /** @example null */
+  invoiceId!: string | null;
+
+  /** @example "c4f1e2d3-b4a5-4968-8776-5a4b3c2d1e0f" */
+  subscriptionId!: string | null;
+
+  /** The subscription period a charge paid for (1 = the first). @example 1 */
+  period!: number | null;
+
+  /** @example "3f1c2a9e-5b0d-4a51-9c43-0c8a8f6a2b7e" */
+  customerId!: string | null;
+
+  /**
+   * Invoice payments: `invoice_not_open` when the invoice was already Paid, Cancelled or
+   * Expired (recorded, reported, never lost). Failed charges: why (`insufficient_funds`,
+   * `authorization_gone`, `account_frozen`).
+   * @example null
+   */
+  note!: string | null;
+
+  /** The slot it landed in. @example 351234567 */
+  slot!: number | null;
+
+  /** ISO 8601 UTC. @example "2026-11-24T10:15:30.123Z" */
+  createdAt!: string;
+
+  /** When it was seen finalized. @example "2026-11-24T10:15:33.523Z" */
+  finalizedAt!: string | null;
+
+  /** ISO 8601 UTC. @example "2026-11-24T10:15:33.523Z" */
+  updatedAt!: string;
+}
