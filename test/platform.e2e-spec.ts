@@ -88,6 +88,16 @@ describe('Platform: health, request ids, docs', () => {
           'POST /api/subscriptions/{id}/pause',
           'POST /api/subscriptions/{id}/resume',
           'POST /api/subscriptions/{id}/cancel',
+          'GET /api/payments',
+          'POST /api/dev/billing/run',
+          'GET /api/checkout/invoices/{id}',
+          'GET /api/checkout/invoices/{id}/transaction',
+          'POST /api/checkout/invoices/{id}/transaction',
+          'GET /api/checkout/plans/{id}',
+          'GET /api/checkout/plans/{id}/transaction',
+          'POST /api/checkout/plans/{id}/transaction',
+          'POST /api/checkout/plans/{id}/confirm',
+          'GET /checkout/icon.svg',
           'GET /api/settings/api-keys',
           'POST /api/settings/api-keys',
           'DELETE /api/settings/api-keys/{id}',
@@ -152,7 +162,7 @@ describe('Platform: health, request ids, docs', () => {
       expect(JSON.stringify(doc)).not.toMatch(/"type":"number"/);
     });
 
-    it('marks every /api operation with bearer security and documents 401 with an example', () => {
+    it('marks every /api operation but the public checkout with bearer security and documents 401', () => {
       expect(doc.components.securitySchemes.bearer).toMatchObject({
         type: 'http',
         scheme: 'bearer',
@@ -160,6 +170,10 @@ describe('Platform: health, request ids, docs', () => {
       for (const [path, methods] of Object.entries(doc.paths)) {
         for (const op of Object.values(methods)) {
           if (!path.startsWith('/api/')) continue;
+          if (path.startsWith('/api/checkout/')) {
+            expect(op.security).toBeUndefined(); // public: no API key
+            continue;
+          }
           expect(op.security).toEqual([{ bearer: [] }]);
           expect(JSON.stringify(op.responses['401'])).toContain('UNAUTHORIZED');
         }

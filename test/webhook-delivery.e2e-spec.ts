@@ -381,6 +381,8 @@ describe('Webhook delivery across restarts and instances', () => {
     });
     try {
       expect(worker.app.get(SchedulerRegistry).getIntervals().sort()).toEqual([
+        'billing.charge-run',
+        'billing.watch',
         'email-delivery',
         'idempotency-purge',
         'webhook-delivery',

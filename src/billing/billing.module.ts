@@ -7,6 +7,7 @@ import { SubscriptionsModule } from '../subscriptions/subscriptions.module';
 import { BillingNotices } from './billing-notices';
 import { BillingService } from './billing.service';
 import { ChargeRunService } from './charge-run.service';
+import { ChargeSettlement } from './charge-settlement';
 import { InvoiceWatcherService } from './invoice-watcher.service';
 import { SubscribeService } from './subscribe.service';
 
@@ -20,6 +21,7 @@ import { SubscribeService } from './subscribe.service';
     BillingNotices,
     BillingService,
     ChargeRunService,
+    ChargeSettlement,
     InvoiceWatcherService,
     SubscribeService,
   ],

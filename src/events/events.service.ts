@@ -1,6 +1,7 @@
 import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
+import { orderedUuid } from './event-ids';
 import { Clock } from '../common/clock';
 import { NotFoundError, ValidationError } from '../common/errors/domain-error';
 import { isoTimestamp } from '../database/sql';
@@ -95,9 +96,10 @@ export class EventsService {
     if (events.length === 0) throw new Error('EventsService.recordAll needs an event');
     const now = this.clock.now();
     const createdAt = now.toISOString();
-    // One timestamp for the batch; ids that ascend within it, so the list's order
-    // (created_at, id) keeps the events in the order they happened.
-    const rowIds = events.map(() => randomUUID()).sort();
+    // One timestamp for the batch; ids that ascend across everything this process records
+    // (`orderedUuid`), so the list's order (created_at, id) keeps events of one domain time in
+    // the order they happened, within a batch and across batches of one transaction.
+    const rowIds = events.map(() => orderedUuid());
     const ids: string[] = [];
     const eventParams: unknown[] = [];
     const deliveryParams: unknown[] = [];

@@ -1,0 +1,242 @@
+import { EntityManager } from '@mikro-orm/postgresql';
+import { Injectable } from '@nestjs/common';
+import { Clock } from '../common/clock';
+import { ValidationError } from '../common/errors/domain-error';
+import { EventsService, NewEvent } from '../events/events.service';
+import { PaymentsService } from '../payments/payments.service';
+import { ChainPort, ChargeFailure, ChargeInput } from '../solana/chain.port';
+import type { MintSymbol } from '../solana/mints';
+import { SubscriptionsService } from '../subscriptions/subscriptions.service';
+import { BillingNotices } from './billing-notices';
+import type { ChargeAttemptState } from './entities/charge-attempt.entity';
+
+/** What one charge run did. */
+export interface ChargeRunResult {
+  /** Attempts taken up (new periods claimed and stale attempts resumed). */
+  attempts: number;
+  succeeded: number;
+  /** Charges that failed: the subscription is PastDue. */
+  failed: number;
+  /** Subscriptions completed: authorisation gone, or their authorised term used up. */
+  completed: number;
+  /** Attempts left for a later run: a transient failure, or an outcome not known yet. */
+  deferred: number;
+  /** Attempts dropped because the subscription stopped being Active before anything was sent. */
+  abandoned: number;
+}
+
+export function emptyResult(): ChargeRunResult {
+  return { attempts: 0, succeeded: 0, failed: 0, completed: 0, deferred: 0, abandoned: 0 };
+}
+
+/** An attempt with everything its charge needs, read in one query. */
+export interface AttemptRow {
+  id: string;
+  merchant_id: string;
+  subscription_id: string;
+  period: number;
+  amount: string;
+  mint: MintSymbol;
+  state: ChargeAttemptState;
+  signature: string | null;
+  transaction: string | null;
+  last_valid_block_height: string | null;
+  s_status: string;
+  s_customer_id: string;
+  s_plan_id: string;
+  s_authorized_amount: string;
+  s_charged_amount: string;
+  s_created_at: Date;
+  subscriber: string;
+  merchant_wallet: string;
+}
+
+export const ATTEMPT_SELECT = `SELECT a.id, a.merchant_id, a.subscription_id, a.period, a.amount::text AS amount,
+    a.mint, a.state, a.signature, a.transaction, a.last_valid_block_height::text AS last_valid_block_height,
+    s.status AS s_status, s.customer_id AS s_customer_id, s.plan_id AS s_plan_id,
+    s.authorized_amount::text AS s_authorized_amount, s.charged_amount::text AS s_charged_amount,
+    s.created_at AS s_created_at, c.wallet_address AS subscriber, m.wallet_address AS merchant_wallet
+  FROM charge_attempts a
+  JOIN subscriptions s ON s.id = a.subscription_id
+  JOIN customers c ON c.id = s.customer_id
+  JOIN merchants m ON m.id = a.merchant_id`;
+
+/** How long a transiently failed attempt waits before a run takes it up again (seconds). */
+const TRANSIENT_RETRY_SECONDS = 20;
+
+/**
+ * Applies a charge attempt's outcome, each in one short transaction of its own (never across an
+ * RPC call): the attempt row moves only from an open state (compare-and-set), so when two
+ * instances settle one attempt only the first writes the ledger line, the subscription's move
+ * and the events.
+ */
+@Injectable()
+export class ChargeSettlement {
+  constructor(
+    private readonly em: EntityManager,
+    private readonly chain: ChainPort,
+    private readonly clock: Clock,
+    private readonly events: EventsService,
+    private readonly payments: PaymentsService,
+    private readonly subscriptions: SubscriptionsService,
+    private readonly notices: BillingNotices,
+  ) {}
+
+  /** The money moved: attempt, ledger, subscription and events in one transaction. */
+  async succeed(
+    row: AttemptRow,
+    signature: string,
+    slot: number,
+    finalized: boolean,
+    result: ChargeRunResult,
+  ): Promise<void> {
+    const settled = await this.em.fork().transactional(async (em) => {
+      const won = await em.execute<{ id: string }[]>(
+        `UPDATE charge_attempts SET state = 'succeeded', lease_until = NULL, last_error = NULL,
+            updated_at = ?
+          WHERE id = ? AND state IN ('pending', 'sent') RETURNING id`,
+        [this.clock.now(), row.id],
+      );
+      if (won.length === 0) return false; // another instance settled it
+      const amount = BigInt(row.amount);
+      const payment = await this.payments.insertIn(em, {
+        merchantId: row.merchant_id,
+        kind: 'subscription',
+        status: finalized ? 'finalized' : 'confirmed',
+        amount,
+        mint: row.mint,
+        signature,
+        payer: row.subscriber,
+        customerId: row.s_customer_id,
+        subscriptionId: row.subscription_id,
+        period: row.period,
+        slot,
+      });
+      const subscription = await this.subscriptions.recordCharge(
+        em,
+        row.merchant_id,
+        row.subscription_id,
+        { chargedAt: this.clock.now(), amount, period: row.period },
+      );
+      if (payment) {
+        const events: NewEvent[] = [{ type: 'payment.received', object: payment }];
+        if (finalized) events.push({ type: 'payment.confirmed', object: payment });
+        await this.events.recordAll(em, row.merchant_id, events);
+      }
+      if (this.chain.scheme === 'token-delegate') {
+        const left = BigInt(row.s_authorized_amount) - BigInt(row.s_charged_amount) - amount;
+        // Two periods before the approval runs out: ask the customer to re-authorise.
+        if (left >= 2n * amount && left < 3n * amount) {
+          await this.notices.approvalRunningLow(em, subscription, left / amount);
+        }
+      }
+      return true;
+    });
+    if (settled) result.succeeded++;
+  }
+
+  /**
+   * A final failure of this try: the attempt is `failed`, a failed ledger line records it, and
+   * the subscription moves (DESIGN section 8): authorisation gone -> `Completed`; insufficient
+   * funds, a frozen account or another payment failure -> `PastDue` with `failureReason` and
+   * `subscription.past_due`, and the customer is told.
+   */
+  async fail(
+    row: AttemptRow,
+    input: ChargeInput,
+    reason: ChargeFailure,
+    message: string,
+    signature: string | null,
+    result: ChargeRunResult,
+    /** The transaction landed and failed: it can never land again, so it is not kept. */
+    landed = false,
+  ): Promise<void> {
+    const settled = await this.em.fork().transactional(async (em) => {
+      const won = await em.execute<{ id: string }[]>(
+        `UPDATE charge_attempts SET state = 'failed', failure_reason = ?, last_error = ?,
+            lease_until = NULL, updated_at = ?
+            ${landed ? ', signature = NULL, transaction = NULL, last_valid_block_height = NULL' : ''}
+          WHERE id = ? AND state IN ('pending', 'sent') RETURNING id`,
+        [reason, message.slice(0, 1000), this.clock.now(), row.id],
+      );
+      if (won.length === 0) return false;
+      await this.payments.insertIn(em, {
+        merchantId: row.merchant_id,
+        kind: 'subscription',
+        status: 'failed',
+        amount: input.amount,
+        mint: row.mint,
+        signature,
+        payer: row.subscriber,
+        customerId: row.s_customer_id,
+        subscriptionId: row.subscription_id,
+        period: row.period,
+        note: reason,
+      });
+      const action = reason === 'authorization_gone' ? 'complete' : 'chargeFailed';
+      const moved = await this.move(em, row, action, reason);
+      if (moved && action === 'chargeFailed') {
+        await this.notices.chargeFailed(em, moved, reason);
+      }
+      return true;
+    });
+    if (settled) {
+      if (reason === 'authorization_gone') result.completed++;
+      else result.failed++;
+    }
+  }
+
+  /** Its authorised term is used up: `Completed`, nothing sent. */
+  async complete(row: AttemptRow, reason: string, result: ChargeRunResult): Promise<void> {
+    const done = await this.em.fork().transactional(async (em) => {
+      const won = await em.execute<{ id: string }[]>(
+        `UPDATE charge_attempts SET state = 'abandoned', failure_reason = ?, lease_until = NULL,
+            updated_at = ?
+          WHERE id = ? AND state = 'pending' AND signature IS NULL RETURNING id`,
+        [reason, this.clock.now(), row.id],
+      );
+      if (won.length === 0) return false;
+      await this.move(em, row, 'complete', reason);
+      return true;
+    });
+    if (done) result.completed++;
+  }
+
+  /** The subscription stopped being Active before anything was sent: nothing to charge. */
+  async abandon(row: AttemptRow, result: ChargeRunResult): Promise<void> {
+    await this.em.fork().execute(
+      `UPDATE charge_attempts SET state = 'abandoned', lease_until = NULL, updated_at = ?
+          WHERE id = ? AND state = 'pending' AND signature IS NULL`,
+      [this.clock.now(), row.id],
+    );
+    result.abandoned++;
+  }
+
+  /** Leaves the attempt for a later run (a transient failure), keeping its state. */
+  async defer(id: string, message: string, clearSignature: boolean): Promise<void> {
+    await this.em.fork().execute(
+      `UPDATE charge_attempts SET last_error = ?, updated_at = ?,
+          lease_until = now() + make_interval(secs => ?)
+          ${clearSignature ? `, state = 'pending', signature = NULL, transaction = NULL, last_valid_block_height = NULL` : ''}
+        WHERE id = ? AND state IN ('pending', 'sent')`,
+      [message.slice(0, 1000), this.clock.now(), TRANSIENT_RETRY_SECONDS, id],
+    );
+  }
+
+  /** Moves the subscription if it is still in a status the move starts from. */
+  private async move(
+    em: EntityManager,
+    row: AttemptRow,
+    action: 'complete' | 'chargeFailed',
+    reason: string,
+  ) {
+    try {
+      return await this.subscriptions.transition(em, row.merchant_id, row.subscription_id, action, {
+        failureReason: reason,
+      });
+    } catch (error) {
+      if (error instanceof ValidationError) return null; // paused or cancelled meanwhile
+      throw error;
+    }
+  }
+}
