@@ -2,12 +2,7 @@ import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../common/clock';
 import { AppConfig } from '../config/app-config';
-import {
-  ChainPort,
-  ChargeFailedError,
-  ChargeInput,
-  TxOutcome,
-} from '../solana/chain.port';
+import { ChainPort, ChargeFailedError, ChargeInput, TxOutcome } from '../solana/chain.port';
 import {
   ATTEMPT_SELECT,
   AttemptRow,
@@ -16,6 +11,7 @@ import {
   emptyResult,
 } from './charge-settlement';
 import { mapWithConcurrency } from './concurrency';
+import { reservedAllowance } from './reserved-allowance';
 
 export type { ChargeRunResult } from './charge-settlement';
 
@@ -180,7 +176,7 @@ export class ChargeRunService {
     if (this.chain.scheme === 'token-delegate') {
       const left = BigInt(row.s_authorized_amount) - BigInt(row.s_charged_amount);
       if (left < BigInt(row.amount)) return this.settlement.complete(row, 'term_ended', result);
-      input.reservedForEarlier = await this.reservedForEarlier(row);
+      input.reservedForEarlier = () => this.reservedForEarlier(row);
     }
 
     // 4. Sign; a charge the accounts already doom is not sent.
@@ -281,17 +277,10 @@ export class ChargeRunService {
    * What the subscriber's live subscriptions in this mint that are older than this one (any
    * merchant's) still need of the shared approval: they are covered first.
    */
-  private async reservedForEarlier(row: AttemptRow): Promise<bigint> {
-    const [reserved] = await this.em.fork().execute<{ total: string }[]>(
-      `SELECT COALESCE(SUM(GREATEST(s.authorized_amount - s.charged_amount, 0)), 0)::text AS total
-         FROM subscriptions s
-         JOIN customers c ON c.id = s.customer_id
-         JOIN plans p ON p.id = s.plan_id
-        WHERE c.wallet_address = ? AND p.mint = ? AND s.status IN ('Active', 'PastDue')
-          AND (s.created_at, s.id) < (?, ?)`,
-      [row.subscriber, row.mint, row.s_created_at, row.subscription_id],
-    );
-    return BigInt(reserved.total);
+  private reservedForEarlier(row: AttemptRow): Promise<bigint> {
+    return reservedAllowance(this.em, row.subscriber, row.mint, {
+      before: { createdAt: row.s_created_at, id: row.subscription_id },
+    });
   }
 
   private chargeInput(row: AttemptRow): ChargeInput {

@@ -12,6 +12,7 @@ import type { MintSymbol } from '../solana/mints';
 import { planSubscribeReference } from '../solana/references';
 import { SubscriptionsService } from '../subscriptions/subscriptions.service';
 import { ChargeRunService, ChargeRunResult } from './charge-run.service';
+import { reservedAllowance } from './reserved-allowance';
 
 /** A plan with what a subscribe needs of its merchant. */
 export interface PlanTerms {
@@ -70,17 +71,8 @@ export class SubscribeService {
    * What the wallet's live subscriptions in `mint` (any merchant's) still need of a shared
    * approval, leaving out its live subscription to `exceptPlanId`.
    */
-  async reserved(wallet: string, mint: string, exceptPlanId?: string): Promise<bigint> {
-    const [row] = await this.em.fork().execute<{ total: string }[]>(
-      `SELECT COALESCE(SUM(GREATEST(s.authorized_amount - s.charged_amount, 0)), 0)::text AS total
-         FROM subscriptions s
-         JOIN customers c ON c.id = s.customer_id
-         JOIN plans p ON p.id = s.plan_id
-        WHERE c.wallet_address = ? AND p.mint = ? AND s.status IN ('Active', 'PastDue')
-          AND s.plan_id IS DISTINCT FROM ?`,
-      [wallet, mint, exceptPlanId ?? null],
-    );
-    return BigInt(row.total);
+  reserved(wallet: string, mint: string, exceptPlanId?: string): Promise<bigint> {
+    return reservedAllowance(this.em, wallet, mint, { exceptPlanId });
   }
 
   /** The reconciling watcher starts following a plan's subscribes (its checkout was opened). */

@@ -90,9 +90,10 @@ export interface ChargeInput {
   /**
    * Token-delegate scheme: what the subscriber's earlier live subscriptions in this mint still
    * need of the shared approval. They are covered first: an approval too small for all of them
-   * ends exactly the newest ones it can no longer cover. Default 0.
+   * ends exactly the newest ones it can no longer cover. Default 0. A function is called after
+   * the token account was read, so charges landing meanwhile can only make it smaller.
    */
-  reservedForEarlier?: bigint;
+  reservedForEarlier?: bigint | (() => Promise<bigint>);
 }
 
 /**
@@ -314,4 +315,10 @@ export abstract class ChainPort {
     planId: string,
     subscriber: string,
   ): Promise<ProgramSubscriptionState | null>;
+}
+
+/** `ChargeInput.reservedForEarlier`, resolved (call after reading the token account). */
+export async function reservedOf(input: ChargeInput): Promise<bigint> {
+  const reserved = input.reservedForEarlier;
+  return typeof reserved === 'function' ? reserved() : (reserved ?? 0n);
 }

@@ -89,10 +89,7 @@ export class PaymentScanner {
   }
 
   /** The signatures naming `address` after `cursor`, oldest first (paged newest to oldest). */
-  async signaturesAfter(
-    address: string,
-    cursor: string | null,
-  ): Promise<ConfirmedSignatureInfo[]> {
+  async signaturesAfter(address: string, cursor: string | null): Promise<ConfirmedSignatureInfo[]> {
     const key = new PublicKey(address);
     const all: ConfirmedSignatureInfo[] = [];
     let before: string | undefined;

@@ -17,6 +17,7 @@ import {
   ChainTransaction,
   ChargeFailure,
   ChargeInput,
+  reservedOf,
   InvoicePaymentInput,
   InvoiceRegistrationInput,
   PaymentScan,
@@ -302,7 +303,7 @@ export class RpcChainAdapter extends ChainPort {
       tokenAccountState(destination, destinationInfo, program, service),
       input.amount,
       this.scheme === 'token-delegate',
-      input.reservedForEarlier ?? 0n,
+      await reservedOf(input),
     );
     return doomed?.reason ?? this.subscriptions.classifyProgramError(input, error);
   }

@@ -6,6 +6,7 @@ import {
 import { PublicKey, TransactionInstruction } from '@solana/web3.js';
 import {
   ChargeFailedError,
+  reservedOf,
   ChargeFailure,
   ChargeInput,
   PlanRegistrationInput,
@@ -99,7 +100,7 @@ export class TokenDelegateScheme implements SubscriptionScheme {
     return Promise.resolve([memo(`revoke:v1:${input.planId}`), instruction]);
   }
 
-  charge(
+  async charge(
     input: ChargeInput,
     mint: ResolvedMint,
     accounts: ChargeAccounts,
@@ -118,15 +119,9 @@ export class TokenDelegateScheme implements SubscriptionScheme {
       program,
       service,
     );
-    const doomed = doomedCharge(
-      source,
-      destination,
-      input.amount,
-      true,
-      input.reservedForEarlier ?? 0n,
-    );
+    const doomed = doomedCharge(source, destination, input.amount, true, await reservedOf(input));
     if (doomed) throw new ChargeFailedError(doomed.reason, doomed.message);
-    return Promise.resolve([
+    return [
       createTransferCheckedInstruction(
         new PublicKey(accounts.source.address),
         new PublicKey(mint.address),
@@ -137,7 +132,7 @@ export class TokenDelegateScheme implements SubscriptionScheme {
         [],
         program,
       ),
-    ]);
+    ];
   }
 
   /** The account states explain every refusal of a plain transfer; anything else may pass. */
