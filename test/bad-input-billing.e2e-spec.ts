@@ -1,4 +1,5 @@
 import { EntityManager } from '@mikro-orm/postgresql';
+import bs58 from 'bs58';
 import { SubscriptionsService } from '../src/subscriptions/subscriptions.service';
 import { BadInput, badInputFailures, tablesSnapshot } from './helpers/bad-input';
 import { createTestApp, randomWallet, TestApp, TestMerchant } from './helpers/test-app';
@@ -6,10 +7,12 @@ import { createTestApp, randomWallet, TestApp, TestMerchant } from './helpers/te
 const WALLET = '9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin';
 const long = (n: number) => 'x'.repeat(n);
 const V = { status: 400, code: 'VALIDATION_ERROR' } as const;
+const ZERO = '00000000-0000-4000-8000-000000000000';
 
 interface Ids {
   plan: string;
   otherPlan: string;
+  inactivePlan: string;
   invoice: string;
   voidInvoice: string;
   otherInvoice: string;
@@ -71,6 +74,7 @@ function table(ids: Ids): BadInput[] {
   });
   const NF = [404, 'NOT_FOUND'] as const;
   const INF = [404, 'INVOICE_NOT_FOUND'] as const;
+  const QV = (field: string) => [400, 'VALIDATION_ERROR', field] as const;
   return [
     // POST /api/plans
     plans('missing label', { mint: 'USDC', amount: '1', intervalSeconds: 86_400 }, 'label'),
@@ -256,6 +260,95 @@ function table(ids: Ids): BadInput[] {
       `/api/subscriptions/${ids.otherSub}/cancel`,
       ...NF,
     ),
+    // The payments ledger
+    get('payments: invoiceId not a UUID', '/api/payments?invoiceId=INV-1', ...QV('invoiceId')),
+    get('payments: unknown status', '/api/payments?status=paid', ...QV('status')),
+    get('payments: unknown query parameter', '/api/payments?limit=5', ...QV('limit')),
+    // The public checkout API
+    get('checkout invoice: malformed id', '/api/checkout/invoices/x', ...INF),
+    get(
+      'checkout invoice request: unknown id',
+      `/api/checkout/invoices/${ZERO}/transaction`,
+      ...INF,
+    ),
+    post(
+      'checkout invoice pay: no account',
+      `/api/checkout/invoices/${ids.invoice}/transaction`,
+      {},
+      'account',
+    ),
+    post(
+      'checkout invoice pay: account not base58',
+      `/api/checkout/invoices/${ids.invoice}/transaction`,
+      { account: '0OIl'.repeat(10) },
+      'account',
+    ),
+    post(
+      'checkout invoice pay: account of 31 bytes',
+      `/api/checkout/invoices/${ids.invoice}/transaction`,
+      { account: bs58.encode(Buffer.alloc(31, 7)) },
+      'account',
+    ),
+    post(
+      'checkout invoice pay: unknown field',
+      `/api/checkout/invoices/${ids.invoice}/transaction`,
+      { account: WALLET, amount: '1' },
+      'amount',
+    ),
+    {
+      ...post(
+        'checkout invoice pay: a voided invoice',
+        `/api/checkout/invoices/${ids.voidInvoice}/transaction`,
+        { account: WALLET },
+      ),
+      status: 400,
+      code: 'INVOICE_NOT_OPEN',
+    },
+    get('checkout plan: malformed id', '/api/checkout/plans/plan_1', ...NF),
+    get('checkout plan request: unknown id', `/api/checkout/plans/${ZERO}/transaction`, ...NF),
+    post(
+      'checkout subscribe: an inactive plan',
+      `/api/checkout/plans/${ids.inactivePlan}/transaction`,
+      { account: WALLET },
+      'planId',
+    ),
+    post(
+      'checkout subscribe: account an array',
+      `/api/checkout/plans/${ids.plan}/transaction`,
+      { account: [WALLET] },
+      'account',
+    ),
+    post(
+      'checkout confirm: no signature',
+      `/api/checkout/plans/${ids.plan}/confirm`,
+      {},
+      'signature',
+    ),
+    post(
+      'checkout confirm: signature a number',
+      `/api/checkout/plans/${ids.plan}/confirm`,
+      { signature: 5 },
+      'signature',
+    ),
+    post(
+      'checkout confirm: signature of 65 bytes',
+      `/api/checkout/plans/${ids.plan}/confirm`,
+      { signature: 'z'.repeat(88) },
+      'signature',
+    ),
+    post(
+      'checkout confirm: a signature the chain never saw',
+      `/api/checkout/plans/${ids.plan}/confirm`,
+      { signature: '1'.repeat(64) },
+      'signature',
+    ),
+    {
+      ...post('checkout confirm: unknown plan', `/api/checkout/plans/${ZERO}/confirm`, {
+        signature: '1'.repeat(64),
+      }),
+      ...{ status: 404, code: 'NOT_FOUND' },
+    },
+    post('dev billing run: with a body', '/api/dev/billing/run', { now: true }, 'now'),
     // The Idempotency-Key header
     {
       ...invoices('Idempotency-Key of 256 characters', invoice()),
@@ -304,6 +397,7 @@ describe('Bad input: plans, invoices, subscriptions', () => {
     ids = {
       plan: planId,
       otherPlan,
+      inactivePlan: await makePlan(m),
       invoice: await makeInvoice(m),
       voidInvoice: await makeInvoice(m),
       otherInvoice: await makeInvoice(other),
@@ -313,6 +407,11 @@ describe('Bad input: plans, invoices, subscriptions', () => {
     };
     await t.http.post(`/api/invoices/${ids.voidInvoice}/void`).set(m.auth).expect(200);
     await t.http.post(`/api/subscriptions/${ids.cancelledSub}/cancel`).set(m.auth).expect(200);
+    await t.http
+      .patch(`/api/plans/${ids.inactivePlan}`)
+      .set(m.auth)
+      .send({ active: false })
+      .expect(200);
   });
   afterAll(() => t.close());
 
@@ -326,6 +425,9 @@ describe('Bad input: plans, invoices, subscriptions', () => {
       events: 'events',
       email_outbox: 'email_outbox',
       idempotency_keys: 'idempotency_keys',
+      payments: 'payments',
+      charge_attempts: 'charge_attempts',
+      chain_cursors: '(SELECT address AS id, cursor FROM chain_cursors)',
     });
 
   it('has at least 40 cases', () => {

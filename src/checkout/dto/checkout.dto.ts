@@ -1,4 +1,5 @@
-import { IsString, Matches } from 'class-validator';
+import bs58 from 'bs58';
+import { IsString, ValidateBy } from 'class-validator';
 import { IsSolanaAddress } from '../../common/validators/solana-address';
 
 /** Solana Pay transaction request body: the wallet that will sign. */
@@ -14,6 +15,22 @@ export class ConfirmSubscribeDto {
    * @example "5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW"
    */
   @IsString()
-  @Matches(/^[1-9A-HJ-NP-Za-km-z]{64,88}$/, { message: 'must be a base58 transaction signature' })
+  @ValidateBy({
+    name: 'isTransactionSignature',
+    validator: {
+      validate: isTransactionSignature,
+      defaultMessage: () => 'must be a base58 transaction signature (64 bytes)',
+    },
+  })
   signature!: string;
+}
+
+/** A transaction signature: base58 of exactly 64 bytes (64-88 characters). */
+export function isTransactionSignature(value: unknown): boolean {
+  if (typeof value !== 'string' || !/^[1-9A-HJ-NP-Za-km-z]{64,88}$/.test(value)) return false;
+  try {
+    return bs58.decode(value).length === 64;
+  } catch {
+    return false;
+  }
 }
