@@ -66,10 +66,25 @@ export class MintResolver {
 
 /** The associated token account of `owner` for a resolved mint (off-curve owners allowed). */
 export function ataOf(mint: ResolvedMint, owner: string | PublicKey): PublicKey {
-  return getAssociatedTokenAddressSync(
+  const key = `${mint.tokenProgram}:${mint.address}:${owner.toString()}`;
+  const known = derivedAccounts.get(key);
+  if (known) return known;
+  const ata = getAssociatedTokenAddressSync(
     new PublicKey(mint.address),
     typeof owner === 'string' ? new PublicKey(owner) : owner,
     true,
     new PublicKey(mint.tokenProgram),
   );
+  if (derivedAccounts.size >= DERIVED_ACCOUNTS_KEPT) {
+    derivedAccounts.delete(derivedAccounts.keys().next().value!); // the oldest
+  }
+  derivedAccounts.set(key, ata);
+  return ata;
 }
+
+/**
+ * Token account addresses already derived (a derivation hashes until it finds an address off the
+ * curve, ~0.1 ms of CPU; every charge needs two). Bounded: the oldest go first.
+ */
+const derivedAccounts = new Map<string, PublicKey>();
+const DERIVED_ACCOUNTS_KEPT = 50_000;

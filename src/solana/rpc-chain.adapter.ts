@@ -3,6 +3,7 @@ import {
   createTransferCheckedInstruction,
 } from '@solana/spl-token';
 import {
+  AccountInfo,
   Commitment,
   Connection,
   Keypair,
@@ -32,6 +33,7 @@ import {
   UnsignedTx,
 } from './chain.port';
 import { DomainError } from '../common/errors/domain-error';
+import { RpcBatcher } from './rpc-batcher';
 import { BlockhashCache, BlockhashCacheOptions, ChainUnavailableError } from './blockhash-cache';
 import { ataOf, MintResolver } from './mint-resolver';
 import { MintInfo, MintSymbol } from './mints';
@@ -59,6 +61,12 @@ import {
 
 /** The longest an API request waits for the chain reads behind an unsigned transaction. */
 const BUILD_TIMEOUT_MS = 5_000;
+
+/** A charge's account read that gets no answer in this long fails (the attempt is deferred). */
+const ACCOUNT_READ_TIMEOUT_MS = 10_000;
+
+/** `getMultipleAccounts` takes at most this many addresses. */
+const MAX_MULTIPLE_ACCOUNTS = 100;
 
 export { customErrorCode, MEMO_PROGRAM_ID } from './transactions';
 
@@ -101,6 +109,8 @@ export class RpcChainAdapter extends ChainPort {
   private readonly subscriptions: SubscriptionScheme;
   private readonly commitment: Commitment;
   private readonly approvalPeriods: number;
+  /** The token accounts of the charges being signed, read together (`getMultipleAccounts`). */
+  private readonly accounts: RpcBatcher<AccountInfo<Buffer> | null>;
 
   constructor(
     readonly connection: Connection,
@@ -119,6 +129,17 @@ export class RpcChainAdapter extends ChainPort {
     this.unsigned = new UnsignedTxBuilder(this.blockhashes);
     this.sender = new TransactionSender(connection, options.commitment, options.confirmDeadlineMs);
     this.scanner = new PaymentScanner(connection);
+    this.accounts = new RpcBatcher(
+      (addresses) =>
+        withTimeout(
+          connection.getMultipleAccountsInfo(
+            addresses.map((a) => new PublicKey(a)),
+            options.commitment,
+          ),
+          ACCOUNT_READ_TIMEOUT_MS,
+        ),
+      MAX_MULTIPLE_ACCOUNTS,
+    );
     const context: SchemeContext = {
       connection,
       commitment: options.commitment,
@@ -253,9 +274,13 @@ export class RpcChainAdapter extends ChainPort {
     const mint = await this.mints.mint(input.mint);
     const source = ataOf(mint, input.subscriber);
     const destination = ataOf(mint, input.merchantWallet);
-    const [[sourceInfo, destinationInfo], latest] = await Promise.all([
-      this.connection.getMultipleAccountsInfo([source, destination], this.commitment),
-      this.connection.getLatestBlockhash(this.commitment),
+    // Both accounts are read with those of the other charges being signed (one call for all),
+    // after this call began; the blockhash comes from the background-refreshed cache (at most
+    // `maxAgeMs` old, so the charge keeps most of a blockhash's life to land).
+    const [sourceInfo, destinationInfo, latest] = await Promise.all([
+      this.accounts.load(source.toBase58()),
+      this.accounts.load(destination.toBase58()),
+      this.blockhashes.get(),
     ]);
     const pull = await this.subscriptions.charge(input, mint, {
       source: { address: source.toBase58(), info: sourceInfo },

@@ -1,5 +1,6 @@
 import { Commitment, Connection, SignatureStatus } from '@solana/web3.js';
 import type { SignedTx, TxOutcome } from './chain.port';
+import { RpcBatcher } from './rpc-batcher';
 import { withTimeout } from './transactions';
 
 /**
@@ -13,6 +14,16 @@ const CONFIRM_BACKOFF_MS = [0, 25, 50, 100, 200, 400];
 
 /** `getSignatureStatuses` takes at most this many signatures per call. */
 export const MAX_STATUS_BATCH = 256;
+
+/**
+ * How old the finalized block height may be when it tells that a transaction the chain has not
+ * seen has expired. Any height read before the statuses will do (see `outcomeOf`); a fresher
+ * one only says so sooner.
+ */
+const HEIGHT_MAX_AGE_MS = 1_000;
+
+/** A status read that gets no answer in this long fails (its callers ask again). */
+const STATUS_READ_TIMEOUT_MS = 10_000;
 
 /** JSON-RPC: the transaction's signatures do not verify. It can never land. */
 const SIGNATURE_VERIFICATION_FAILURE = -32003;
@@ -35,11 +46,15 @@ type RawRpc = (
  * unknown is resolved with `outcome`, never by sending a second one.
  */
 export class TransactionSender {
+  private readonly statuses: StatusReader;
+
   constructor(
     private readonly connection: Connection,
     private readonly commitment: Commitment,
     private readonly deadlineMs = CONFIRM_DEADLINE_MS,
-  ) {}
+  ) {
+    this.statuses = new StatusReader(connection);
+  }
 
   /**
    * Sends the bytes once and waits for the outcome until the blockhash expires (or, with the
@@ -79,26 +94,16 @@ export class TransactionSender {
   }
 
   /**
-   * The fates of many transactions, `MAX_STATUS_BATCH` signatures per RPC call. The finalized
-   * height is read first, once: if a status read after it finds nothing, the transaction had not
-   * landed by a block the cluster finalized past its last valid height, so it never will (read
-   * the other way round, a landing between the two reads would look expired).
+   * The fates of many transactions. Their statuses are read together with those of every other
+   * transaction being settled at the moment (`StatusReader`), `MAX_STATUS_BATCH` per RPC call.
    */
   async outcomes(
     txs: { signature: string; lastValidBlockHeight: number }[],
   ): Promise<Map<string, TxOutcome>> {
-    const result = new Map<string, TxOutcome>();
-    if (txs.length === 0) return result;
-    const height = await this.connection.getBlockHeight('finalized');
-    for (let i = 0; i < txs.length; i += MAX_STATUS_BATCH) {
-      const batch = txs.slice(i, i + MAX_STATUS_BATCH);
-      const { value } = await this.connection.getSignatureStatuses(
-        batch.map((t) => t.signature),
-        { searchTransactionHistory: true },
-      );
-      batch.forEach((tx, j) => result.set(tx.signature, outcomeOf(value[j], height, tx)));
-    }
-    return result;
+    const read = await Promise.all(txs.map((tx) => this.statuses.read(tx.signature)));
+    return new Map(
+      txs.map((tx, i) => [tx.signature, outcomeOf(read[i].status, read[i].finalizedHeight, tx)]),
+    );
   }
 
   /** Sends once (no RPC-side retries); the failure, or null when the node accepted it. */
@@ -123,10 +128,7 @@ export class TransactionSender {
 
   /** The signature's status (any commitment), null when the chain has never seen it. */
   private async status(signature: string): Promise<SignatureStatus | null> {
-    const { value } = await this.connection.getSignatureStatuses([signature], {
-      searchTransactionHistory: true,
-    });
-    return value[0];
+    return (await this.statuses.read(signature)).status;
   }
 
   private async confirm(tx: SignedTx, deadline: number): Promise<TxOutcome> {
@@ -178,4 +180,51 @@ function outcomeOf(
   }
   if (status) return { state: 'pending' };
   return finalizedHeight > tx.lastValidBlockHeight ? { state: 'expired' } : { state: 'pending' };
+}
+
+/** A status as read, with a finalized block height read before it. */
+export interface StatusRead {
+  status: SignatureStatus | null;
+  finalizedHeight: number;
+}
+
+/**
+ * Reads signature statuses for everything in flight together (`RpcBatcher`: one
+ * `getSignatureStatuses` per round for every transaction waiting, `MAX_STATUS_BATCH` per call).
+ * The finalized block height that `outcomeOf` needs is read before the statuses, at most once
+ * per `HEIGHT_MAX_AGE_MS`.
+ */
+export class StatusReader {
+  private readonly batcher: RpcBatcher<StatusRead>;
+  private height?: { value: number; at: number };
+
+  constructor(
+    private readonly connection: Pick<Connection, 'getSignatureStatuses' | 'getBlockHeight'>,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.batcher = new RpcBatcher(async (signatures) => {
+      const finalizedHeight = await this.finalizedHeight();
+      const { value } = await withTimeout(
+        this.connection.getSignatureStatuses(signatures, { searchTransactionHistory: true }),
+        STATUS_READ_TIMEOUT_MS,
+      );
+      return signatures.map((_, i) => ({ status: value[i] ?? null, finalizedHeight }));
+    }, MAX_STATUS_BATCH);
+  }
+
+  read(signature: string): Promise<StatusRead> {
+    return this.batcher.load(signature);
+  }
+
+  private async finalizedHeight(): Promise<number> {
+    const cached = this.height;
+    if (cached && this.now() - cached.at <= HEIGHT_MAX_AGE_MS) return cached.value;
+    const at = this.now();
+    const value = await withTimeout(
+      this.connection.getBlockHeight('finalized'),
+      STATUS_READ_TIMEOUT_MS,
+    );
+    this.height = { value, at };
+    return value;
+  }
 }

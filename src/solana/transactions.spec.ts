@@ -4,10 +4,13 @@ import {
   Message,
   PublicKey,
   SystemProgram,
+  Transaction,
   TransactionInstruction,
+  VersionedTransaction,
 } from '@solana/web3.js';
+import bs58 from 'bs58';
 import { randomBytes } from 'node:crypto';
-import { compileLegacyMessage, memo, withReference } from './transactions';
+import { compileLegacyMessage, memo, ServiceSigner, withReference } from './transactions';
 
 const key = () => Keypair.generate().publicKey;
 const blockhash = key().toBase58();
@@ -71,5 +74,35 @@ describe('compileLegacyMessage', () => {
         reference(payer, instructions),
       );
     }
+  });
+});
+
+describe('ServiceSigner', () => {
+  it("signs with node:crypto exactly as web3.js's Keypair would, and the transaction verifies", () => {
+    const keypair = Keypair.generate();
+    const signer = new ServiceSigner(keypair);
+    const to = Keypair.generate().publicKey;
+    const latest = { blockhash: Keypair.generate().publicKey.toBase58(), lastValidBlockHeight: 9 };
+    const instructions = () => [
+      memo('charge:v1:plan:attempt'),
+      SystemProgram.transfer({ fromPubkey: keypair.publicKey, toPubkey: to, lamports: 5 }),
+    ];
+
+    const signed = signer.sign(instructions(), latest);
+
+    // web3.js's own: the message Message.compile makes, signed by the Keypair.
+    const expected = new VersionedTransaction(
+      Message.compile({
+        payerKey: keypair.publicKey,
+        instructions: instructions(),
+        recentBlockhash: latest.blockhash,
+      }),
+    );
+    expected.sign([keypair]);
+    expect(signed.signature).toBe(bs58.encode(expected.signatures[0]));
+    expect(signed.transaction).toBe(Buffer.from(expected.serialize()).toString('base64'));
+    const decoded = Transaction.from(Buffer.from(signed.transaction, 'base64'));
+    expect(decoded.verifySignatures()).toBe(true);
+    expect(signed.lastValidBlockHeight).toBe(9);
   });
 });

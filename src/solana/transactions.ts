@@ -2,13 +2,16 @@ import {
   Keypair,
   Message,
   PublicKey,
-  Transaction,
   TransactionInstruction,
   VersionedTransaction,
 } from '@solana/web3.js';
 import bs58 from 'bs58';
+import { createPrivateKey, KeyObject, sign as cryptoSign } from 'node:crypto';
 import type { RecentBlockhash } from './blockhash-cache';
 import type { SignedTx, UnsignedTx } from './chain.port';
+
+/** DER (PKCS #8) wrapping of a 32-byte Ed25519 seed, as node:crypto takes a private key. */
+const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
 
 /** SPL Memo v2: every account passed to it must sign. */
 export const MEMO_PROGRAM_ID = new PublicKey('MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr');
@@ -137,11 +140,17 @@ export class UnsignedTxBuilder {
  * signatures over transactions it built, never for the secret itself.
  */
 export class ServiceSigner {
-  readonly #keypair: Keypair;
+  readonly #key: KeyObject;
   readonly publicKey: PublicKey;
 
   constructor(keypair: Keypair) {
-    this.#keypair = keypair;
+    // The same Ed25519 key as node:crypto's (OpenSSL's): a signature in ~0.04 ms instead of
+    // web3.js's pure-JS ~0.5 ms, which every charge pays.
+    this.#key = createPrivateKey({
+      key: Buffer.concat([ED25519_PKCS8_PREFIX, keypair.secretKey.subarray(0, 32)]),
+      format: 'der',
+      type: 'pkcs8',
+    });
     this.publicKey = keypair.publicKey;
   }
 
@@ -150,17 +159,14 @@ export class ServiceSigner {
     instructions: TransactionInstruction[],
     latest: { blockhash: string; lastValidBlockHeight: number },
   ): SignedTx {
-    const tx = new Transaction({
-      feePayer: this.publicKey,
-      blockhash: latest.blockhash,
-      lastValidBlockHeight: latest.lastValidBlockHeight,
-    });
-    tx.add(...instructions);
-    tx.sign(this.#keypair);
+    // Compiled once (`compileLegacyMessage`: web3.js's bytes, without its per-call sorting).
+    const message = compileLegacyMessage(this.publicKey, instructions, latest.blockhash);
+    const signature = cryptoSign(null, message.serialize(), this.#key);
     return {
-      signature: bs58.encode(tx.signature!),
-      // Our own signature over bytes we just built: re-verifying it in JS would only cost time.
-      transaction: tx.serialize({ verifySignatures: false }).toString('base64'),
+      signature: bs58.encode(signature),
+      transaction: Buffer.from(new VersionedTransaction(message, [signature]).serialize()).toString(
+        'base64',
+      ),
       lastValidBlockHeight: latest.lastValidBlockHeight,
     };
   }
