@@ -1,4 +1,4 @@
-import { EntityManager } from '@mikro-orm/postgresql';
+import type { SqlTx } from '../database/pg-transaction';
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { EmailOutboxService } from '../email/email-outbox.service';
@@ -30,7 +30,7 @@ export class BillingNotices {
 
   /** A charge failed: what happened and where to put it right. */
   async chargeFailed(
-    em: EntityManager,
+    em: SqlTx,
     subscription: SubscriptionResponse,
     reason: ChargeFailure,
   ): Promise<void> {
@@ -52,7 +52,7 @@ export class BillingNotices {
 
   /** The approval covers only `periodsLeft` more charges: re-authorise before it runs out. */
   async approvalRunningLow(
-    em: EntityManager,
+    em: SqlTx,
     subscription: SubscriptionResponse,
     periodsLeft: bigint,
   ): Promise<void> {
@@ -72,7 +72,7 @@ export class BillingNotices {
     });
   }
 
-  private async recipient(em: EntityManager, subscription: SubscriptionResponse) {
+  private async recipient(em: SqlTx, subscription: SubscriptionResponse) {
     const [row] = await em.execute<
       { email: string | null; merchant: string; merchant_id: string }[]
     >(

@@ -4,16 +4,30 @@ import { Clock } from '../common/clock';
 import { AppConfig } from '../config/app-config';
 import { ChainPort, ChargeFailedError, ChargeInput, TxOutcome } from '../solana/chain.port';
 import {
-  ATTEMPT_SELECT,
+  attemptSelect,
   AttemptRow,
   ChargeRunResult,
   ChargeSettlement,
   emptyResult,
 } from './charge-settlement';
-import { mapWithConcurrency } from './concurrency';
-import { reservedAllowance } from './reserved-allowance';
+import { pgQuery } from '../database/pg-transaction';
+import { drainBatches } from './concurrency';
+import { walletReservation } from './reserved-allowance';
 
 export type { ChargeRunResult } from './charge-settlement';
+
+/** How long a charge waits for another charge of the same wallet and mint to settle. */
+const SIBLING_WAIT_MS = 100;
+const SIBLING_WAIT_TRIES = 50;
+/** Reads of a wallet's reservation a charge makes before it leaves the attempt for later. */
+const SIBLING_RETRIES = 20;
+
+/** A charge of the same wallet and mint moved while this one read the token account. */
+class SiblingChargeMoved extends Error {
+  constructor() {
+    super('another charge of the wallet moved the shared approval while it was read');
+  }
+}
 
 /**
  * The charge run (DESIGN section 8): claims due `Active` subscriptions, writes each period's
@@ -44,20 +58,26 @@ export class ChargeRunService {
     private readonly settlement: ChargeSettlement,
   ) {}
 
-  /** Charges everything due now, batch after batch, until nothing is left to claim. */
+  /**
+   * Charges everything due now: attempts claimed a batch at a time (stale ones first), worked
+   * on `CHARGE_CONCURRENCY` at a time, the next batch claimed while the last is still being
+   * charged, until nothing is left to claim.
+   */
   async run(): Promise<ChargeRunResult> {
     const result = emptyResult();
-    for (;;) {
-      const ids = [
-        ...(await this.resumeStale(this.config.CHARGE_BATCH_SIZE)),
-        ...(await this.claimDue(this.config.CHARGE_BATCH_SIZE)),
-      ];
-      if (ids.length === 0) return result;
-      result.attempts += ids.length;
-      await mapWithConcurrency(ids, this.config.CHARGE_CONCURRENCY, (id) =>
-        this.process(id, result),
-      );
-    }
+    await drainBatches(
+      this.config.CHARGE_CONCURRENCY,
+      async () => {
+        const rows = [
+          ...(await this.resumeStale(this.config.CHARGE_BATCH_SIZE)),
+          ...(await this.claimDue(this.config.CHARGE_BATCH_SIZE)),
+        ];
+        result.attempts += rows.length;
+        return rows;
+      },
+      (row) => this.process(row, result),
+    );
+    return result;
   }
 
   /**
@@ -66,20 +86,23 @@ export class ChargeRunService {
    */
   async chargeNow(subscriptionId: string): Promise<ChargeRunResult> {
     const result = emptyResult();
-    const ids = await this.claimDue(1, subscriptionId);
-    result.attempts = ids.length;
-    for (const id of ids) await this.process(id, result);
+    const rows = await this.claimDue(1, subscriptionId);
+    result.attempts = rows.length;
+    for (const row of rows) await this.process(row, result);
     return result;
   }
 
   /**
    * Claims due Active subscriptions and writes (or re-arms) their period's attempt, leased to
    * this instance, in one statement. A subscription whose attempt for this period is still open
-   * (another instance holds it, or it waits on an outcome) is not claimed.
+   * (another instance holds it, or it waits on an outcome) is not claimed; that open attempt can
+   * only be the next period's, so it is looked up by its (subscription, period) key (see
+   * `reservedAllowance` for why not by state).
    */
-  private async claimDue(limit: number, subscriptionId?: string): Promise<string[]> {
+  private async claimDue(limit: number, subscriptionId?: string): Promise<AttemptRow[]> {
     const now = this.clock.now();
-    const rows = await this.em.fork().execute<{ id: string }[]>(
+    return pgQuery<AttemptRow[]>(
+      this.em,
       `WITH due AS (
          SELECT s.id, s.merchant_id, s.periods_charged + 1 AS period, p.amount, p.mint
            FROM subscriptions s JOIN plans p ON p.id = s.plan_id
@@ -87,11 +110,12 @@ export class ChargeRunService {
             ${subscriptionId ? 'AND s.id = ?' : ''}
             AND NOT EXISTS (
               SELECT 1 FROM charge_attempts o
-               WHERE o.subscription_id = s.id AND o.state IN ('pending', 'sent'))
+               WHERE o.subscription_id = s.id AND o.period = s.periods_charged + 1
+                 AND o.state IN ('pending', 'sent'))
           ORDER BY s.current_period_end
           LIMIT ?
           FOR UPDATE OF s SKIP LOCKED
-       )
+       ), claimed AS (
        INSERT INTO charge_attempts AS a (id, created_at, updated_at, merchant_id, subscription_id,
          period, amount, mint, state, tries, lease_until)
        SELECT gen_random_uuid(), ?, ?, due.merchant_id, due.id, due.period, due.amount, due.mint,
@@ -101,7 +125,9 @@ export class ChargeRunService {
           SET state = 'pending', tries = a.tries + 1, lease_until = EXCLUDED.lease_until,
               amount = EXCLUDED.amount, failure_reason = NULL, updated_at = EXCLUDED.updated_at
         WHERE a.state IN ('failed', 'abandoned')
-       RETURNING a.id`,
+       RETURNING a.*
+       )
+       ${attemptSelect('claimed')}`,
       [
         now,
         ...(subscriptionId ? [subscriptionId] : []),
@@ -111,41 +137,41 @@ export class ChargeRunService {
         this.config.CHARGE_LEASE_SECONDS,
       ],
     );
-    return rows.map((r) => r.id);
   }
 
   /** Takes up attempts whose holder's lease ended (it crashed, or its RPC stalled). */
-  private async resumeStale(limit: number): Promise<string[]> {
-    const rows = await this.em.fork().execute<{ id: string }[]>(
-      `UPDATE charge_attempts SET lease_until = now() + make_interval(secs => ?)
-        WHERE id IN (
-          SELECT id FROM charge_attempts
-           WHERE state IN ('pending', 'sent') AND lease_until < now()
-           ORDER BY lease_until
-           LIMIT ?
-           FOR UPDATE SKIP LOCKED)
-       RETURNING id`,
+  private resumeStale(limit: number): Promise<AttemptRow[]> {
+    return pgQuery<AttemptRow[]>(
+      this.em,
+      `WITH resumed AS (
+         UPDATE charge_attempts SET lease_until = now() + make_interval(secs => ?)
+          WHERE id IN (
+            SELECT id FROM charge_attempts
+             WHERE state IN ('pending', 'sent') AND lease_until < now()
+             ORDER BY lease_until
+             LIMIT ?
+             FOR UPDATE SKIP LOCKED)
+         RETURNING *
+       )
+       ${attemptSelect('resumed')}`,
       [this.config.CHARGE_LEASE_SECONDS, limit],
     );
-    return rows.map((r) => r.id);
   }
 
   /** One attempt, from wherever it stands, to an outcome (or deferred to a later run). */
-  private async process(id: string, result: ChargeRunResult): Promise<void> {
+  private async process(row: AttemptRow, result: ChargeRunResult): Promise<void> {
     try {
-      await this.attempt(id, result);
+      await this.attempt(row, result);
     } catch (error) {
       // The RPC or the database failed under us: the lease lets a later run take it up.
-      this.logger.warn({ err: error, attemptId: id }, 'Charge attempt deferred after an error');
+      this.logger.warn({ err: error, attemptId: row.id }, 'Charge attempt deferred after an error');
       result.deferred++;
     }
   }
 
-  private async attempt(id: string, result: ChargeRunResult): Promise<void> {
-    const [row] = await this.em
-      .fork()
-      .execute<AttemptRow[]>(`${ATTEMPT_SELECT} WHERE a.id = ?`, [id]);
-    if (!row || (row.state !== 'pending' && row.state !== 'sent')) return;
+  /** @param row as claimed or resumed: this instance holds its lease. */
+  private async attempt(row: AttemptRow, result: ChargeRunResult): Promise<void> {
+    if (row.state !== 'pending' && row.state !== 'sent') return;
     const input = this.chargeInput(row);
 
     // 1. A recorded transaction is settled before anything else is signed.
@@ -160,7 +186,8 @@ export class ChargeRunService {
       const outcome = known.state === 'pending' ? await this.chain.sendAndConfirm(tx) : known;
       if (await this.settle(row, input, outcome, result, tx.signature)) return;
       // Expired (or never seen and replaceable): it can never land; a new try may be signed.
-      const cleared = await this.em.fork().execute<{ id: string }[]>(
+      const cleared = await pgQuery<{ id: string }[]>(
+        this.em,
         `UPDATE charge_attempts SET state = 'pending', signature = NULL, transaction = NULL,
             last_valid_block_height = NULL, updated_at = ?
           WHERE id = ? AND signature = ? RETURNING id`,
@@ -176,23 +203,41 @@ export class ChargeRunService {
     if (this.chain.scheme === 'token-delegate') {
       const left = BigInt(row.s_authorized_amount) - BigInt(row.s_charged_amount);
       if (left < BigInt(row.amount)) return this.settlement.complete(row, 'term_ended', result);
-      input.reservedForEarlier = () => this.reservedForEarlier(row);
     }
 
-    // 4. Sign; a charge the accounts already doom is not sent.
+    // 4. Sign; a charge the accounts already doom is not sent. Under the token-delegate scheme
+    //    the shared approval is judged only while no other charge of the wallet in this mint is
+    //    in flight (see `walletReservation`): otherwise this one waits a moment and reads again.
     let signed;
-    try {
-      signed = await this.chain.signCharge(input);
-    } catch (error) {
-      if (error instanceof ChargeFailedError) {
-        return this.settlement.fail(row, input, error.reason, error.message, null, result);
+    for (let tries = 1; ; tries++) {
+      if (this.chain.scheme === 'token-delegate') {
+        const quiet = await this.quietReservation(row);
+        if (!quiet) {
+          await this.settlement.defer(
+            row.id,
+            'other charges of the wallet stayed in flight',
+            false,
+          );
+          result.deferred++;
+          return;
+        }
+        input.reservedForEarlier = quiet;
       }
-      throw error;
+      try {
+        signed = await this.chain.signCharge(input);
+        break;
+      } catch (error) {
+        if (error instanceof ChargeFailedError) {
+          return this.settlement.fail(row, input, error.reason, error.message, null, result);
+        }
+        if (!(error instanceof SiblingChargeMoved) || tries >= SIBLING_RETRIES) throw error;
+      }
     }
 
     // 5. Record it before sending, while the subscription is still Active (under its row lock,
     //    so a pause or cancel that commits first stops the charge).
-    const recorded = await this.em.fork().execute<{ id: string }[]>(
+    const recorded = await pgQuery<{ id: string }[]>(
+      this.em,
       `WITH s AS (
          SELECT id FROM subscriptions WHERE id = ? AND status = 'Active' FOR SHARE
        )
@@ -213,11 +258,11 @@ export class ChargeRunService {
       ],
     );
     if (recorded.length === 0) {
-      const [now] = await this.em
-        .fork()
-        .execute<{ status: string }[]>(`SELECT status FROM subscriptions WHERE id = ?`, [
-          row.subscription_id,
-        ]);
+      const [now] = await pgQuery<{ status: string }[]>(
+        this.em,
+        `SELECT status FROM subscriptions WHERE id = ?`,
+        [row.subscription_id],
+      );
       if (now?.status !== 'Active') return this.settlement.abandon(row, result);
       return; // another instance recorded its own transaction first: it settles it
     }
@@ -275,12 +320,30 @@ export class ChargeRunService {
 
   /**
    * What the subscriber's live subscriptions in this mint that are older than this one (any
-   * merchant's) still need of the shared approval: they are covered first.
+   * merchant's) still need of the shared approval (they are covered first), once none of the
+   * wallet's charges in this mint is in flight; waits up to `SIBLING_WAIT_MS` x
+   * `SIBLING_WAIT_TRIES` for that, else null. The returned function is read again after the
+   * token account (the chain port calls it then) and throws `SiblingChargeMoved` when a charge of
+   * the wallet moved in between: the account read is then not the one the reservation matches.
    */
-  private reservedForEarlier(row: AttemptRow): Promise<bigint> {
-    return reservedAllowance(this.em, row.subscriber, row.mint, {
-      before: { createdAt: row.s_created_at, id: row.subscription_id },
-    });
+  private async quietReservation(row: AttemptRow): Promise<(() => Promise<bigint>) | null> {
+    const self = { createdAt: row.s_created_at, id: row.subscription_id };
+    for (let i = 0; i < SIBLING_WAIT_TRIES; i++) {
+      const before = await walletReservation(this.em, row.subscriber, row.mint, self);
+      if (before.inFlight === 0) {
+        // No other live subscription: nothing to reserve, nothing that can move.
+        if (before.fingerprint.startsWith('0:')) return () => Promise.resolve(0n);
+        return async () => {
+          const after = await walletReservation(this.em, row.subscriber, row.mint, self);
+          if (after.inFlight > 0 || after.fingerprint !== before.fingerprint) {
+            throw new SiblingChargeMoved();
+          }
+          return after.reserved;
+        };
+      }
+      await new Promise((resolve) => setTimeout(resolve, SIBLING_WAIT_MS));
+    }
+    return null;
   }
 
   private chargeInput(row: AttemptRow): ChargeInput {

@@ -2,6 +2,7 @@ import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable } from '@nestjs/common';
 import { Clock } from '../common/clock';
 import { ValidationError } from '../common/errors/domain-error';
+import { inPgTransaction, pgQuery, type SqlTx } from '../database/pg-transaction';
 import { EventsService, NewEvent } from '../events/events.service';
 import { PaymentsService } from '../payments/payments.service';
 import { ChainPort, ChargeFailure, ChargeInput } from '../solana/chain.port';
@@ -51,12 +52,14 @@ export interface AttemptRow {
   merchant_wallet: string;
 }
 
-export const ATTEMPT_SELECT = `SELECT a.id, a.merchant_id, a.subscription_id, a.period, a.amount::text AS amount,
+/** An attempt row with what charging it needs, read from `a` (a table or a CTE of attempts). */
+export const attemptSelect = (from: string): string =>
+  `SELECT a.id, a.merchant_id, a.subscription_id, a.period, a.amount::text AS amount,
     a.mint, a.state, a.signature, a.transaction, a.last_valid_block_height::text AS last_valid_block_height,
     s.status AS s_status, s.customer_id AS s_customer_id, s.plan_id AS s_plan_id,
     s.authorized_amount::text AS s_authorized_amount, s.charged_amount::text AS s_charged_amount,
     s.created_at AS s_created_at, c.wallet_address AS subscriber, m.wallet_address AS merchant_wallet
-  FROM charge_attempts a
+  FROM ${from} a
   JOIN subscriptions s ON s.id = a.subscription_id
   JOIN customers c ON c.id = s.customer_id
   JOIN merchants m ON m.id = a.merchant_id`;
@@ -90,7 +93,7 @@ export class ChargeSettlement {
     finalized: boolean,
     result: ChargeRunResult,
   ): Promise<void> {
-    const settled = await this.em.fork().transactional(async (em) => {
+    const settled = await inPgTransaction(this.em, async (em) => {
       const won = await em.execute<{ id: string }[]>(
         `UPDATE charge_attempts SET state = 'succeeded', lease_until = NULL, last_error = NULL,
             updated_at = ?
@@ -151,7 +154,7 @@ export class ChargeSettlement {
     /** The transaction landed and failed: it can never land again, so it is not kept. */
     landed = false,
   ): Promise<void> {
-    const settled = await this.em.fork().transactional(async (em) => {
+    const settled = await inPgTransaction(this.em, async (em) => {
       const won = await em.execute<{ id: string }[]>(
         `UPDATE charge_attempts SET state = 'failed', failure_reason = ?, last_error = ?,
             lease_until = NULL, updated_at = ?
@@ -188,7 +191,7 @@ export class ChargeSettlement {
 
   /** Its authorised term is used up: `Completed`, nothing sent. */
   async complete(row: AttemptRow, reason: string, result: ChargeRunResult): Promise<void> {
-    const done = await this.em.fork().transactional(async (em) => {
+    const done = await inPgTransaction(this.em, async (em) => {
       const won = await em.execute<{ id: string }[]>(
         `UPDATE charge_attempts SET state = 'abandoned', failure_reason = ?, lease_until = NULL,
             updated_at = ?
@@ -204,7 +207,8 @@ export class ChargeSettlement {
 
   /** The subscription stopped being Active before anything was sent: nothing to charge. */
   async abandon(row: AttemptRow, result: ChargeRunResult): Promise<void> {
-    await this.em.fork().execute(
+    await pgQuery(
+      this.em,
       `UPDATE charge_attempts SET state = 'abandoned', lease_until = NULL, updated_at = ?
           WHERE id = ? AND state = 'pending' AND signature IS NULL`,
       [this.clock.now(), row.id],
@@ -214,7 +218,8 @@ export class ChargeSettlement {
 
   /** Leaves the attempt for a later run (a transient failure), keeping its state. */
   async defer(id: string, message: string, clearSignature: boolean): Promise<void> {
-    await this.em.fork().execute(
+    await pgQuery(
+      this.em,
       `UPDATE charge_attempts SET last_error = ?, updated_at = ?,
           lease_until = now() + make_interval(secs => ?)
           ${clearSignature ? `, state = 'pending', signature = NULL, transaction = NULL, last_valid_block_height = NULL` : ''}
@@ -225,7 +230,7 @@ export class ChargeSettlement {
 
   /** Moves the subscription if it is still in a status the move starts from. */
   private async move(
-    em: EntityManager,
+    em: SqlTx,
     row: AttemptRow,
     action: 'complete' | 'chargeFailed',
     reason: string,

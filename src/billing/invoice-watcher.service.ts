@@ -2,6 +2,7 @@ import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../common/clock';
 import { AppConfig } from '../config/app-config';
+import { inPgTransaction, pgQuery, type SqlTx } from '../database/pg-transaction';
 import { EventsService, NewEvent } from '../events/events.service';
 import { InvoicesService } from '../invoices/invoices.service';
 import { PaymentResponse } from '../payments/dto/payment.response';
@@ -95,11 +96,10 @@ export class InvoiceWatcherService {
   /** Every (merchant, mint) that has invoices gets a cursor; every cursor is scanned. */
   private async scanAccounts(result: WatchResult): Promise<void> {
     await this.addCursors();
-    const cursors = await this.em
-      .fork()
-      .execute<CursorRow[]>(
-        `SELECT address, merchant_id, mint, cursor FROM chain_cursors WHERE kind = 'merchant_account' ORDER BY address`,
-      );
+    const cursors = await pgQuery<CursorRow[]>(
+      this.em,
+      `SELECT address, merchant_id, mint, cursor FROM chain_cursors WHERE kind = 'merchant_account' ORDER BY address`,
+    );
     for (const cursor of cursors) {
       try {
         await this.scanAccount(cursor, result);
@@ -114,20 +114,20 @@ export class InvoiceWatcherService {
 
   /** Cursors for the (merchant, mint) pairs of invoices that have none yet. */
   private async addCursors(): Promise<void> {
-    const missing = await this.em
-      .fork()
-      .execute<{ merchant_id: string; mint: MintSymbol; wallet: string }[]>(
-        `SELECT DISTINCT i.merchant_id, i.mint, m.wallet_address AS wallet
+    const missing = await pgQuery<{ merchant_id: string; mint: MintSymbol; wallet: string }[]>(
+      this.em,
+      `SELECT DISTINCT i.merchant_id, i.mint, m.wallet_address AS wallet
          FROM invoices i JOIN merchants m ON m.id = i.merchant_id
         WHERE i.status = 'Open'
           AND NOT EXISTS (
             SELECT 1 FROM chain_cursors k
              WHERE k.kind = 'merchant_account' AND k.merchant_id = i.merchant_id AND k.mint = i.mint)`,
-      );
+    );
     for (const pair of missing) {
       if (!MINT_SYMBOLS.includes(pair.mint)) continue;
       const address = await this.chain.tokenAccount(pair.wallet, pair.mint);
-      await this.em.fork().execute(
+      await pgQuery(
+        this.em,
         `INSERT INTO chain_cursors (address, kind, merchant_id, mint, cursor, updated_at)
          VALUES (?, 'merchant_account', ?, ?, NULL, ?) ON CONFLICT (address) DO NOTHING`,
         [address, pair.merchant_id, pair.mint, this.clock.now()],
@@ -147,12 +147,11 @@ export class InvoiceWatcherService {
       }
     }
     if (scan.cursor !== cursor.cursor) {
-      await this.em
-        .fork()
-        .execute(
-          `UPDATE chain_cursors SET cursor = ?, updated_at = ? WHERE address = ? AND cursor IS NOT DISTINCT FROM ?`,
-          [scan.cursor, this.clock.now(), cursor.address, cursor.cursor],
-        );
+      await pgQuery(
+        this.em,
+        `UPDATE chain_cursors SET cursor = ?, updated_at = ? WHERE address = ? AND cursor IS NOT DISTINCT FROM ?`,
+        [scan.cursor, this.clock.now(), cursor.address, cursor.cursor],
+      );
     }
   }
 
@@ -165,7 +164,7 @@ export class InvoiceWatcherService {
     reference: string,
     scanned: ScannedPayment,
   ): Promise<boolean> {
-    return this.em.fork().transactional(async (em) => {
+    return inPgTransaction(this.em, async (em) => {
       const [invoice] = await em.execute<InvoiceTarget[]>(
         `SELECT id, status, total::text AS total, amount_paid::text AS amount_paid, customer_id, mint
            FROM invoices WHERE onchain_id = ? AND merchant_id = ? FOR UPDATE`,
@@ -213,14 +212,13 @@ export class InvoiceWatcherService {
 
   /** Ledger lines seen at `confirmed` are followed until `finalized` (any kind). */
   private async finalize(result: WatchResult): Promise<void> {
-    const pending = await this.em
-      .fork()
-      .execute<{ id: string; signature: string; merchant_id: string }[]>(
-        `SELECT id, signature, merchant_id FROM payments
+    const pending = await pgQuery<{ id: string; signature: string; merchant_id: string }[]>(
+      this.em,
+      `SELECT id, signature, merchant_id FROM payments
         WHERE status = 'confirmed' AND signature IS NOT NULL
         ORDER BY created_at LIMIT ?`,
-        [FINALITY_BATCH],
-      );
+      [FINALITY_BATCH],
+    );
     if (pending.length === 0) return;
     const outcomes = await this.chain.outcomes(
       pending.map((p) => ({
@@ -231,7 +229,7 @@ export class InvoiceWatcherService {
     for (const line of pending) {
       const outcome = outcomes.get(line.signature);
       if (outcome?.state !== 'succeeded' || !outcome.finalized) continue;
-      const paid = await this.em.fork().transactional(async (em) => {
+      const paid = await inPgTransaction(this.em, async (em) => {
         const payment = await this.payments.finalizeIn(em, line.id);
         if (!payment) return null;
         await this.events.record(em, line.merchant_id, 'payment.confirmed', payment);
@@ -246,7 +244,7 @@ export class InvoiceWatcherService {
    * The invoice becomes Paid (`invoice.paid`) once its finalized payments reach the total.
    * @returns whether it moved now.
    */
-  private async payIfCovered(em: EntityManager, payment: PaymentResponse): Promise<boolean> {
+  private async payIfCovered(em: SqlTx, payment: PaymentResponse): Promise<boolean> {
     if (!payment.invoiceId || payment.note) return false;
     const [covered] = await em.execute<{ covered: boolean }[]>(
       `SELECT i.status = 'Open' AND COALESCE((
@@ -271,31 +269,31 @@ export class InvoiceWatcherService {
   /** `invoice.overdue` once past `dueDate`; `Expired` past `dueDate + INVOICE_EXPIRY_DAYS`. */
   private async overdueAndExpired(result: WatchResult): Promise<void> {
     const now = this.clock.now();
-    const overdue = await this.em.fork().execute<{ id: string; merchant_id: string }[]>(
+    const overdue = await pgQuery<{ id: string; merchant_id: string }[]>(
+      this.em,
       `SELECT id, merchant_id FROM invoices
         WHERE status = 'Open' AND due_date < ? AND overdue_at IS NULL
         ORDER BY due_date LIMIT ?`,
       [now, DUE_BATCH],
     );
     for (const invoice of overdue) {
-      const marked = await this.em
-        .fork()
-        .transactional((em) => this.invoices.markOverdue(em, invoice.merchant_id, invoice.id));
+      const marked = await inPgTransaction(this.em, (em) =>
+        this.invoices.markOverdue(em, invoice.merchant_id, invoice.id),
+      );
       if (marked) result.invoicesOverdue++;
     }
     const expiredBefore = new Date(now.getTime() - this.config.INVOICE_EXPIRY_DAYS * 86_400_000);
-    const expired = await this.em.fork().execute<{ id: string; merchant_id: string }[]>(
+    const expired = await pgQuery<{ id: string; merchant_id: string }[]>(
+      this.em,
       `SELECT id, merchant_id FROM invoices WHERE status = 'Open' AND due_date < ?
         ORDER BY due_date LIMIT ?`,
       [expiredBefore, DUE_BATCH],
     );
     for (const invoice of expired) {
       try {
-        await this.em
-          .fork()
-          .transactional((em) =>
-            this.invoices.transition(em, invoice.merchant_id, invoice.id, 'expire'),
-          );
+        await inPgTransaction(this.em, (em) =>
+          this.invoices.transition(em, invoice.merchant_id, invoice.id, 'expire'),
+        );
         result.invoicesExpired++;
       } catch {
         // paid or voided meanwhile: nothing to expire

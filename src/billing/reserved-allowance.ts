@@ -1,10 +1,16 @@
 import { EntityManager } from '@mikro-orm/postgresql';
+import { pgQuery } from '../database/pg-transaction';
 
 /**
  * Token-delegate scheme: what a wallet's live subscriptions in one mint (any merchant's) still
  * need of the one approval they share: each one's share less what it has been charged, less its
- * charges in flight (sent, not settled yet: a landed one has already lowered the on-chain
+ * charge in flight (sent, not settled yet: a landed one has already lowered the on-chain
  * allowance, and counting it twice would make an approval that covers everyone look short).
+ *
+ * A subscription has at most one open attempt, for its next period (`periods_charged + 1`; the
+ * claim opens no other), so it is found by the (subscription, period) key: a point lookup. By
+ * state alone the planner took the partial index of open attempts, whose entries for attempts
+ * long settled stay until a vacuum, and read all of them for every subscription.
  *
  * @param before only subscriptions created before this one (they are covered first).
  * @param exceptPlanId leaves out the wallet's subscription to this plan.
@@ -15,27 +21,84 @@ export async function reservedAllowance(
   mint: string,
   filter: { before?: { createdAt: Date; id: string }; exceptPlanId?: string } = {},
 ): Promise<bigint> {
-  const params: unknown[] = [wallet, mint];
+  // Only the wallet's own subscriptions are read (customers by wallet, then theirs by
+  // customer): `before` filters the sum, not the scan, so no plan can walk every subscription
+  // created earlier (an index on created_at looked selective and made each charge read them all).
+  const counted = filter.before ? 'FILTER (WHERE (s.created_at, s.id) < (?, ?))' : '';
+  const params: unknown[] = filter.before ? [filter.before.createdAt, filter.before.id] : [];
+  params.push(wallet, mint);
   let where = '';
-  if (filter.before) {
-    where += ' AND (s.created_at, s.id) < (?, ?)';
-    params.push(filter.before.createdAt, filter.before.id);
-  }
   if (filter.exceptPlanId) {
     where += ' AND s.plan_id <> ?';
     params.push(filter.exceptPlanId);
   }
-  const [row] = await em.fork().execute<{ total: string }[]>(
+  const [row] = await pgQuery<{ total: string }[]>(
+    em,
     `SELECT COALESCE(SUM(GREATEST(
-              s.authorized_amount - s.charged_amount - COALESCE(inflight.amount, 0), 0)), 0)::text AS total
-       FROM subscriptions s
-       JOIN customers c ON c.id = s.customer_id
+              s.authorized_amount - s.charged_amount - COALESCE(inflight.amount, 0), 0)) ${counted}, 0)::text AS total
+       FROM customers c
+       JOIN subscriptions s ON s.customer_id = c.id
        JOIN plans p ON p.id = s.plan_id
-       LEFT JOIN LATERAL (
-         SELECT SUM(a.amount) AS amount FROM charge_attempts a
-          WHERE a.subscription_id = s.id AND a.state = 'sent') inflight ON true
+       LEFT JOIN charge_attempts inflight
+         ON inflight.subscription_id = s.id AND inflight.period = s.periods_charged + 1
+        AND inflight.state = 'sent'
       WHERE c.wallet_address = ? AND p.mint = ? AND s.status IN ('Active', 'PastDue')${where}`,
     params,
   );
   return BigInt(row.total);
+}
+
+/** What a charge of one subscription needs to know of the wallet's others in the same mint. */
+export interface WalletReservation {
+  /** What the live ones created before it still need (`reservedAllowance` with `before`). */
+  reserved: bigint;
+  /** Charges of the others sent and not settled: they may land at any moment. */
+  inFlight: number;
+  /**
+   * Changes when another's charge is settled, or one starts or stops being live: equal before
+   * and after the token account was read, nothing of theirs moved the allowance in between.
+   */
+  fingerprint: string;
+}
+
+/**
+ * `reservedAllowance` for a charge of `self`, with what tells whether it can be trusted: the
+ * allowance read from the chain and the reservation read from the database agree only while no
+ * other charge of the wallet in this mint is in flight. A charge sent but not landed when the
+ * account was read is still in the allowance, yet netted out here (too lenient: a subscription
+ * the approval no longer covers would be charged); not netted, one that has landed counts twice
+ * (too strict: a covered one would be ended). So the charge goes ahead only when none is in
+ * flight, read before and after the account with the same fingerprint.
+ */
+export async function walletReservation(
+  em: EntityManager,
+  wallet: string,
+  mint: string,
+  self: { createdAt: Date; id: string },
+): Promise<WalletReservation> {
+  const [row] = await pgQuery<
+    { reserved: string; siblings: string; in_flight: string; charged: string }[]
+  >(
+    em,
+    `SELECT COALESCE(SUM(GREATEST(
+              s.authorized_amount - s.charged_amount - COALESCE(inflight.amount, 0), 0))
+              FILTER (WHERE l.live AND (s.created_at, s.id) < (?, ?)), 0)::text AS reserved,
+            count(*) FILTER (WHERE l.live AND s.id <> ?)::text AS siblings,
+            count(inflight.id) FILTER (WHERE s.id <> ?)::text AS in_flight,
+            COALESCE(SUM(s.charged_amount) FILTER (WHERE s.id <> ?), 0)::text AS charged
+       FROM customers c
+       JOIN subscriptions s ON s.customer_id = c.id
+       JOIN plans p ON p.id = s.plan_id
+       LEFT JOIN charge_attempts inflight
+         ON inflight.subscription_id = s.id AND inflight.period = s.periods_charged + 1
+        AND inflight.state = 'sent'
+       CROSS JOIN LATERAL (SELECT s.status IN ('Active', 'PastDue') AS live) l
+      WHERE c.wallet_address = ? AND p.mint = ? AND (l.live OR inflight.id IS NOT NULL)`,
+    [self.createdAt, self.id, self.id, self.id, self.id, wallet, mint],
+  );
+  return {
+    reserved: BigInt(row.reserved),
+    inFlight: Number(row.in_flight),
+    fingerprint: `${row.siblings}:${row.charged}`,
+  };
 }

@@ -28,7 +28,12 @@ export interface EmbeddedPostgresHandle {
  */
 export async function startEmbeddedPostgres(
   dataDir: string,
-  options: { port?: number; log?: (line: string) => void } = {},
+  options: {
+    port?: number;
+    log?: (line: string) => void;
+    /** More server settings (`name=value`), e.g. for a benchmark's diagnostics. */
+    settings?: string[];
+  } = {},
 ): Promise<EmbeddedPostgresHandle> {
   const dir = resolve(dataDir);
   const log = options.log ?? (() => undefined);
@@ -45,7 +50,13 @@ export async function startEmbeddedPostgres(
     authMethod: 'scram-sha-256',
     persistent: true,
     createPostgresUser: userInfo().uid === 0,
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
+    postgresFlags: [
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'unix_socket_directories=',
+      ...(options.settings ?? []).flatMap((setting) => ['-c', setting]),
+    ],
     onLog: log,
     onError: (e: unknown) => log(`[error] ${String(e)}`),
   });

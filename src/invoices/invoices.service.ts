@@ -307,7 +307,7 @@ export class InvoicesService {
    * @throws NotFoundError (`INVOICE_NOT_FOUND`) or InvoiceNotOpenError.
    */
   async transition(
-    em: EntityManager,
+    em: SqlTx,
     merchantId: string,
     id: string,
     action: InvoiceAction,
@@ -340,11 +340,7 @@ export class InvoicesService {
   }
 
   /** The invoice as the API returns it, read in the caller's transaction. */
-  async getIn(
-    em: EntityManager,
-    merchantId: string,
-    id: string,
-  ): Promise<InvoiceWithCustomerResponse> {
+  async getIn(em: SqlTx, merchantId: string, id: string): Promise<InvoiceWithCustomerResponse> {
     return toInvoiceWithCustomer(await this.findRow(em, merchantId, id), this.config.publicBaseUrl);
   }
 
@@ -352,7 +348,7 @@ export class InvoicesService {
    * Records `invoice.overdue` once for an Open invoice whose `dueDate` has passed (the billing
    * engine's sweep). @returns false when it is not Open, not past due, or already reported.
    */
-  async markOverdue(em: EntityManager, merchantId: string, id: string): Promise<boolean> {
+  async markOverdue(em: SqlTx, merchantId: string, id: string): Promise<boolean> {
     const now = this.clock.now();
     const marked = await em.execute<{ id: string }[]>(
       `UPDATE invoices SET overdue_at = ?, updated_at = ?
@@ -391,19 +387,15 @@ export class InvoicesService {
   }
 
   private async findRow(
-    em: EntityManager,
+    em: SqlTx,
     merchantId: string,
     id: string,
   ): Promise<InvoiceWithCustomerRow> {
     // In the caller's transaction when there is one (a transition reads what it just wrote).
-    const [row] = await em
-      .getConnection()
-      .execute<InvoiceWithCustomerRow[]>(
-        `${SELECT_WITH_CUSTOMER} WHERE i.id = ? AND i.merchant_id = ?`,
-        [id, merchantId],
-        'all',
-        em.getTransactionContext(),
-      );
+    const [row] = await em.execute<InvoiceWithCustomerRow[]>(
+      `${SELECT_WITH_CUSTOMER} WHERE i.id = ? AND i.merchant_id = ?`,
+      [id, merchantId],
+    );
     if (!row) throw new NotFoundError('Invoice', ErrorCode.INVOICE_NOT_FOUND);
     return row;
   }

@@ -27,18 +27,27 @@ export interface SubscriptionRow {
   c_label: string | null;
 }
 
-/** `subscriptions s JOIN plans p JOIN customers c` with every column a response needs. */
-export const SUBSCRIPTION_SELECT = `SELECT s.id, s.merchant_id, s.plan_id, s.customer_id, s.status,
+/**
+ * A subscription as the API returns it (with its plan and customer snapshots), read from `from`:
+ * the table, or a CTE of rows an UPDATE just returned (`RETURNING *`), so that a change and
+ * the row it made cost one round trip. `extra` adds more columns (`s.x AS y, …`) after them.
+ */
+export const subscriptionSelect = (
+  from: string,
+  extra = '',
+): string => `SELECT s.id, s.merchant_id, s.plan_id, s.customer_id, s.status,
     ${isoTimestamp('s.current_period_end', 'current_period_end')},
     ${isoTimestamp('s.cancelled_at', 'cancelled_at')}, ${isoTimestamp('s.paused_at', 'paused_at')},
     ${isoTimestamp('s.last_charge_at', 'last_charge_at')}, s.failure_reason, s.onchain_address,
     ${isoTimestamp('s.created_at', 'created_at')}, ${isoTimestamp('s.updated_at', 'updated_at')},
     p.label AS p_label, p.amount::text AS p_amount, p.mint AS p_mint,
     p.interval_seconds AS p_interval_seconds,
-    c.wallet_address AS c_wallet_address, c.label AS c_label
-  FROM subscriptions s
+    c.wallet_address AS c_wallet_address, c.label AS c_label${extra ? `, ${extra}` : ''}
+  FROM ${from} s
   JOIN plans p ON p.id = s.plan_id
   JOIN customers c ON c.id = s.customer_id`;
+
+export const SUBSCRIPTION_SELECT = subscriptionSelect('subscriptions');
 
 export function toSubscriptionResponse(row: SubscriptionRow): SubscriptionResponse {
   return {

@@ -1,6 +1,6 @@
 import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable } from '@nestjs/common';
-import { pgQuery } from '../database/pg-transaction';
+import { pgQuery, type SqlTx } from '../database/pg-transaction';
 import { randomUUID } from 'node:crypto';
 import { Clock } from '../common/clock';
 import { NotFoundError, ValidationError } from '../common/errors/domain-error';
@@ -17,6 +17,7 @@ import {
 } from './subscription-status';
 import {
   SUBSCRIPTION_SELECT,
+  subscriptionSelect,
   SubscriptionRow,
   toSubscriptionResponse,
 } from './subscription.mapper';
@@ -164,7 +165,7 @@ export class SubscriptionsService {
    * @throws NotFoundError; ValidationError (the move is not allowed from the current status).
    */
   async transition(
-    em: EntityManager,
+    em: SqlTx,
     merchantId: string,
     id: string,
     action: SubscriptionAction,
@@ -230,18 +231,22 @@ export class SubscriptionsService {
    * @throws NotFoundError.
    */
   async recordCharge(
-    em: EntityManager,
+    em: SqlTx,
     merchantId: string,
     id: string,
     charge: { chargedAt: Date; amount: bigint; period: number },
   ): Promise<SubscriptionResponse> {
-    const [updated] = await em.execute<{ first: boolean; status: SubscriptionStatus }[]>(
+    // The change and the row it made in one round trip (the row with its plan and customer).
+    const [updated] = await em.execute<
+      (SubscriptionRow & { charge_first: boolean; status_before: SubscriptionStatus })[]
+    >(
       `WITH before AS (
          SELECT s.id, s.status, s.last_charge_at IS NULL AS first, s.current_period_end,
                 make_interval(secs => p.interval_seconds) AS period
            FROM subscriptions s JOIN plans p ON p.id = s.plan_id
           WHERE s.id = ? AND s.merchant_id = ? FOR UPDATE OF s
        )
+       , updated AS (
        UPDATE subscriptions s SET last_charge_at = ?::timestamptz,
          charged_amount = s.charged_amount + ?::bigint,
          periods_charged = GREATEST(s.periods_charged, ?::int),
@@ -254,7 +259,9 @@ export class SubscriptionsService {
          updated_at = ?
         FROM before
        WHERE s.id = before.id
-       RETURNING before.first, before.status`,
+       RETURNING s.*, before.first AS charge_first, before.status AS status_before
+       )
+       ${subscriptionSelect('updated', 's.charge_first, s.status_before')}`,
       [
         id,
         merchantId,
@@ -266,26 +273,19 @@ export class SubscriptionsService {
         this.clock.now(),
       ],
     );
-    const subscription = toSubscriptionResponse(await this.findRow(em, merchantId, id));
-    if (updated?.first && updated.status === 'Active') {
+    if (!updated) throw new NotFoundError('Subscription');
+    const subscription = toSubscriptionResponse(updated);
+    if (updated.charge_first && updated.status_before === 'Active') {
       await this.events.record(em, merchantId, 'subscription.activated', subscription);
     }
     return subscription;
   }
 
-  private async findRow(
-    em: EntityManager,
-    merchantId: string,
-    id: string,
-  ): Promise<SubscriptionRow> {
-    const [row] = await em
-      .getConnection()
-      .execute<SubscriptionRow[]>(
-        `${SUBSCRIPTION_SELECT} WHERE s.id = ? AND s.merchant_id = ?`,
-        [id, merchantId],
-        'all',
-        em.getTransactionContext(),
-      );
+  private async findRow(em: SqlTx, merchantId: string, id: string): Promise<SubscriptionRow> {
+    const [row] = await em.execute<SubscriptionRow[]>(
+      `${SUBSCRIPTION_SELECT} WHERE s.id = ? AND s.merchant_id = ?`,
+      [id, merchantId],
+    );
     if (!row) throw new NotFoundError('Subscription');
     return row;
   }

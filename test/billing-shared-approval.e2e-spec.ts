@@ -1,0 +1,312 @@
+import { createApproveCheckedInstruction } from '@solana/spl-token';
+import { Connection, Keypair, PublicKey, Transaction } from '@solana/web3.js';
+import bs58 from 'bs58';
+import { ChainPort } from '../src/solana/chain.port';
+import { UnsignedTxBuilder } from '../src/solana/transactions';
+import { fund, signAndSend } from './helpers/chain-tx';
+import { createTestApp, TestApp, TestMerchant } from './helpers/test-app';
+
+const DAY = 86_400;
+const USDC = 1_000_000n;
+/** Each subscription's share of the shared approval: this many periods of its plan. */
+const PERIODS = 3n;
+
+/**
+ * Token-delegate scheme: a token account has one delegate, so every subscription of a wallet in
+ * one mint, whichever merchant it is with, lives on one approval of the service key. Through the
+ * hosted checkout's API with real keypairs: each subscribe approves what all of them still need,
+ * each charge takes its own share, and an approval that shrinks or is replaced affects exactly
+ * the subscriptions it no longer covers. Also the customer notices of a charge (e-mails through
+ * the outbox) and a frozen token account.
+ */
+describe('Billing engine: one approval shared by a wallet’s subscriptions', () => {
+  let t: TestApp;
+  let acme: TestMerchant;
+  let beta: TestMerchant;
+  let chain: ChainPort;
+  let connection: Connection;
+  const plans: Record<'pro' | 'basic' | 'addon', { id: string; amount: bigint }> = {} as never;
+
+  /** A wallet's USDC balance; 0 before its token account exists (a merchant before any charge). */
+  const balance = async (wallet: string) => {
+    const account = new PublicKey(await chain.tokenAccount(wallet, 'USDC'));
+    if (!(await connection.getAccountInfo(account))) return 0n;
+    return BigInt((await connection.getTokenAccountBalance(account)).value.amount);
+  };
+  /** The subscription's ledger lines, oldest first: status and note. */
+  const ledger = async (merchant: TestMerchant, id: string) =>
+    (
+      (await t.http.get(`/api/payments?subscriptionId=${id}`).set(merchant.auth).expect(200))
+        .body as { status: string; note: string | null }[]
+    )
+      .reverse()
+      .map((p) => ({ status: p.status, note: p.note }));
+  const delegated = async (wallet: string) =>
+    (await chain.readAuthorization(wallet, 'USDC')).delegatedAmount;
+  const run = async () =>
+    (await t.http.post('/api/dev/billing/run').set(acme.auth).expect(200)).body;
+  const advance = (days: number) =>
+    t.http
+      .post('/api/dev/clock/advance')
+      .set(acme.auth)
+      .send({ seconds: days * DAY })
+      .expect(200);
+  const tick = () =>
+    t.http.post('/api/dev/clock/advance').set(acme.auth).send({ seconds: 1 }).expect(200);
+  const subscription = async (merchant: TestMerchant, id: string) =>
+    (await t.http.get(`/api/subscriptions/${id}`).set(merchant.auth).expect(200)).body;
+
+  /** The wallet's side of a checkout: the transaction request, then sign and send it. */
+  async function request(customer: Keypair, planId: string) {
+    const res = await t.http
+      .post(`/api/checkout/plans/${planId}/transaction`)
+      .send({ account: customer.publicKey.toBase58() })
+      .expect(200);
+    return res.body.transaction as string;
+  }
+  async function signAndSendTx(customer: Keypair, transaction: string): Promise<string> {
+    const height = await connection.getBlockHeight();
+    expect((await signAndSend(t, transaction, height + 150, customer)).state).toBe('succeeded');
+    const tx = Transaction.from(Buffer.from(transaction, 'base64'));
+    tx.partialSign(customer);
+    return bs58.encode(tx.signature!);
+  }
+  const confirm = (planId: string, signature: string) =>
+    t.http.post(`/api/checkout/plans/${planId}/confirm`).send({ signature });
+  async function subscribe(customer: Keypair, planId: string): Promise<string> {
+    const signature = await signAndSendTx(customer, await request(customer, planId));
+    const res = await confirm(planId, signature).expect(200);
+    expect(res.body).toMatchObject({ planId, status: 'Active', created: true });
+    return res.body.id as string;
+  }
+  const share = (plan: { amount: bigint }) => PERIODS * plan.amount;
+
+  beforeAll(async () => {
+    t = await createTestApp({
+      env: { LOCALNET_FINALITY_SLOTS: '0', SUBSCRIPTION_APPROVAL_PERIODS: String(PERIODS) },
+    });
+    chain = t.app.get(ChainPort);
+    connection = new Connection(t.chain!.url, 'confirmed');
+    acme = await t.createMerchant('Acme');
+    beta = await t.createMerchant('Beta');
+    const plan = async (merchant: TestMerchant, label: string, amount: bigint) => {
+      const res = await t.http
+        .post('/api/plans')
+        .set(merchant.auth)
+        .send({ label, mint: 'USDC', amount: String(amount), intervalSeconds: 30 * DAY })
+        .expect(201);
+      return { id: res.body.plan.id as string, amount: amount * USDC };
+    };
+    plans.pro = await plan(acme, 'Pro', 10n);
+    plans.basic = await plan(beta, 'Basic', 4n);
+    plans.addon = await plan(acme, 'Add-on', 2n);
+  });
+  afterAll(() => t.close());
+
+  it('two, then three subscriptions across merchants: each subscribe approves them all; each charge takes its own share', async () => {
+    const customer = Keypair.generate();
+    const wallet = customer.publicKey.toBase58();
+    fund(t, wallet, { symbol: 'USDC', amount: 100n * USDC });
+    const acmeBefore = await balance(acme.walletAddress);
+    const betaBefore = await balance(beta.walletAddress);
+
+    // One subscription: its share, less the first charge.
+    const pro = await subscribe(customer, plans.pro.id);
+    expect(await delegated(wallet)).toBe(share(plans.pro) - plans.pro.amount);
+
+    // Two, with another merchant: the new approval also covers what Pro still needs.
+    const basic = await subscribe(customer, plans.basic.id);
+    expect(await delegated(wallet)).toBe(
+      share(plans.pro) - plans.pro.amount + share(plans.basic) - plans.basic.amount,
+    );
+
+    // Three: still one approval, now for all three.
+    const addon = await subscribe(customer, plans.addon.id);
+    const remaining = [plans.pro, plans.basic, plans.addon].reduce(
+      (sum, p) => sum + share(p) - p.amount,
+      0n,
+    );
+    expect(await delegated(wallet)).toBe(remaining);
+    expect((await subscription(acme, pro)).status).toBe('Active');
+    expect((await subscription(beta, basic)).status).toBe('Active');
+
+    // A period later every one is charged once, its own amount, to its own merchant.
+    await advance(30);
+    expect((await run()).charges).toMatchObject({ succeeded: 3, failed: 0, completed: 0 });
+    const perPeriod = plans.pro.amount + plans.basic.amount + plans.addon.amount;
+    expect(await balance(wallet)).toBe(100n * USDC - 2n * perPeriod);
+    expect((await balance(acme.walletAddress)) - acmeBefore).toBe(
+      2n * (plans.pro.amount + plans.addon.amount),
+    );
+    expect((await balance(beta.walletAddress)) - betaBefore).toBe(2n * plans.basic.amount);
+    expect(await delegated(wallet)).toBe(remaining - perPeriod);
+    for (const [merchant, id] of [
+      [acme, pro],
+      [beta, basic],
+      [acme, addon],
+    ] as const) {
+      const res = await t.http
+        .get(`/api/payments?subscriptionId=${id}`)
+        .set(merchant.auth)
+        .expect(200);
+      expect(res.body.map((p: { status: string }) => p.status)).toEqual(['confirmed', 'confirmed']);
+    }
+  });
+
+  it('an approval that shrinks ends exactly the subscriptions it no longer covers, newest first', async () => {
+    const customer = Keypair.generate();
+    const wallet = customer.publicKey.toBase58();
+    fund(t, wallet, { symbol: 'USDC', amount: 100n * USDC });
+    // Subscribed one after the other (the test clock stands still unless moved: a second apart,
+    // so that which is older is the order they were made in, not a tie broken by id).
+    const pro = await subscribe(customer, plans.pro.id);
+    await tick();
+    const basic = await subscribe(customer, plans.basic.id);
+    await tick();
+    const addon = await subscribe(customer, plans.addon.id);
+
+    // The customer approves again by hand: enough for the two oldest, not for the third.
+    const enough = share(plans.pro) - plans.pro.amount + (share(plans.basic) - plans.basic.amount);
+    const mint = await chain.mint('USDC');
+    const builder = (chain as unknown as { unsigned: UnsignedTxBuilder }).unsigned;
+    const ata = new PublicKey(await chain.tokenAccount(wallet, 'USDC'));
+    const approve = await builder.build(customer.publicKey, [
+      createApproveCheckedInstruction(
+        ata,
+        new PublicKey(mint.address),
+        new PublicKey(chain.servicePublicKey),
+        customer.publicKey,
+        enough,
+        6,
+        [],
+        new PublicKey(mint.tokenProgram),
+      ),
+    ]);
+    expect(
+      (await signAndSend(t, approve.transaction, approve.lastValidBlockHeight, customer)).state,
+    ).toBe('succeeded');
+
+    await advance(30);
+    await run();
+    expect(await subscription(acme, pro)).toMatchObject({ status: 'Active' });
+    expect(await subscription(beta, basic)).toMatchObject({ status: 'Active' });
+    expect(await subscription(acme, addon)).toMatchObject({ status: 'Completed' });
+    expect(await ledger(acme, addon)).toEqual([
+      { status: 'confirmed', note: null },
+      { status: 'failed', note: 'authorization_gone' },
+    ]);
+    expect(await ledger(acme, pro)).toEqual([
+      { status: 'confirmed', note: null },
+      { status: 'confirmed', note: null },
+    ]);
+    expect(await balance(wallet)).toBe(
+      100n * USDC - 2n * (plans.pro.amount + plans.basic.amount) - plans.addon.amount,
+    );
+  });
+
+  it('two checkouts open at once: the subscribe sent last replaced the other approval, so it is refused, never created short; a new request covers both', async () => {
+    const customer = Keypair.generate();
+    const wallet = customer.publicKey.toBase58();
+    fund(t, wallet, { symbol: 'USDC', amount: 100n * USDC });
+    // Both transactions are built before either is sent: each approves only its own share.
+    const proTx = await request(customer, plans.pro.id);
+    const basicTx = await request(customer, plans.basic.id);
+
+    const basicSig = await signAndSendTx(customer, basicTx);
+    const basic = await confirm(plans.basic.id, basicSig).expect(200);
+    expect(basic.body.status).toBe('Active');
+
+    // Pro's approval (its share alone) replaces Basic's: it does not cover both, so Pro is
+    // refused and nothing is created or charged for it. Basic is still covered.
+    const proSig = await signAndSendTx(customer, proTx);
+    const refused = await confirm(plans.pro.id, proSig).expect(400);
+    expect(refused.body.error.details[0]).toMatchObject({ field: 'signature' });
+    expect(refused.body.error.details[0].message).toMatch(/does not cover this plan/);
+    const live = await t.sql<{ n: string }>(
+      `SELECT count(*) AS n FROM subscriptions s JOIN customers c ON c.id = s.customer_id
+        WHERE c.wallet_address = $1 AND s.plan_id = $2`,
+      [wallet, plans.pro.id],
+    );
+    expect(live[0].n).toBe('0');
+    expect(await balance(wallet)).toBe(100n * USDC - plans.basic.amount);
+
+    // The checkout asks again: the new transaction approves what both need.
+    const pro = await subscribe(customer, plans.pro.id);
+    expect(pro).toEqual(expect.any(String));
+    expect(await delegated(wallet)).toBe(
+      share(plans.pro) - plans.pro.amount + share(plans.basic) - plans.basic.amount,
+    );
+  });
+
+  it('e-mails the customer: two periods before the approval runs out, and when a charge fails', async () => {
+    const customer = Keypair.generate();
+    const wallet = customer.publicKey.toBase58();
+    fund(t, wallet, { symbol: 'USDC', amount: plans.pro.amount });
+    await t.http
+      .post('/api/customers')
+      .set(acme.auth)
+      .send({ walletAddress: wallet, email: 'ada@example.com' })
+      .expect((res) => expect([200, 201]).toContain(res.status));
+    const emails = () =>
+      t.sql<{ recipient: string; subject: string; text_body: string; html_body: string }>(
+        `SELECT recipient, subject, text_body, html_body FROM email_outbox
+          WHERE recipient = 'ada@example.com' ORDER BY created_at`,
+      );
+
+    // The first charge leaves two periods of a three-period approval: re-authorise.
+    const id = await subscribe(customer, plans.pro.id);
+    const planLink = `/checkout/plans/${plans.pro.id}`;
+    const [low] = await emails();
+    expect(low.subject).toBe('Re-authorise your subscription: Pro');
+    expect(low.text_body).toContain('covers 2 more payments of 10 USDC');
+    expect(low.text_body).toContain(planLink);
+    expect(low.html_body).toContain(`href="`);
+
+    // A period later the balance is empty: PastDue, and the customer is told what happened.
+    await advance(30);
+    expect((await run()).charges.failed).toBeGreaterThanOrEqual(1);
+    expect(await subscription(acme, id)).toMatchObject({
+      status: 'PastDue',
+      failureReason: 'insufficient_funds',
+    });
+    const all = await emails();
+    expect(all).toHaveLength(2);
+    expect(all[1].subject).toBe('Payment failed: Pro (Acme)');
+    expect(all[1].text_body).toContain('We could not collect your payment of 10 USDC');
+    expect(all[1].text_body).toContain(planLink);
+  });
+
+  it('a frozen token account: the charge is not sent, PastDue with its own reason', async () => {
+    const customer = Keypair.generate();
+    const wallet = customer.publicKey.toBase58();
+    fund(t, wallet, { symbol: 'USDC', amount: 50n * USDC });
+    const id = await subscribe(customer, plans.basic.id);
+    const before = await balance(wallet);
+
+    // The issuer freezes the account (its state byte, as a freeze instruction would set it).
+    const address = await chain.tokenAccount(wallet, 'USDC');
+    const account = t.chain!.chain.getAccount(address)!;
+    const data = Buffer.from(account.data);
+    data[108] = 2; // AccountState.Frozen
+    t.chain!.chain.setAccount(address, { ...account, data });
+
+    await advance(30);
+    expect((await run()).charges.failed).toBeGreaterThanOrEqual(1);
+    expect(await subscription(beta, id)).toMatchObject({
+      status: 'PastDue',
+      failureReason: 'account_frozen',
+    });
+    expect(await balance(wallet)).toBe(before);
+    expect(await ledger(beta, id)).toEqual([
+      { status: 'confirmed', note: null },
+      { status: 'failed', note: 'account_frozen' },
+    ]);
+    const events = await t.http
+      .get('/api/events?type=subscription.past_due')
+      .set(beta.auth)
+      .expect(200);
+    expect(
+      events.body.some((e: { data: { object: { id: string } } }) => e.data.object.id === id),
+    ).toBe(true);
+  });
+});
