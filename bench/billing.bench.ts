@@ -18,10 +18,12 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import {
   BenchServer,
+  cpuMicros,
   createMerchant,
   hasTaskset,
   median,
   pin,
+  rssMb,
   runBench,
   saveResults,
   startBareNest,
@@ -38,16 +40,6 @@ const ROWS = Number(process.env.BENCH_ROWS ?? 10_000);
 const SAMPLES = Number(process.env.BENCH_LIST_SAMPLES ?? 30);
 /** `lists` skips the POST rounds, `post` the lists. */
 const ONLY = process.env.BENCH_ONLY;
-
-function cpuMicros(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10_000;
-}
-
-function rssMb(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
-}
 
 interface Load {
   rps: number;

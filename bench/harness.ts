@@ -10,6 +10,7 @@ import {
   mkdirSync,
   mkdtempSync,
   openSync,
+  readdirSync,
   readFileSync,
   rmSync,
   writeFileSync,
@@ -33,6 +34,38 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** User + system CPU time of a process, in microseconds (from /proc, clock ticks of 10 ms). */
+export function cpuMicros(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+}
+
+/**
+ * CPU time of a process and its live children (PostgreSQL: the postmaster and its backends),
+ * plus what its exited children used (the kernel adds theirs when they are reaped), in µs.
+ */
+export function treeCpuMicros(pid: number): number {
+  const stat = (p: number | string) =>
+    readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1].split(' ');
+  const own = stat(pid);
+  let total = (Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14])) * 10_000;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const fields = stat(entry);
+      if (Number(fields[1]) === pid) total += (Number(fields[11]) + Number(fields[12])) * 10_000;
+    } catch {
+      // exited while we looked
+    }
+  }
+  return total;
+}
+
+export function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+}
+
 export function hasTaskset(): boolean {
   return spawnSync('taskset', ['-c', '0', 'true']).status === 0;
 }
@@ -46,6 +79,8 @@ export interface BenchDatabase {
   url: string;
   /** The embedded server's postmaster pid, to pin it; undefined with BENCH_DATABASE_URL. */
   postmasterPid?: number;
+  /** Another fresh, migrated database on the same server: its URL. */
+  another(): Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -53,21 +88,27 @@ export interface BenchDatabase {
  * A fresh, migrated database: on BENCH_DATABASE_URL's server (a URL without a database name) or
  * on an embedded PostgreSQL in a temp directory.
  */
-export async function startDatabase(): Promise<BenchDatabase> {
+export async function startDatabase(options: { settings?: string[] } = {}): Promise<BenchDatabase> {
   if (!existsSync(join(ROOT, 'dist', 'src', 'main.js')))
     throw new Error('run `npm run build` first');
   const tmp = mkdtempSync(join(tmpdir(), 'bench-pg-'));
   execFileSync('chmod', ['755', tmp]);
   const pg = process.env.BENCH_DATABASE_URL
     ? undefined
-    : await startEmbeddedPostgres(join(tmp, 'postgres'));
+    : await startEmbeddedPostgres(join(tmp, 'postgres'), { settings: options.settings });
   const server = (process.env.BENCH_DATABASE_URL ?? pg!.serverUrl).replace(/\/$/, '');
-  const dbName = `bench_${Date.now()}`;
-  await ensureDatabaseExists(server, dbName);
-  const url = `${server}/${dbName}`;
-  await runMigrations(url);
+  let made = 0;
+  const fresh = async () => {
+    const dbName = `bench_${Date.now()}_${made++}`;
+    await ensureDatabaseExists(server, dbName);
+    const url = `${server}/${dbName}`;
+    await runMigrations(url);
+    return url;
+  };
+  const url = await fresh();
   return {
     url,
+    another: fresh,
     postmasterPid: pg
       ? Number(readFileSync(join(tmp, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0])
       : undefined,
@@ -97,11 +138,12 @@ function spawnNode(
   script: string,
   core: number | undefined,
   options: Omit<SpawnOptions, 'cwd'>,
+  nodeArgs: string[] = [],
 ): ChildProcess {
   const [cmd, args] =
     core !== undefined && hasTaskset()
-      ? ['taskset', ['-c', String(core), process.execPath, script]]
-      : [process.execPath, [script]];
+      ? ['taskset', ['-c', String(core), process.execPath, ...nodeArgs, script]]
+      : [process.execPath, [...nodeArgs, script]];
   return spawn(cmd, args, { ...options, cwd: ROOT });
 }
 
@@ -115,23 +157,33 @@ export const LOAD = {
 /** Starts the built service on the database and waits until /health answers. */
 export async function startServer(
   databaseUrl: string,
-  options: { core?: number; env?: NodeJS.ProcessEnv; stdoutFile?: string } = {},
+  options: {
+    core?: number;
+    env?: NodeJS.ProcessEnv;
+    stdoutFile?: string;
+    nodeArgs?: string[];
+  } = {},
 ): Promise<BenchServer> {
   const port = await freePort();
   const main = join(ROOT, 'dist', 'src', 'main.js');
   const stdout = options.stdoutFile ? openSync(options.stdoutFile, 'w') : 'ignore';
-  const child = spawnNode(main, options.core, {
-    env: {
-      ...process.env,
-      DATABASE_URL: databaseUrl,
-      PORT: String(port),
-      LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
-      RATE_LIMIT_PER_MINUTE: '100000000',
-      DATA_DIR: mkdtempSync(join(tmpdir(), 'bench-data-')),
-      ...options.env,
+  const child = spawnNode(
+    main,
+    options.core,
+    {
+      env: {
+        ...process.env,
+        DATABASE_URL: databaseUrl,
+        PORT: String(port),
+        LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+        RATE_LIMIT_PER_MINUTE: '100000000',
+        DATA_DIR: mkdtempSync(join(tmpdir(), 'bench-data-')),
+        ...options.env,
+      },
+      stdio: ['ignore', stdout, 'inherit'],
     },
-    stdio: ['ignore', stdout, 'inherit'],
-  });
+    options.nodeArgs,
+  );
   const base = `http://127.0.0.1:${port}`;
   await waitUntilUp(async () => (await fetch(`${base}/health`)).ok, 'server');
   return { child, base };
@@ -228,7 +280,7 @@ export function runBench(main: () => Promise<void>): void {
  */
 export async function startLocalnet(
   options: { core?: number } = {},
-): Promise<{ url: string; stop: () => Promise<void> }> {
+): Promise<{ url: string; pid: number; stop: () => Promise<void> }> {
   let port = await freePort();
   while (port >= 65535) port = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-localnet-'));
@@ -248,6 +300,7 @@ export async function startLocalnet(
   }, 'localnet');
   return {
     url,
+    pid: child.pid!,
     stop: () =>
       new Promise<void>((resolve) => {
         child.once('exit', () => {
@@ -257,4 +310,32 @@ export async function startLocalnet(
         child.kill('SIGTERM');
       }),
   };
+}
+
+/** One JSON-RPC call (the localnet's own methods included); throws on an error answer. */
+export async function rpc<T>(url: string, method: string, params: unknown[]): Promise<T> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  });
+  const body = (await res.json()) as { result: T; error?: unknown };
+  if (body.error) throw new Error(`${method}: ${JSON.stringify(body.error)}`);
+  return body.result;
+}
+
+/** Runs `send(worker, i)` for i < `count` through `inFlight` workers; returns calls per second. */
+export async function throughput(
+  count: number,
+  inFlight: number,
+  send: (worker: number, i: number) => Promise<void>,
+): Promise<number> {
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: inFlight }, async (_, worker) => {
+      while (next < count) await send(worker, next++);
+    }),
+  );
+  return count / ((performance.now() - started) / 1000);
 }

@@ -9,13 +9,14 @@
  * service's own trivial route.
  */
 import autocannon from 'autocannon';
-import { readFileSync } from 'node:fs';
 import { Client } from 'pg';
 import {
   BenchServer,
+  cpuMicros,
   createMerchant,
   hasTaskset,
   pin,
+  rssMb,
   runBench,
   saveResults,
   startBareNest,
@@ -49,17 +50,6 @@ interface Row {
   /** CPU microseconds per request of the server process (steadier than req/s). */
   cpuUs: number;
   target: number;
-}
-
-/** User + system CPU time of a process, in microseconds (from /proc, clock ticks of 10 ms). */
-function cpuMicros(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10_000;
-}
-
-function rssMb(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
 }
 
 type Run = Omit<Row, 'ratio' | 'bareRatio'> & { rss: number };

@@ -28,38 +28,11 @@ import {
 import { randomUUID } from 'node:crypto';
 import { mintTable } from '../src/solana/mints';
 import { RpcChainAdapter } from '../src/solana/rpc-chain.adapter';
-import { pin, runBench, saveResults, startLocalnet } from './harness';
+import { pin, rpc, runBench, saveResults, startLocalnet, throughput } from './harness';
 
 const TXS = Number(process.env.BENCH_TXS ?? 2000);
 const IN_FLIGHT = 16;
 const USDC = new PublicKey(mintTable('localnet')[0].address);
-
-async function rpc<T>(url: string, method: string, params: unknown[]): Promise<T> {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-  });
-  const body = (await res.json()) as { result: T; error?: unknown };
-  if (body.error) throw new Error(`${method}: ${JSON.stringify(body.error)}`);
-  return body.result;
-}
-
-/** Runs `count` sends through `inFlight` workers; returns transactions per second. */
-async function rate(
-  count: number,
-  inFlight: number,
-  send: (worker: number, i: number) => Promise<void>,
-): Promise<number> {
-  let next = 0;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: inFlight }, async (_, worker) => {
-      while (next < count) await send(worker, next++);
-    }),
-  );
-  return count / ((performance.now() - started) / 1000);
-}
 
 runBench(async () => {
   pin(process.pid, 0);
@@ -141,15 +114,15 @@ runBench(async () => {
 
     // The first pull creates the merchant's token account; then warm both paths up.
     await service(0);
-    await rate(200, IN_FLIGHT, bare);
-    await rate(200, IN_FLIGHT, service);
+    await throughput(200, IN_FLIGHT, bare);
+    await throughput(200, IN_FLIGHT, service);
 
     const results = {
       txs: TXS,
-      bareSequential: await rate(TXS, 1, bare),
-      serviceSequential: await rate(TXS, 1, service),
-      bareConcurrent: await rate(TXS, IN_FLIGHT, bare),
-      serviceConcurrent: await rate(TXS, IN_FLIGHT, service),
+      bareSequential: await throughput(TXS, 1, bare),
+      serviceSequential: await throughput(TXS, 1, service),
+      bareConcurrent: await throughput(TXS, IN_FLIGHT, bare),
+      serviceConcurrent: await throughput(TXS, IN_FLIGHT, service),
     };
     const pct = (a: number, b: number) => `${((100 * a) / b).toFixed(1)}%`;
     const ok = (a: number, b: number) => (a / b >= 0.6 ? 'yes' : 'NO');
