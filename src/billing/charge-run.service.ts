@@ -12,22 +12,15 @@ import {
 } from './charge-settlement';
 import { pgQuery } from '../database/pg-transaction';
 import { drainBatches } from './concurrency';
-import { walletReservation } from './reserved-allowance';
+import { unchangedSince, walletReservation, WalletReservation } from './reserved-allowance';
 
 export type { ChargeRunResult } from './charge-settlement';
 
 /** How long a charge waits for another charge of the same wallet and mint to settle. */
 const SIBLING_WAIT_MS = 100;
 const SIBLING_WAIT_TRIES = 50;
-/** Reads of a wallet's reservation a charge makes before it leaves the attempt for later. */
+/** Signings of one charge while the wallet's other charges keep moving, before it waits for a later run. */
 const SIBLING_RETRIES = 20;
-
-/** A charge of the same wallet and mint moved while this one read the token account. */
-class SiblingChargeMoved extends Error {
-  constructor() {
-    super('another charge of the wallet moved the shared approval while it was read');
-  }
-}
 
 /**
  * The charge run (DESIGN section 8): claims due `Active` subscriptions, writes each period's
@@ -205,14 +198,19 @@ export class ChargeRunService {
       if (left < BigInt(row.amount)) return this.settlement.complete(row, 'term_ended', result);
     }
 
-    // 4. Sign; a charge the accounts already doom is not sent. Under the token-delegate scheme
-    //    the shared approval is judged only while no other charge of the wallet in this mint is
-    //    in flight (see `walletReservation`): otherwise this one waits a moment and reads again.
+    // 4. Sign (a charge the accounts already doom is not sent), then record it before sending,
+    //    while the subscription is still Active (under its row lock, so a pause or cancel that
+    //    commits first stops the charge). Under the token-delegate scheme the shared approval is
+    //    judged on a reservation read while none of the wallet's other charges in this mint was
+    //    in flight, and the charge is recorded only if that still holds (`walletReservation`);
+    //    otherwise it waits a moment and signs again.
     let signed;
     for (let tries = 1; ; tries++) {
+      let unchanged: { sql: string; params: unknown[] } | undefined;
       if (this.chain.scheme === 'token-delegate') {
-        const quiet = await this.quietReservation(row);
-        if (!quiet) {
+        const self = { createdAt: row.s_created_at, id: row.subscription_id };
+        const seen = await this.quietReservation(row, self);
+        if (!seen) {
           await this.settlement.defer(
             row.id,
             'other charges of the wallet stayed in flight',
@@ -221,50 +219,57 @@ export class ChargeRunService {
           result.deferred++;
           return;
         }
-        input.reservedForEarlier = quiet;
+        input.reservedForEarlier = seen.reserved;
+        // With no other live subscription there is nothing earlier to reserve for.
+        if (seen.siblings > 0) unchanged = unchangedSince(row.subscriber, row.mint, self, seen);
       }
       try {
         signed = await this.chain.signCharge(input);
-        break;
       } catch (error) {
         if (error instanceof ChargeFailedError) {
           return this.settlement.fail(row, input, error.reason, error.message, null, result);
         }
-        if (!(error instanceof SiblingChargeMoved) || tries >= SIBLING_RETRIES) throw error;
+        throw error;
       }
-    }
-
-    // 5. Record it before sending, while the subscription is still Active (under its row lock,
-    //    so a pause or cancel that commits first stops the charge).
-    const recorded = await pgQuery<{ id: string }[]>(
-      this.em,
-      `WITH s AS (
-         SELECT id FROM subscriptions WHERE id = ? AND status = 'Active' FOR SHARE
-       )
-       UPDATE charge_attempts a SET state = 'sent', signature = ?, transaction = ?,
-              last_valid_block_height = ?, lease_until = now() + make_interval(secs => ?),
-              updated_at = ?
-         FROM s
-        WHERE a.id = ? AND a.state = 'pending' AND a.signature IS NULL
-        RETURNING a.id`,
-      [
-        row.subscription_id,
-        signed.signature,
-        signed.transaction,
-        signed.lastValidBlockHeight,
-        this.config.CHARGE_LEASE_SECONDS,
-        this.clock.now(),
-        row.id,
-      ],
-    );
-    if (recorded.length === 0) {
-      const [now] = await pgQuery<{ status: string }[]>(
+      const recorded = await pgQuery<{ id: string }[]>(
         this.em,
-        `SELECT status FROM subscriptions WHERE id = ?`,
-        [row.subscription_id],
+        `WITH s AS (
+           SELECT id FROM subscriptions WHERE id = ? AND status = 'Active' FOR SHARE
+         )
+         UPDATE charge_attempts a SET state = 'sent', signature = ?, transaction = ?,
+                last_valid_block_height = ?, lease_until = now() + make_interval(secs => ?),
+                updated_at = ?
+           FROM s
+          WHERE a.id = ? AND a.state = 'pending' AND a.signature IS NULL
+            ${unchanged ? `AND ${unchanged.sql}` : ''}
+          RETURNING a.id`,
+        [
+          row.subscription_id,
+          signed.signature,
+          signed.transaction,
+          signed.lastValidBlockHeight,
+          this.config.CHARGE_LEASE_SECONDS,
+          this.clock.now(),
+          row.id,
+          ...(unchanged?.params ?? []),
+        ],
+      );
+      if (recorded.length > 0) break;
+      const [now] = await pgQuery<{ status: string; open: boolean }[]>(
+        this.em,
+        `SELECT s.status, a.state = 'pending' AND a.signature IS NULL AS open
+           FROM subscriptions s JOIN charge_attempts a ON a.subscription_id = s.id
+          WHERE s.id = ? AND a.id = ?`,
+        [row.subscription_id, row.id],
       );
       if (now?.status !== 'Active') return this.settlement.abandon(row, result);
-      return; // another instance recorded its own transaction first: it settles it
+      if (!now.open) return; // another instance recorded its own transaction first: it settles it
+      // Another charge of the wallet moved meanwhile: what was read may not match; read again.
+      if (tries >= SIBLING_RETRIES) {
+        await this.settlement.defer(row.id, 'other charges of the wallet kept moving', false);
+        result.deferred++;
+        return;
+      }
     }
 
     // 6. Send once, settle by the outcome.
@@ -319,28 +324,18 @@ export class ChargeRunService {
   }
 
   /**
-   * What the subscriber's live subscriptions in this mint that are older than this one (any
-   * merchant's) still need of the shared approval (they are covered first), once none of the
-   * wallet's charges in this mint is in flight; waits up to `SIBLING_WAIT_MS` x
-   * `SIBLING_WAIT_TRIES` for that, else null. The returned function is read again after the
-   * token account (the chain port calls it then) and throws `SiblingChargeMoved` when a charge of
-   * the wallet moved in between: the account read is then not the one the reservation matches.
+   * The wallet's reservation for this charge (what its live subscriptions in this mint that are
+   * older than this one, any merchant's, still need: they are covered first), read once none of
+   * its charges in this mint is in flight; waits up to `SIBLING_WAIT_MS` x `SIBLING_WAIT_TRIES`
+   * for that, else null.
    */
-  private async quietReservation(row: AttemptRow): Promise<(() => Promise<bigint>) | null> {
-    const self = { createdAt: row.s_created_at, id: row.subscription_id };
+  private async quietReservation(
+    row: AttemptRow,
+    self: { createdAt: Date; id: string },
+  ): Promise<WalletReservation | null> {
     for (let i = 0; i < SIBLING_WAIT_TRIES; i++) {
-      const before = await walletReservation(this.em, row.subscriber, row.mint, self);
-      if (before.inFlight === 0) {
-        // No other live subscription: nothing to reserve, nothing that can move.
-        if (before.fingerprint.startsWith('0:')) return () => Promise.resolve(0n);
-        return async () => {
-          const after = await walletReservation(this.em, row.subscriber, row.mint, self);
-          if (after.inFlight > 0 || after.fingerprint !== before.fingerprint) {
-            throw new SiblingChargeMoved();
-          }
-          return after.reserved;
-        };
-      }
+      const seen = await walletReservation(this.em, row.subscriber, row.mint, self);
+      if (seen.inFlight === 0) return seen;
       await new Promise((resolve) => setTimeout(resolve, SIBLING_WAIT_MS));
     }
     return null;

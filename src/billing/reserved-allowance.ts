@@ -54,38 +54,34 @@ export interface WalletReservation {
   reserved: bigint;
   /** Charges of the others sent and not settled: they may land at any moment. */
   inFlight: number;
+  /** The wallet's other live subscriptions in the mint. */
+  siblings: number;
   /**
-   * Changes when another's charge is settled, or one starts or stops being live: equal before
-   * and after the token account was read, nothing of theirs moved the allowance in between.
+   * Changes when another's charge is settled, or one starts or stops being live. `quiet` holds
+   * it: a condition for the statement that records the charge.
    */
   fingerprint: string;
 }
 
 /**
- * `reservedAllowance` for a charge of `self`, with what tells whether it can be trusted: the
- * allowance read from the chain and the reservation read from the database agree only while no
- * other charge of the wallet in this mint is in flight. A charge sent but not landed when the
- * account was read is still in the allowance, yet netted out here (too lenient: a subscription
- * the approval no longer covers would be charged); not netted, one that has landed counts twice
- * (too strict: a covered one would be ended). So the charge goes ahead only when none is in
- * flight, read before and after the account with the same fingerprint.
+ * The wallet's subscriptions in a mint as a charge of `self` sees them: one row (`reserved`,
+ * `in_flight`, `siblings`, `fingerprint`), with its parameters.
  */
-export async function walletReservation(
-  em: EntityManager,
+function siblingsSql(
   wallet: string,
   mint: string,
   self: { createdAt: Date; id: string },
-): Promise<WalletReservation> {
-  const [row] = await pgQuery<
-    { reserved: string; siblings: string; in_flight: string; charged: string }[]
-  >(
-    em,
-    `SELECT COALESCE(SUM(GREATEST(
+): { sql: string; params: unknown[] } {
+  return {
+    sql: `SELECT COALESCE(SUM(GREATEST(
               s.authorized_amount - s.charged_amount - COALESCE(inflight.amount, 0), 0))
               FILTER (WHERE l.live AND (s.created_at, s.id) < (?, ?)), 0)::text AS reserved,
-            count(*) FILTER (WHERE l.live AND s.id <> ?)::text AS siblings,
-            count(inflight.id) FILTER (WHERE s.id <> ?)::text AS in_flight,
-            COALESCE(SUM(s.charged_amount) FILTER (WHERE s.id <> ?), 0)::text AS charged
+            count(inflight.id) FILTER (WHERE s.id <> ?)::int AS in_flight,
+            count(*) FILTER (WHERE l.live AND s.id <> ?)::int AS siblings,
+            concat_ws(':', count(*) FILTER (WHERE l.live AND s.id <> ?),
+              COALESCE(SUM(s.charged_amount) FILTER (WHERE s.id <> ?), 0),
+              COALESCE(SUM(s.authorized_amount) FILTER (WHERE l.live AND s.id <> ?), 0),
+              count(inflight.id) FILTER (WHERE s.id <> ?)) AS fingerprint
        FROM customers c
        JOIN subscriptions s ON s.customer_id = c.id
        JOIN plans p ON p.id = s.plan_id
@@ -94,11 +90,51 @@ export async function walletReservation(
         AND inflight.state = 'sent'
        CROSS JOIN LATERAL (SELECT s.status IN ('Active', 'PastDue') AS live) l
       WHERE c.wallet_address = ? AND p.mint = ? AND (l.live OR inflight.id IS NOT NULL)`,
-    [self.createdAt, self.id, self.id, self.id, self.id, wallet, mint],
-  );
+    params: [self.createdAt, self.id, ...Array<string>(6).fill(self.id), wallet, mint],
+  };
+}
+
+/**
+ * `reservedAllowance` for a charge of `self`, and what tells whether it can be trusted: the
+ * allowance read from the chain and the reservation read from the database agree only while no
+ * other charge of the wallet in this mint is in flight. A charge sent but not landed when the
+ * account was read is still in the allowance, yet netted out here (too lenient: a subscription
+ * the approval no longer covers would be charged); not netted, one that has landed counts twice
+ * (too strict: a covered one would be ended). So a charge is judged on a reservation read when
+ * none was in flight, and recorded only if the same still holds after the account was read
+ * (`unchangedSince`, a condition of the recording statement).
+ */
+export async function walletReservation(
+  em: EntityManager,
+  wallet: string,
+  mint: string,
+  self: { createdAt: Date; id: string },
+): Promise<WalletReservation> {
+  const { sql, params } = siblingsSql(wallet, mint, self);
+  const [row] = await pgQuery<
+    { reserved: string; in_flight: number; siblings: number; fingerprint: string }[]
+  >(em, sql, params);
   return {
     reserved: BigInt(row.reserved),
-    inFlight: Number(row.in_flight),
-    fingerprint: `${row.siblings}:${row.charged}`,
+    inFlight: row.in_flight,
+    siblings: row.siblings,
+    fingerprint: row.fingerprint,
+  };
+}
+
+/**
+ * A condition (SQL and parameters) that holds while the wallet's subscriptions in the mint are
+ * as `seen` found them: no charge of theirs in flight, and none settled, started or stopped.
+ */
+export function unchangedSince(
+  wallet: string,
+  mint: string,
+  self: { createdAt: Date; id: string },
+  seen: WalletReservation,
+): { sql: string; params: unknown[] } {
+  const { sql, params } = siblingsSql(wallet, mint, self);
+  return {
+    sql: `(SELECT w.fingerprint FROM (${sql}) w) = ?`,
+    params: [...params, seen.fingerprint],
   };
 }
