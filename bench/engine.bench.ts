@@ -710,16 +710,14 @@ async function watcherSweeps(
     });
     const withPayments = await sweep();
 
-    // Finality: wait until the chain calls the last payment finalized, then one sweep.
+    // Finality: wait until the chain calls every one of those payments finalized, then one sweep.
+    const signatures = (
+      await db.query<{ signature: string }>(`SELECT signature FROM payments WHERE kind = 'invoice'`)
+    ).rows.map((r) => r.signature);
     await until(
       async () => {
-        const [last] = await db
-          .query<{ signature: string }>(
-            `SELECT signature FROM payments WHERE kind = 'invoice' ORDER BY created_at DESC LIMIT 1`,
-          )
-          .then((r) => r.rows);
-        const status = await connection.getSignatureStatus(last.signature);
-        return status.value?.confirmationStatus === 'finalized';
+        const { value } = await connection.getSignatureStatuses(signatures);
+        return value.every((status) => status?.confirmationStatus === 'finalized');
       },
       120_000,
       () => 'payments never finalized',

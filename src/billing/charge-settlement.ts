@@ -2,6 +2,7 @@ import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable } from '@nestjs/common';
 import { Clock } from '../common/clock';
 import { ValidationError } from '../common/errors/domain-error';
+import { GroupCommit } from '../database/group-commit';
 import { inPgTransaction, pgQuery, type SqlTx } from '../database/pg-transaction';
 import { EventsService, NewEvent } from '../events/events.service';
 import { PaymentsService } from '../payments/payments.service';
@@ -75,6 +76,8 @@ const TRANSIENT_RETRY_SECONDS = 20;
  */
 @Injectable()
 export class ChargeSettlement {
+  private readonly successes: GroupCommit;
+
   constructor(
     private readonly em: EntityManager,
     private readonly chain: ChainPort,
@@ -83,9 +86,14 @@ export class ChargeSettlement {
     private readonly payments: PaymentsService,
     private readonly subscriptions: SubscriptionsService,
     private readonly notices: BillingNotices,
-  ) {}
+  ) {
+    this.successes = new GroupCommit(em);
+  }
 
-  /** The money moved: attempt, ledger, subscription and events in one transaction. */
+  /**
+   * The money moved: attempt, ledger, subscription and events in one transaction (shared with
+   * the other successes being settled at the moment: all of it commits, or none).
+   */
   async succeed(
     row: AttemptRow,
     signature: string,
@@ -93,7 +101,8 @@ export class ChargeSettlement {
     finalized: boolean,
     result: ChargeRunResult,
   ): Promise<void> {
-    const settled = await inPgTransaction(this.em, async (em) => {
+    // Successes of the charges in flight are committed together (`GroupCommit`).
+    const settled = await this.successes.run(async (em) => {
       const won = await em.execute<{ id: string }[]>(
         `UPDATE charge_attempts SET state = 'succeeded', lease_until = NULL, last_error = NULL,
             updated_at = ?

@@ -34,11 +34,30 @@ interface SendFailure {
   message: string;
 }
 
-/** web3.js drops the JSON-RPC error code on a failed send; its raw request keeps it. */
-type RawRpc = (
-  method: string,
-  args: unknown[],
-) => Promise<{ result?: string; error?: { code: number; message: string } }>;
+/** web3.js's raw request (one call), which keeps the JSON-RPC error code. */
+type RawRpc = (method: string, args: unknown[]) => Promise<RpcAnswer>;
+
+/** One answer of a JSON-RPC batch. */
+interface RpcAnswer {
+  id: unknown;
+  result?: string;
+  error?: { code: number | null; message: string };
+}
+
+/** web3.js's JSON-RPC client (jayson): builds requests, and sends one or a batch. */
+interface JsonRpcClient {
+  request(method: string, params: unknown[]): { id: unknown };
+  request(
+    batch: { id: unknown }[],
+    callback: (error: unknown, answers?: RpcAnswer[]) => void,
+  ): unknown;
+}
+
+/** Sends that wait together go in one batch request, at most this many. */
+const MAX_SEND_BATCH = 64;
+
+/** A batch of sends that gets no answer in this long fails (each send then settles by status). */
+const SEND_BATCH_TIMEOUT_MS = 30_000;
 
 /**
  * Sends service-signed transactions once and settles them by signature (DESIGN section 6):
@@ -47,6 +66,7 @@ type RawRpc = (
  */
 export class TransactionSender {
   private readonly statuses: StatusReader;
+  private readonly sends: RpcBatcher<RpcAnswer>;
 
   constructor(
     private readonly connection: Connection,
@@ -54,6 +74,7 @@ export class TransactionSender {
     private readonly deadlineMs = CONFIRM_DEADLINE_MS,
   ) {
     this.statuses = new StatusReader(connection);
+    this.sends = new RpcBatcher((transactions) => this.sendBatch(transactions), MAX_SEND_BATCH);
   }
 
   /**
@@ -108,15 +129,9 @@ export class TransactionSender {
 
   /** Sends once (no RPC-side retries); the failure, or null when the node accepted it. */
   private async send(tx: SignedTx, deadline: number): Promise<SendFailure | null> {
-    const raw = (this.connection as unknown as { _rpcRequest: RawRpc })._rpcRequest.bind(
-      this.connection,
-    );
     try {
       const res = await withTimeout(
-        raw('sendTransaction', [
-          tx.transaction,
-          { encoding: 'base64', preflightCommitment: this.commitment, maxRetries: 0 },
-        ]),
+        this.sends.load(tx.transaction),
         Math.max(deadline - Date.now(), 0),
       );
       return res.error ? { code: res.error.code, message: res.error.message } : null;
@@ -124,6 +139,48 @@ export class TransactionSender {
       // A timeout or a dropped connection: the node may or may not have it.
       return { code: null, message: (error as Error).message ?? String(error) };
     }
+  }
+
+  /**
+   * The transactions given to send together go in one JSON-RPC batch request, each answer
+   * matched to its request by id (a server may answer a batch in any order). A batch the server
+   * refuses as a whole (some providers take none) is sent one by one instead. web3.js drops the
+   * error code of a failed send, so its JSON-RPC client is used as it is.
+   */
+  private async sendBatch(transactions: string[]): Promise<RpcAnswer[]> {
+    const params = (transaction: string) => [
+      transaction,
+      { encoding: 'base64', preflightCommitment: this.commitment, maxRetries: 0 },
+    ];
+    if (transactions.length > 1) {
+      const client = (this.connection as unknown as { _rpcClient: JsonRpcClient })._rpcClient;
+      const requests = transactions.map((t) => client.request('sendTransaction', params(t)));
+      const answers = await withTimeout(
+        new Promise<RpcAnswer[] | null>((resolve) =>
+          client.request(requests, (error, batch) =>
+            resolve(error || !Array.isArray(batch) ? null : batch),
+          ),
+        ),
+        SEND_BATCH_TIMEOUT_MS,
+      );
+      if (answers) {
+        const byId = new Map(answers.map((a) => [a.id, a]));
+        return requests.map(
+          (r) => byId.get(r.id) ?? { id: r.id, error: { code: null, message: 'not answered' } },
+        );
+      }
+    }
+    const raw = (this.connection as unknown as { _rpcRequest: RawRpc })._rpcRequest.bind(
+      this.connection,
+    );
+    return Promise.all(
+      transactions.map((t) =>
+        raw('sendTransaction', params(t)).catch((error: unknown) => ({
+          id: null,
+          error: { code: null, message: error instanceof Error ? error.message : 'send failed' },
+        })),
+      ),
+    );
   }
 
   /** The signature's status (any commitment), null when the chain has never seen it. */
