@@ -18,9 +18,20 @@ export type { ChargeRunResult } from './charge-settlement';
 
 /** How long a charge waits for another charge of the same wallet and mint to settle. */
 const SIBLING_WAIT_MS = 100;
-const SIBLING_WAIT_TRIES = 50;
-/** Signings of one charge while the wallet's other charges keep moving, before it waits for a later run. */
-const SIBLING_RETRIES = 20;
+
+/**
+ * How long a charge bears with the wallet's other charges in the same mint: reads of its
+ * reservation while one is in flight (`SIBLING_WAIT_MS` apart), and signings while they keep
+ * moving, before it leaves the attempt to a later run.
+ */
+interface Patience {
+  waits: number;
+  signings: number;
+}
+/** A run: up to 5 s of waiting per reading. */
+const PATIENT: Patience = { waits: 50, signings: 20 };
+/** A customer's request (the first charge after a subscribe): no waiting. */
+const IMPATIENT: Patience = { waits: 1, signings: 2 };
 
 /**
  * The charge run (DESIGN section 8): claims due `Active` subscriptions, writes each period's
@@ -81,7 +92,9 @@ export class ChargeRunService {
     const result = emptyResult();
     const rows = await this.claimDue(1, subscriptionId);
     result.attempts = rows.length;
-    for (const row of rows) await this.process(row, result);
+    // A customer's request is waiting: no waiting on the wallet's other charges (see
+    // `quietReservation`); if one is in flight, the next run charges this one.
+    for (const row of rows) await this.process(row, result, IMPATIENT);
     return result;
   }
 
@@ -152,9 +165,13 @@ export class ChargeRunService {
   }
 
   /** One attempt, from wherever it stands, to an outcome (or deferred to a later run). */
-  private async process(row: AttemptRow, result: ChargeRunResult): Promise<void> {
+  private async process(
+    row: AttemptRow,
+    result: ChargeRunResult,
+    patience: Patience = PATIENT,
+  ): Promise<void> {
     try {
-      await this.attempt(row, result);
+      await this.attempt(row, result, patience);
     } catch (error) {
       // The RPC or the database failed under us: the lease lets a later run take it up.
       this.logger.warn({ err: error, attemptId: row.id }, 'Charge attempt deferred after an error');
@@ -163,7 +180,11 @@ export class ChargeRunService {
   }
 
   /** @param row as claimed or resumed: this instance holds its lease. */
-  private async attempt(row: AttemptRow, result: ChargeRunResult): Promise<void> {
+  private async attempt(
+    row: AttemptRow,
+    result: ChargeRunResult,
+    patience: Patience,
+  ): Promise<void> {
     if (row.state !== 'pending' && row.state !== 'sent') return;
     const input = this.chargeInput(row);
 
@@ -207,9 +228,10 @@ export class ChargeRunService {
     let signed;
     for (let tries = 1; ; tries++) {
       let unchanged: { sql: string; params: unknown[] } | undefined;
+      let seen: WalletReservation | null = null;
       if (this.chain.scheme === 'token-delegate') {
         const self = { createdAt: row.s_created_at, id: row.subscription_id };
-        const seen = await this.quietReservation(row, self);
+        seen = await this.quietReservation(row, self, patience.waits);
         if (!seen) {
           await this.settlement.defer(
             row.id,
@@ -226,10 +248,11 @@ export class ChargeRunService {
       try {
         signed = await this.chain.signCharge(input);
       } catch (error) {
-        if (error instanceof ChargeFailedError) {
-          return this.settlement.fail(row, input, error.reason, error.message, null, result);
-        }
-        throw error;
+        if (!(error instanceof ChargeFailedError)) throw error;
+        // Doomed by the accounts as read; but if another charge of the wallet moved meanwhile,
+        // the allowance and the reservation were not read of one state: read both again.
+        if (seen && tries < patience.signings && (await this.walletMoved(row, seen))) continue;
+        return this.settlement.fail(row, input, error.reason, error.message, null, result);
       }
       const recorded = await pgQuery<{ id: string }[]>(
         this.em,
@@ -265,7 +288,7 @@ export class ChargeRunService {
       if (now?.status !== 'Active') return this.settlement.abandon(row, result);
       if (!now.open) return; // another instance recorded its own transaction first: it settles it
       // Another charge of the wallet moved meanwhile: what was read may not match; read again.
-      if (tries >= SIBLING_RETRIES) {
+      if (tries >= patience.signings) {
         await this.settlement.defer(row.id, 'other charges of the wallet kept moving', false);
         result.deferred++;
         return;
@@ -291,6 +314,12 @@ export class ChargeRunService {
     result: ChargeRunResult,
     signature: string,
   ): Promise<boolean> {
+    if (this.chain.scheme === 'token-delegate' && outcome.state !== 'succeeded') {
+      // A failure is explained from the accounts as they are now: the reservation too.
+      const self = { createdAt: row.s_created_at, id: row.subscription_id };
+      input.reservedForEarlier = async () =>
+        (await walletReservation(this.em, row.subscriber, row.mint, self)).reserved;
+    }
     switch (outcome.state) {
       case 'succeeded':
         await this.settlement.succeed(row, signature, outcome.slot, outcome.finalized, result);
@@ -326,19 +355,27 @@ export class ChargeRunService {
   /**
    * The wallet's reservation for this charge (what its live subscriptions in this mint that are
    * older than this one, any merchant's, still need: they are covered first), read once none of
-   * its charges in this mint is in flight; waits up to `SIBLING_WAIT_MS` x `SIBLING_WAIT_TRIES`
+   * its charges in this mint is in flight; waits up to `waits` readings `SIBLING_WAIT_MS` apart
    * for that, else null.
    */
   private async quietReservation(
     row: AttemptRow,
     self: { createdAt: Date; id: string },
+    waits: number,
   ): Promise<WalletReservation | null> {
-    for (let i = 0; i < SIBLING_WAIT_TRIES; i++) {
+    for (let i = 0; ; i++) {
       const seen = await walletReservation(this.em, row.subscriber, row.mint, self);
       if (seen.inFlight === 0) return seen;
+      if (i + 1 >= waits) return null;
       await new Promise((resolve) => setTimeout(resolve, SIBLING_WAIT_MS));
     }
-    return null;
+  }
+
+  /** Whether the wallet's subscriptions in the mint changed since `seen` (see `walletReservation`). */
+  private async walletMoved(row: AttemptRow, seen: WalletReservation): Promise<boolean> {
+    const self = { createdAt: row.s_created_at, id: row.subscription_id };
+    const now = await walletReservation(this.em, row.subscriber, row.mint, self);
+    return now.fingerprint !== seen.fingerprint;
   }
 
   private chargeInput(row: AttemptRow): ChargeInput {

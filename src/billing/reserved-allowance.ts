@@ -4,8 +4,9 @@ import { pgQuery } from '../database/pg-transaction';
 /**
  * Token-delegate scheme: what a wallet's live subscriptions in one mint (any merchant's) still
  * need of the one approval they share: each one's share less what it has been charged, less its
- * charge in flight (sent, not settled yet: a landed one has already lowered the on-chain
- * allowance, and counting it twice would make an approval that covers everyone look short).
+ * charge in flight (sent, or re-armed with its bytes kept, which are sent again; not settled
+ * yet: a landed one has already lowered the on-chain allowance, and counting it twice would make
+ * an approval that covers everyone look short).
  *
  * A subscription has at most one open attempt, for its next period (`periods_charged + 1`; the
  * claim opens no other), so it is found by the (subscription, period) key: a point lookup. By
@@ -41,7 +42,7 @@ export async function reservedAllowance(
        JOIN plans p ON p.id = s.plan_id
        LEFT JOIN charge_attempts inflight
          ON inflight.subscription_id = s.id AND inflight.period = s.periods_charged + 1
-        AND inflight.state = 'sent'
+        AND (inflight.state = 'sent' OR (inflight.state = 'pending' AND inflight.signature IS NOT NULL))
       WHERE c.wallet_address = ? AND p.mint = ? AND s.status IN ('Active', 'PastDue')${where}`,
     params,
   );
@@ -87,7 +88,7 @@ function siblingsSql(
        JOIN plans p ON p.id = s.plan_id
        LEFT JOIN charge_attempts inflight
          ON inflight.subscription_id = s.id AND inflight.period = s.periods_charged + 1
-        AND inflight.state = 'sent'
+        AND (inflight.state = 'sent' OR (inflight.state = 'pending' AND inflight.signature IS NOT NULL))
        CROSS JOIN LATERAL (SELECT s.status IN ('Active', 'PastDue') AS live) l
       WHERE c.wallet_address = ? AND p.mint = ? AND (l.live OR inflight.id IS NOT NULL)`,
     params: [self.createdAt, self.id, ...Array<string>(6).fill(self.id), wallet, mint],

@@ -11,7 +11,7 @@ interface Request {
  * A connection whose JSON-RPC client answers batches in reverse order (a server may), and whose
  * statuses say every transaction landed. `batches` false: the server refuses batches.
  */
-function fakeConnection(options: { batches: boolean; refuse?: string }) {
+function fakeConnection(options: { batches: boolean | 'items refused'; refuse?: string }) {
   let nextId = 0;
   const seen = { batchCalls: 0, singleCalls: 0, batchSizes: [] as number[] };
   const answer = (r: Request) =>
@@ -26,9 +26,17 @@ function fakeConnection(options: { batches: boolean; refuse?: string }) {
         seen.batchCalls++;
         seen.batchSizes.push(method.length);
         setImmediate(() =>
-          options.batches
-            ? callback(null, [...method].reverse().map(answer))
-            : callback(new Error('400: batch requests are not supported')),
+          options.batches === 'items refused'
+            ? callback(
+                null,
+                method.map((r) => ({
+                  id: r.id,
+                  error: { code: -32600, message: 'batch requests are not allowed on this plan' },
+                })),
+              )
+            : options.batches
+              ? callback(null, [...method].reverse().map(answer))
+              : callback(new Error('400: batch requests are not supported')),
         );
         return undefined;
       },
@@ -74,6 +82,14 @@ describe('TransactionSender: sends in flight together go in one batch', () => {
     );
     expect(outcomes[0]).toMatchObject({ state: 'succeeded' });
     expect(outcomes[1]).toMatchObject({ state: 'rejected', replaceable: true });
+    expect(seen).toMatchObject({ batchCalls: 1, singleCalls: 2 });
+  });
+
+  it('sends on its own each item the server refused as a request', async () => {
+    const { connection, seen } = fakeConnection({ batches: 'items refused' });
+    const sender = new TransactionSender(connection, 'confirmed', 5_000);
+    const outcomes = await Promise.all(['a', 'b'].map((name) => sender.sendAndConfirm(tx(name))));
+    expect(outcomes.map((o) => o.state)).toEqual(['succeeded', 'succeeded']);
     expect(seen).toMatchObject({ batchCalls: 1, singleCalls: 2 });
   });
 });

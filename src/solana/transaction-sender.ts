@@ -53,6 +53,16 @@ interface JsonRpcClient {
   ): unknown;
 }
 
+/** JSON-RPC errors about the request itself (not the transaction): invalid, unknown method, parse. */
+const PROTOCOL_ERRORS = new Set([-32600, -32601, -32700]);
+
+function isProtocolError(answer: RpcAnswer): boolean {
+  return (
+    answer.error !== undefined &&
+    (answer.error.code === null || PROTOCOL_ERRORS.has(answer.error.code))
+  );
+}
+
 /** Sends that wait together go in one batch request, at most this many. */
 const MAX_SEND_BATCH = 64;
 
@@ -165,22 +175,30 @@ export class TransactionSender {
       );
       if (answers) {
         const byId = new Map(answers.map((a) => [a.id, a]));
-        return requests.map(
-          (r) => byId.get(r.id) ?? { id: r.id, error: { code: null, message: 'not answered' } },
+        // An item the server did not take as a request (no answer of its own, or a JSON-RPC
+        // protocol error: some providers refuse each item of a batch) is sent on its own.
+        return Promise.all(
+          requests.map((r, i) => {
+            const answer = byId.get(r.id);
+            return answer && !isProtocolError(answer)
+              ? Promise.resolve(answer)
+              : this.sendOne(params(transactions[i]));
+          }),
         );
       }
     }
+    return Promise.all(transactions.map((t) => this.sendOne(params(t))));
+  }
+
+  /** One `sendTransaction` on its own request. */
+  private sendOne(params: unknown[]): Promise<RpcAnswer> {
     const raw = (this.connection as unknown as { _rpcRequest: RawRpc })._rpcRequest.bind(
       this.connection,
     );
-    return Promise.all(
-      transactions.map((t) =>
-        raw('sendTransaction', params(t)).catch((error: unknown) => ({
-          id: null,
-          error: { code: null, message: error instanceof Error ? error.message : 'send failed' },
-        })),
-      ),
-    );
+    return raw('sendTransaction', params).catch((error: unknown) => ({
+      id: null,
+      error: { code: null, message: error instanceof Error ? error.message : 'send failed' },
+    }));
   }
 
   /** The signature's status (any commitment), null when the chain has never seen it. */
