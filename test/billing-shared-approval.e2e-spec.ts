@@ -1,8 +1,8 @@
 import { createApproveCheckedInstruction } from '@solana/spl-token';
-import { Connection, Keypair, PublicKey, Transaction } from '@solana/web3.js';
-import bs58 from 'bs58';
+import { Keypair, PublicKey } from '@solana/web3.js';
 import { ChainPort } from '../src/solana/chain.port';
 import { UnsignedTxBuilder } from '../src/solana/transactions';
+import { billingHelpers } from './helpers/billing';
 import { fund, signAndSend } from './helpers/chain-tx';
 import { createTestApp, TestApp, TestMerchant } from './helpers/test-app';
 
@@ -24,15 +24,10 @@ describe('Billing engine: one approval shared by a wallet’s subscriptions', ()
   let acme: TestMerchant;
   let beta: TestMerchant;
   let chain: ChainPort;
-  let connection: Connection;
   const plans: Record<'pro' | 'basic' | 'addon', { id: string; amount: bigint }> = {} as never;
 
-  /** A wallet's USDC balance; 0 before its token account exists (a merchant before any charge). */
-  const balance = async (wallet: string) => {
-    const account = new PublicKey(await chain.tokenAccount(wallet, 'USDC'));
-    if (!(await connection.getAccountInfo(account))) return 0n;
-    return BigInt((await connection.getTokenAccountBalance(account)).value.amount);
-  };
+  let billing: ReturnType<typeof billingHelpers>;
+  const balance = (wallet: string) => billing.balance(wallet);
   /** The subscription's ledger lines, oldest first: status and note. */
   const ledger = async (merchant: TestMerchant, id: string) =>
     (
@@ -43,20 +38,14 @@ describe('Billing engine: one approval shared by a wallet’s subscriptions', ()
       .map((p) => ({ status: p.status, note: p.note }));
   const delegated = async (wallet: string) =>
     (await chain.readAuthorization(wallet, 'USDC')).delegatedAmount;
-  const run = async () =>
-    (await t.http.post('/api/dev/billing/run').set(acme.auth).expect(200)).body;
-  const advance = (days: number) =>
-    t.http
-      .post('/api/dev/clock/advance')
-      .set(acme.auth)
-      .send({ seconds: days * DAY })
-      .expect(200);
-  const tick = () =>
-    t.http.post('/api/dev/clock/advance').set(acme.auth).send({ seconds: 1 }).expect(200);
+  const run = () => billing.run(acme.auth);
+  const advance = (days: number) => billing.advance(acme.auth, days * DAY);
+  // The test clock stands still unless moved.
+  const tick = () => billing.advance(acme.auth, 1);
   const subscription = async (merchant: TestMerchant, id: string) =>
     (await t.http.get(`/api/subscriptions/${id}`).set(merchant.auth).expect(200)).body;
 
-  /** The wallet's side of a checkout: the transaction request, then sign and send it. */
+  /** The wallet's side of a checkout: the transaction request (not sent yet). */
   async function request(customer: Keypair, planId: string) {
     const res = await t.http
       .post(`/api/checkout/plans/${planId}/transaction`)
@@ -64,13 +53,8 @@ describe('Billing engine: one approval shared by a wallet’s subscriptions', ()
       .expect(200);
     return res.body.transaction as string;
   }
-  async function signAndSendTx(customer: Keypair, transaction: string): Promise<string> {
-    const height = await connection.getBlockHeight();
-    expect((await signAndSend(t, transaction, height + 150, customer)).state).toBe('succeeded');
-    const tx = Transaction.from(Buffer.from(transaction, 'base64'));
-    tx.partialSign(customer);
-    return bs58.encode(tx.signature!);
-  }
+  const signAndSendTx = (customer: Keypair, transaction: string) =>
+    billing.sendSigned(customer, transaction);
   const confirm = (planId: string, signature: string) =>
     t.http.post(`/api/checkout/plans/${planId}/confirm`).send({ signature });
   async function subscribe(customer: Keypair, planId: string): Promise<string> {
@@ -85,8 +69,8 @@ describe('Billing engine: one approval shared by a wallet’s subscriptions', ()
     t = await createTestApp({
       env: { LOCALNET_FINALITY_SLOTS: '0', SUBSCRIPTION_APPROVAL_PERIODS: String(PERIODS) },
     });
-    chain = t.app.get(ChainPort);
-    connection = new Connection(t.chain!.url, 'confirmed');
+    billing = billingHelpers(t);
+    ({ chain } = billing);
     acme = await t.createMerchant('Acme');
     beta = await t.createMerchant('Beta');
     const plan = async (merchant: TestMerchant, label: string, amount: bigint) => {

@@ -1,7 +1,7 @@
-import { Connection, Keypair, PublicKey, Transaction } from '@solana/web3.js';
-import bs58 from 'bs58';
+import { Connection, Keypair } from '@solana/web3.js';
 import { ChainPort } from '../src/solana/chain.port';
 import { verifyWebhookSignature } from '../src/webhooks/signature';
+import { billingHelpers } from './helpers/billing';
 import { signAndSend, fund } from './helpers/chain-tx';
 import { createTestApp, TestApp, TestMerchant } from './helpers/test-app';
 import { waitFor, WebhookReceiver } from './helpers/webhook-receiver';
@@ -20,46 +20,25 @@ describe('Billing engine: a subscription from checkout to its end', () => {
   let chain: ChainPort;
   let receiver: WebhookReceiver;
   let planId: string;
+  let billing: ReturnType<typeof billingHelpers>;
 
-  const balance = async (wallet: string) =>
-    BigInt(
-      (
-        await connection.getTokenAccountBalance(
-          new PublicKey(await chain.tokenAccount(wallet, 'USDC')),
-        )
-      ).value.amount,
-    );
-  const run = async () =>
-    (await t.http.post('/api/dev/billing/run').set(acme.auth).expect(200)).body;
-  const advance = (days: number) =>
-    t.http
-      .post('/api/dev/clock/advance')
-      .set(acme.auth)
-      .send({ seconds: days * DAY })
-      .expect(200);
+  const balance = (wallet: string) => billing.balance(wallet);
+  const run = () => billing.run(acme.auth);
+  const advance = (days: number) => billing.advance(acme.auth, days * DAY);
   const sub = async (id: string) =>
     (await t.http.get(`/api/subscriptions/${id}`).set(acme.auth).expect(200)).body;
 
-  /** The checkout flow a wallet runs: transaction request, sign, send, confirm. */
+  /** The checkout flow a wallet runs: transaction request, sign, send (the page then confirms). */
   async function subscribe(customer: Keypair, plan = planId) {
-    const req = await t.http
-      .post(`/api/checkout/plans/${plan}/transaction`)
-      .send({ account: customer.publicKey.toBase58() })
-      .expect(200);
-    expect(req.body.message).toBe('Subscribe to Pro (Acme): 10 USDC every 30 days');
-    const height = await connection.getBlockHeight();
-    const outcome = await signAndSend(t, req.body.transaction, height + 150, customer);
-    expect(outcome.state).toBe('succeeded');
-    const tx = Transaction.from(Buffer.from(req.body.transaction, 'base64'));
-    tx.partialSign(customer);
-    const signature = bs58.encode(tx.signature!);
+    const { body, signature } = await billing.signCheckout(customer, plan);
+    expect(body.message).toBe('Subscribe to Pro (Acme): 10 USDC every 30 days');
     return { signature };
   }
 
   beforeAll(async () => {
     t = await createTestApp({ env: { LOCALNET_FINALITY_SLOTS: '0' } });
-    chain = t.app.get(ChainPort);
-    connection = new Connection(t.chain!.url, 'confirmed');
+    billing = billingHelpers(t);
+    ({ chain, connection } = billing);
     acme = await t.createMerchant('Acme');
     receiver = await new WebhookReceiver().start();
     await t.http
