@@ -135,6 +135,26 @@ describe('Billing engine: one approval shared by a wallet’s subscriptions', ()
         .expect(200);
       expect(res.body.map((p: { status: string }) => p.status)).toEqual(['confirmed', 'confirmed']);
     }
+
+    // The third period uses up each one's authorised term (three periods); at the fourth each
+    // is Completed, `term_ended`, and nothing more moves.
+    await advance(30);
+    await run();
+    expect(await balance(wallet)).toBe(100n * USDC - 3n * perPeriod);
+    await advance(30);
+    await run();
+    for (const [merchant, id] of [
+      [acme, pro],
+      [beta, basic],
+      [acme, addon],
+    ] as const) {
+      expect(await subscription(merchant, id)).toMatchObject({
+        status: 'Completed',
+        failureReason: 'term_ended',
+      });
+    }
+    expect(await balance(wallet)).toBe(100n * USDC - 3n * perPeriod);
+    expect(await delegated(wallet)).toBe(0n);
   });
 
   it('an approval that shrinks ends exactly the subscriptions it no longer covers, newest first', async () => {
@@ -174,7 +194,10 @@ describe('Billing engine: one approval shared by a wallet’s subscriptions', ()
     await run();
     expect(await subscription(acme, pro)).toMatchObject({ status: 'Active' });
     expect(await subscription(beta, basic)).toMatchObject({ status: 'Active' });
-    expect(await subscription(acme, addon)).toMatchObject({ status: 'Completed' });
+    expect(await subscription(acme, addon)).toMatchObject({
+      status: 'Completed',
+      failureReason: 'authorization_gone',
+    });
     expect(await ledger(acme, addon)).toEqual([
       { status: 'confirmed', note: null },
       { status: 'failed', note: 'authorization_gone' },

@@ -145,7 +145,10 @@ describe('Billing engine: a subscription from checkout to its end', () => {
     ).toBe('succeeded');
     await advance(30);
     expect((await run()).charges).toMatchObject({ succeeded: 0, completed: 1 });
-    expect((await sub(id)).status).toBe('Completed');
+    expect(await sub(id)).toMatchObject({
+      status: 'Completed',
+      failureReason: 'authorization_gone',
+    });
     expect(await balance(wallet)).toBe(15n * USDC);
 
     // The ledger: every charge with its signature; on-chain balances equal it to the base unit.

@@ -196,7 +196,8 @@ export class SubscriptionsService {
         action === 'pause',
         now,
         action === 'resume',
-        action === 'chargeFailed',
+        // A failed charge says why; so does the end of a subscription the engine completes.
+        action === 'chargeFailed' || (action === 'complete' && details.failureReason !== undefined),
         details.failureReason ?? null,
         action === 'resume',
         action === 'resume',

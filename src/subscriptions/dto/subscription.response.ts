@@ -60,7 +60,12 @@ export class SubscriptionResponse {
   /** When the last successful charge was made. @example "2026-11-24T10:15:30.123Z" */
   lastChargeAt!: string | null;
 
-  /** Why the last charge failed (`insufficient_funds`, ...), while PastDue because of it. @example null */
+  /**
+   * Why the last charge failed (`insufficient_funds`, `account_frozen`, ...), while PastDue
+   * because of it; for a subscription the billing engine Completed, why it ended
+   * (`authorization_gone`: the approval no longer covers it; `term_ended`: its authorised term is
+   * used up). @example null
+   */
   failureReason!: string | null;
 
   /**
