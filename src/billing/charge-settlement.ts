@@ -65,6 +65,20 @@ export const attemptSelect = (from: string): string =>
   JOIN customers c ON c.id = s.customer_id
   JOIN merchants m ON m.id = a.merchant_id`;
 
+/** The ledger line of a charge attempt: what a success and a failure share. */
+function chargeLine(row: AttemptRow, signature: string | null) {
+  return {
+    merchantId: row.merchant_id,
+    kind: 'subscription' as const,
+    mint: row.mint,
+    signature,
+    payer: row.subscriber,
+    customerId: row.s_customer_id,
+    subscriptionId: row.subscription_id,
+    period: row.period,
+  };
+}
+
 /** How long a transiently failed attempt waits before a run takes it up again (seconds). */
 const TRANSIENT_RETRY_SECONDS = 20;
 
@@ -112,16 +126,9 @@ export class ChargeSettlement {
       if (won.length === 0) return false; // another instance settled it
       const amount = BigInt(row.amount);
       const payment = await this.payments.insertIn(em, {
-        merchantId: row.merchant_id,
-        kind: 'subscription',
+        ...chargeLine(row, signature),
         status: finalized ? 'finalized' : 'confirmed',
         amount,
-        mint: row.mint,
-        signature,
-        payer: row.subscriber,
-        customerId: row.s_customer_id,
-        subscriptionId: row.subscription_id,
-        period: row.period,
         slot,
       });
       const subscription = await this.subscriptions.recordCharge(
@@ -173,16 +180,9 @@ export class ChargeSettlement {
       );
       if (won.length === 0) return false;
       await this.payments.insertIn(em, {
-        merchantId: row.merchant_id,
-        kind: 'subscription',
+        ...chargeLine(row, signature),
         status: 'failed',
         amount: input.amount,
-        mint: row.mint,
-        signature,
-        payer: row.subscriber,
-        customerId: row.s_customer_id,
-        subscriptionId: row.subscription_id,
-        period: row.period,
         note: reason,
       });
       const action = reason === 'authorization_gone' ? 'complete' : 'chargeFailed';

@@ -2,6 +2,21 @@ import { EntityManager } from '@mikro-orm/postgresql';
 import { pgQuery } from '../database/pg-transaction';
 
 /**
+ * A wallet's subscriptions (`s`, with their plans `p`), read customers by wallet, then theirs by
+ * customer: only the wallet's own, never a walk over every subscription (a plan on created_at
+ * once made each charge read all those created earlier). `inflight` is the open attempt's charge.
+ */
+const WALLET_SUBSCRIPTIONS = `FROM customers c
+       JOIN subscriptions s ON s.customer_id = c.id
+       JOIN plans p ON p.id = s.plan_id
+       LEFT JOIN charge_attempts inflight
+         ON inflight.subscription_id = s.id AND inflight.period = s.periods_charged + 1
+        AND (inflight.state = 'sent' OR (inflight.state = 'pending' AND inflight.signature IS NOT NULL))`;
+
+/** What a subscription still needs of the shared approval. */
+const STILL_NEEDED = `GREATEST(s.authorized_amount - s.charged_amount - COALESCE(inflight.amount, 0), 0)`;
+
+/**
  * Token-delegate scheme: what a wallet's live subscriptions in one mint (any merchant's) still
  * need of the one approval they share: each one's share less what it has been charged, less its
  * charge in flight (sent, or re-armed with its bytes kept, which are sent again; not settled
@@ -13,21 +28,15 @@ import { pgQuery } from '../database/pg-transaction';
  * state alone the planner took the partial index of open attempts, whose entries for attempts
  * long settled stay until a vacuum, and read all of them for every subscription.
  *
- * @param before only subscriptions created before this one (they are covered first).
  * @param exceptPlanId leaves out the wallet's subscription to this plan.
  */
 export async function reservedAllowance(
   em: EntityManager,
   wallet: string,
   mint: string,
-  filter: { before?: { createdAt: Date; id: string }; exceptPlanId?: string } = {},
+  filter: { exceptPlanId?: string } = {},
 ): Promise<bigint> {
-  // Only the wallet's own subscriptions are read (customers by wallet, then theirs by
-  // customer): `before` filters the sum, not the scan, so no plan can walk every subscription
-  // created earlier (an index on created_at looked selective and made each charge read them all).
-  const counted = filter.before ? 'FILTER (WHERE (s.created_at, s.id) < (?, ?))' : '';
-  const params: unknown[] = filter.before ? [filter.before.createdAt, filter.before.id] : [];
-  params.push(wallet, mint);
+  const params: unknown[] = [wallet, mint];
   let where = '';
   if (filter.exceptPlanId) {
     where += ' AND s.plan_id <> ?';
@@ -35,14 +44,8 @@ export async function reservedAllowance(
   }
   const [row] = await pgQuery<{ total: string }[]>(
     em,
-    `SELECT COALESCE(SUM(GREATEST(
-              s.authorized_amount - s.charged_amount - COALESCE(inflight.amount, 0), 0)) ${counted}, 0)::text AS total
-       FROM customers c
-       JOIN subscriptions s ON s.customer_id = c.id
-       JOIN plans p ON p.id = s.plan_id
-       LEFT JOIN charge_attempts inflight
-         ON inflight.subscription_id = s.id AND inflight.period = s.periods_charged + 1
-        AND (inflight.state = 'sent' OR (inflight.state = 'pending' AND inflight.signature IS NOT NULL))
+    `SELECT COALESCE(SUM(${STILL_NEEDED}), 0)::text AS total
+       ${WALLET_SUBSCRIPTIONS}
       WHERE c.wallet_address = ? AND p.mint = ? AND s.status IN ('Active', 'PastDue')${where}`,
     params,
   );
@@ -74,8 +77,7 @@ function siblingsSql(
   self: { createdAt: Date; id: string },
 ): { sql: string; params: unknown[] } {
   return {
-    sql: `SELECT COALESCE(SUM(GREATEST(
-              s.authorized_amount - s.charged_amount - COALESCE(inflight.amount, 0), 0))
+    sql: `SELECT COALESCE(SUM(${STILL_NEEDED})
               FILTER (WHERE l.live AND (s.created_at, s.id) < (?, ?)), 0)::text AS reserved,
             count(inflight.id) FILTER (WHERE s.id <> ?)::int AS in_flight,
             count(*) FILTER (WHERE l.live AND s.id <> ?)::int AS siblings,
@@ -83,12 +85,7 @@ function siblingsSql(
               COALESCE(SUM(s.charged_amount) FILTER (WHERE s.id <> ?), 0),
               COALESCE(SUM(s.authorized_amount) FILTER (WHERE l.live AND s.id <> ?), 0),
               count(inflight.id) FILTER (WHERE s.id <> ?)) AS fingerprint
-       FROM customers c
-       JOIN subscriptions s ON s.customer_id = c.id
-       JOIN plans p ON p.id = s.plan_id
-       LEFT JOIN charge_attempts inflight
-         ON inflight.subscription_id = s.id AND inflight.period = s.periods_charged + 1
-        AND (inflight.state = 'sent' OR (inflight.state = 'pending' AND inflight.signature IS NOT NULL))
+       ${WALLET_SUBSCRIPTIONS}
        CROSS JOIN LATERAL (SELECT s.status IN ('Active', 'PastDue') AS live) l
       WHERE c.wallet_address = ? AND p.mint = ? AND (l.live OR inflight.id IS NOT NULL)`,
     params: [self.createdAt, self.id, ...Array<string>(6).fill(self.id), wallet, mint],
