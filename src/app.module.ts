@@ -7,6 +7,7 @@ import { ApiKeyGuard } from './auth/api-key.guard';
 import { AuthModule } from './auth/auth.module';
 import { BillingModule } from './billing/billing.module';
 import { CheckoutModule } from './checkout/checkout.module';
+import { PortalModule } from './portal/portal.module';
 import { CommonModule } from './common/common.module';
 import { AllExceptionsFilter } from './common/filters/all-exceptions.filter';
 import { createRootLogger, loggerModuleParams, ROOT_LOGGER } from './common/logging';
@@ -68,6 +69,7 @@ export class AppModule {
         PaymentsModule,
         BillingModule,
         CheckoutModule,
+        PortalModule,
         CustomerDetailModule,
         SettingsModule,
         EventsModule,

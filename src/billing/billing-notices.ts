@@ -1,10 +1,9 @@
 import type { SqlTx } from '../database/pg-transaction';
 import { Injectable } from '@nestjs/common';
-import { AppConfig } from '../config/app-config';
 import { EmailOutboxService } from '../email/email-outbox.service';
 import { escapeHtml } from '../email/invoice-email';
 import type { ChargeFailure } from '../solana/chain.port';
-import { planCheckoutUrl } from '../plans/plan.mapper';
+import { NOTICE_PORTAL_TTL_SECONDS, PortalSessions } from '../portal/portal-sessions.service';
 import { SubscriptionResponse } from '../subscriptions/dto/subscription.response';
 
 /** What a customer is told about each failure, in plain words. */
@@ -18,14 +17,15 @@ const FAILURE_TEXT: Record<ChargeFailure, string> = {
 /**
  * Customer notices about their subscriptions, queued in the e-mail outbox inside the
  * transaction of the change they tell about (so a notice exists exactly when the change
- * committed). Only customers with an e-mail address get them. The links open the plan's hosted
- * page, where the customer tops up, re-authorises or subscribes again.
+ * committed). Only customers with an e-mail address get them. The links open the customer's
+ * portal (a session good for `NOTICE_PORTAL_TTL_SECONDS`), where they settle, re-authorise or
+ * cancel.
  */
 @Injectable()
 export class BillingNotices {
   constructor(
     private readonly email: EmailOutboxService,
-    private readonly config: AppConfig,
+    private readonly portal: PortalSessions,
   ) {}
 
   /** A charge failed: what happened and where to put it right. */
@@ -36,7 +36,7 @@ export class BillingNotices {
   ): Promise<void> {
     const to = await this.recipient(em, subscription);
     if (!to) return;
-    const url = planCheckoutUrl(this.config.publicBaseUrl, subscription.planId);
+    const url = await this.portalUrl(to.merchantId, subscription);
     const what = `${subscription.plan.amount} ${subscription.plan.mint} for ${subscription.plan.label}`;
     const text =
       `Hello,\n\nWe could not collect your payment of ${what} from ${to.merchant}: ` +
@@ -58,7 +58,7 @@ export class BillingNotices {
   ): Promise<void> {
     const to = await this.recipient(em, subscription);
     if (!to) return;
-    const url = planCheckoutUrl(this.config.publicBaseUrl, subscription.planId);
+    const url = await this.portalUrl(to.merchantId, subscription);
     const text =
       `Hello,\n\nYour authorisation for ${subscription.plan.label} (${to.merchant}) covers ` +
       `${periodsLeft} more payment${periodsLeft === 1n ? '' : 's'} of ` +
@@ -70,6 +70,15 @@ export class BillingNotices {
       text,
       html: html(text, url),
     });
+  }
+
+  private async portalUrl(merchantId: string, subscription: SubscriptionResponse) {
+    const session = await this.portal.create(
+      merchantId,
+      subscription.customerId,
+      NOTICE_PORTAL_TTL_SECONDS,
+    );
+    return session.url;
   }
 
   private async recipient(em: SqlTx, subscription: SubscriptionResponse) {

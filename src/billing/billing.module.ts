@@ -3,6 +3,7 @@ import { EmailModule } from '../email/email.module';
 import { EventsModule } from '../events/events.module';
 import { InvoicesModule } from '../invoices/invoices.module';
 import { PaymentsModule } from '../payments/payments.module';
+import { PortalSessionsModule } from '../portal/portal-sessions.module';
 import { SubscriptionsModule } from '../subscriptions/subscriptions.module';
 import { BillingNotices } from './billing-notices';
 import { BillingService } from './billing.service';
@@ -16,7 +17,14 @@ import { SubscribeService } from './subscribe.service';
  * reconciling watcher, the invoice payment watcher and finality, customer notices.
  */
 @Module({
-  imports: [EmailModule, EventsModule, InvoicesModule, PaymentsModule, SubscriptionsModule],
+  imports: [
+    EmailModule,
+    EventsModule,
+    InvoicesModule,
+    PaymentsModule,
+    PortalSessionsModule,
+    SubscriptionsModule,
+  ],
   providers: [
     BillingNotices,
     BillingService,
@@ -25,6 +33,6 @@ import { SubscribeService } from './subscribe.service';
     InvoiceWatcherService,
     SubscribeService,
   ],
-  exports: [BillingService, SubscribeService],
+  exports: [BillingService, ChargeRunService, SubscribeService],
 })
 export class BillingModule {}

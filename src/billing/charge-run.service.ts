@@ -210,8 +210,10 @@ export class ChargeRunService {
       if (cleared.length === 0) return; // settled elsewhere
     }
 
-    // 2. Nothing recorded: only an Active subscription is charged.
+    // 2. Nothing recorded: only an Active subscription is charged; one whose authorisation the
+    //    customer revoked ends now, at the end of the period it paid for.
     if (row.s_status !== 'Active') return this.settlement.abandon(row, result);
+    if (row.s_revoked) return this.settlement.complete(row, 'authorization_gone', result);
 
     // 3. Token-delegate: its own share of the approval must hold another period.
     if (this.chain.scheme === 'token-delegate') {
@@ -257,7 +259,8 @@ export class ChargeRunService {
       const recorded = await pgQuery<{ id: string }[]>(
         this.em,
         `WITH s AS (
-           SELECT id FROM subscriptions WHERE id = ? AND status = 'Active' FOR SHARE
+           SELECT id FROM subscriptions
+            WHERE id = ? AND status = 'Active' AND revoked_at IS NULL FOR SHARE
          )
          UPDATE charge_attempts a SET state = 'sent', signature = ?, transaction = ?,
                 last_valid_block_height = ?, lease_until = now() + make_interval(secs => ?),
@@ -278,14 +281,16 @@ export class ChargeRunService {
         ],
       );
       if (recorded.length > 0) break;
-      const [now] = await pgQuery<{ status: string; open: boolean }[]>(
+      const [now] = await pgQuery<{ status: string; revoked: boolean; open: boolean }[]>(
         this.em,
-        `SELECT s.status, a.state = 'pending' AND a.signature IS NULL AS open
+        `SELECT s.status, s.revoked_at IS NOT NULL AS revoked,
+                a.state = 'pending' AND a.signature IS NULL AS open
            FROM subscriptions s JOIN charge_attempts a ON a.subscription_id = s.id
           WHERE s.id = ? AND a.id = ?`,
         [row.subscription_id, row.id],
       );
       if (now?.status !== 'Active') return this.settlement.abandon(row, result);
+      if (now.revoked) return this.settlement.complete(row, 'authorization_gone', result);
       if (!now.open) return; // another instance recorded its own transaction first: it settles it
       // Another charge of the wallet moved meanwhile: what was read may not match; read again.
       if (tries >= patience.signings) {

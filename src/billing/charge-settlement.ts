@@ -44,6 +44,8 @@ export interface AttemptRow {
   transaction: string | null;
   last_valid_block_height: string | null;
   s_status: string;
+  /** The customer revoked its authorisation at the portal: it ends, it is never charged. */
+  s_revoked: boolean;
   s_customer_id: string;
   s_plan_id: string;
   s_authorized_amount: string;
@@ -57,7 +59,7 @@ export interface AttemptRow {
 export const attemptSelect = (from: string): string =>
   `SELECT a.id, a.merchant_id, a.subscription_id, a.period, a.amount::text AS amount,
     a.mint, a.state, a.signature, a.transaction, a.last_valid_block_height::text AS last_valid_block_height,
-    s.status AS s_status, s.customer_id AS s_customer_id, s.plan_id AS s_plan_id,
+    s.status AS s_status, s.revoked_at IS NOT NULL AS s_revoked, s.customer_id AS s_customer_id, s.plan_id AS s_plan_id,
     s.authorized_amount::text AS s_authorized_amount, s.charged_amount::text AS s_charged_amount,
     s.created_at AS s_created_at, c.wallet_address AS subscriber, m.wallet_address AS merchant_wallet
   FROM ${from} a

@@ -46,7 +46,7 @@ export async function reservedAllowance(
     em,
     `SELECT COALESCE(SUM(${STILL_NEEDED}), 0)::text AS total
        ${WALLET_SUBSCRIPTIONS}
-      WHERE c.wallet_address = ? AND p.mint = ? AND s.status IN ('Active', 'PastDue')${where}`,
+      WHERE c.wallet_address = ? AND p.mint = ? AND s.status IN ('Active', 'PastDue') AND s.revoked_at IS NULL${where}`,
     params,
   );
   return BigInt(row.total);
@@ -86,7 +86,7 @@ function siblingsSql(
               COALESCE(SUM(s.authorized_amount) FILTER (WHERE l.live AND s.id <> ?), 0),
               count(inflight.id) FILTER (WHERE s.id <> ?)) AS fingerprint
        ${WALLET_SUBSCRIPTIONS}
-       CROSS JOIN LATERAL (SELECT s.status IN ('Active', 'PastDue') AS live) l
+       CROSS JOIN LATERAL (SELECT s.status IN ('Active', 'PastDue') AND s.revoked_at IS NULL AS live) l
       WHERE c.wallet_address = ? AND p.mint = ? AND (l.live OR inflight.id IS NOT NULL)`,
     params: [self.createdAt, self.id, ...Array<string>(6).fill(self.id), wallet, mint],
   };

@@ -16,6 +16,7 @@ import { pgQuery } from '../database/pg-transaction';
 import { isoTimestamp } from '../database/sql';
 import { ChainPort } from '../solana/chain.port';
 import { planSubscribeReference } from '../solana/references';
+import { everyText } from './every-text';
 import type { SubscriptionStatus } from '../subscriptions/subscription-status';
 import {
   CheckoutInvoiceResponse,
@@ -210,14 +211,4 @@ export class CheckoutService {
     if (!row) throw new NotFoundError('Invoice', ErrorCode.INVOICE_NOT_FOUND);
     return row;
   }
-}
-
-/** "30 days", "1 day", "12 hours". */
-export function everyText(seconds: number): string {
-  if (seconds % 86_400 === 0) {
-    const days = seconds / 86_400;
-    return days === 1 ? 'day' : `${days} days`;
-  }
-  const hours = seconds / 3600;
-  return hours === 1 ? 'hour' : `${hours} hours`;
 }

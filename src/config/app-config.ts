@@ -297,6 +297,16 @@ export class AppConfig {
   CHARGE_LEASE_SECONDS: number = 30;
 
   /**
+   * How long a customer portal link from `POST /api/customers/:id/portal-session` works
+   * (seconds, real time). The links in customer notices last 7 days.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(60)
+  @Max(86_400)
+  PORTAL_SESSION_TTL_SECONDS: number = 3600;
+
+  /**
    * How often the watchers run (ms): invoice payments, finality of seen payments, subscribes
    * whose page was closed, overdue and expired invoices.
    */

@@ -94,4 +94,16 @@ export class Subscription extends BaseEntity {
   /** Periods charged successfully; the next charge pays for period `periodsCharged + 1`. */
   @Property({ type: 'integer', default: 0 })
   periodsCharged: number = 0;
+
+  /**
+   * When the customer's revoke of its authorisation (signed at the portal) was seen on-chain. It
+   * is never charged again, needs nothing more of a shared approval, and ends (`Completed`,
+   * `authorization_gone`) at the end of the period paid for.
+   */
+  @Property({ type: 'datetime', columnType: 'timestamptz(3)', nullable: true })
+  revokedAt: Date | null = null;
+
+  /** The confirmed revoke transaction (one per subscription). */
+  @Property({ type: 'string', length: 88, nullable: true })
+  revokeSignature: string | null = null;
 }

@@ -1,0 +1,1 @@
+export { ConfirmSubscribeDto as ConfirmSignatureDto } from '../../checkout/dto/checkout.dto';

@@ -1,0 +1,417 @@
+import { EntityManager } from '@mikro-orm/postgresql';
+import { Injectable, Logger } from '@nestjs/common';
+import { Clock } from '../common/clock';
+import {
+  ConflictError,
+  NotFoundError,
+  ServiceUnavailableError,
+  ValidationError,
+} from '../common/errors/domain-error';
+import { ErrorCode } from '../common/errors/error-codes';
+import { formatAmount } from '../common/money';
+import { AppConfig } from '../config/app-config';
+import { inPgTransaction, pgQuery } from '../database/pg-transaction';
+import { isoTimestamp } from '../database/sql';
+import { ChargeRunService } from '../billing/charge-run.service';
+import { SubscribeService } from '../billing/subscribe.service';
+import { invoiceCheckoutUrl, invoiceNumber } from '../invoices/invoice.mapper';
+import { ChainPort, ChainTransaction } from '../solana/chain.port';
+import type { MintSymbol } from '../solana/mints';
+import { SubscriptionsService } from '../subscriptions/subscriptions.service';
+import type { SubscriptionStatus } from '../subscriptions/subscription-status';
+import { everyText } from '../checkout/every-text';
+import type { PortalGrant } from './portal-token';
+import {
+  PortalInvoiceResponse,
+  PortalResponse,
+  PortalSubscriptionResponse,
+} from './dto/portal.response';
+import { TransactionRequestResponse } from '../checkout/dto/checkout.response';
+
+/** Failures a customer can put right by topping up: the next charge may succeed. */
+const SETTLEABLE_FAILURES = ['insufficient_funds', 'transient'];
+
+interface PortalSubscriptionRow {
+  id: string;
+  plan_id: string;
+  status: SubscriptionStatus;
+  failure_reason: string | null;
+  paused: boolean;
+  revoked: boolean;
+  current_period_end: string | null;
+  last_charge_at: string | null;
+  authorized_amount: string;
+  charged_amount: string;
+  label: string;
+  amount: string;
+  mint: MintSymbol;
+  interval_seconds: number;
+  merchant_wallet: string;
+  wallet_address: string;
+}
+
+/**
+ * The customer portal (DESIGN section 9, Stripe's customer portal for wallets): what one
+ * customer has with one merchant, and what they may do about it themselves: pay an open invoice
+ * (at its checkout), settle a subscription a failed charge paused, re-authorise, and cancel by
+ * revoking its authorisation. Every subscription is looked up within the session's merchant and
+ * customer: anything else is "not found".
+ */
+@Injectable()
+export class PortalService {
+  private readonly logger = new Logger(PortalService.name);
+
+  constructor(
+    private readonly em: EntityManager,
+    private readonly chain: ChainPort,
+    private readonly clock: Clock,
+    private readonly config: AppConfig,
+    private readonly subscriptions: SubscriptionsService,
+    private readonly subscribes: SubscribeService,
+    private readonly charges: ChargeRunService,
+  ) {}
+
+  async view(grant: PortalGrant): Promise<PortalResponse> {
+    const [customer] = await pgQuery<
+      { wallet_address: string; email: string | null; merchant_name: string }[]
+    >(
+      this.em,
+      `SELECT c.wallet_address, c.email, m.name AS merchant_name
+         FROM customers c JOIN merchants m ON m.id = c.merchant_id
+        WHERE c.id = ? AND c.merchant_id = ?`,
+      [grant.customerId, grant.merchantId],
+    );
+    if (!customer) throw new NotFoundError('Customer');
+    const subscriptions = await this.subscriptionRows(grant);
+    const invoices = await pgQuery<
+      {
+        id: string;
+        number: number;
+        status: string;
+        mint: string;
+        total: string;
+        amount_paid: string;
+        due_date: string;
+      }[]
+    >(
+      this.em,
+      `SELECT i.id, i.number, i.status, i.mint, i.total::text AS total,
+              i.amount_paid::text AS amount_paid, ${isoTimestamp('i.due_date', 'due_date')}
+         FROM invoices i WHERE i.merchant_id = ? AND i.customer_id = ?
+        ORDER BY i.created_at DESC, i.id DESC`,
+      [grant.merchantId, grant.customerId],
+    );
+    return {
+      merchantName: customer.merchant_name,
+      walletAddress: customer.wallet_address,
+      expiresAt: grant.expiresAt.toISOString(),
+      subscriptions: subscriptions.map((row) => this.subscriptionView(row)),
+      invoices: invoices.map((row): PortalInvoiceResponse => ({
+        id: row.id,
+        number: invoiceNumber(row.number),
+        status: row.status,
+        mint: row.mint,
+        total: formatAmount(BigInt(row.total)),
+        amountPaid: formatAmount(BigInt(row.amount_paid)),
+        amountDue: formatAmount(maxZero(BigInt(row.total) - BigInt(row.amount_paid))),
+        dueDate: row.due_date,
+        checkoutUrl: invoiceCheckoutUrl(this.config.publicBaseUrl, row.id),
+      })),
+    };
+  }
+
+  /**
+   * Settles a subscription a failed charge paused (not one the merchant paused): one charge for
+   * the current period, now. Refused before anything moves when the wallet cannot cover it.
+   * The resume (`subscription.resumed`) and the charge are the merchant's resume and the
+   * engine's charge; a charge that fails again leaves it `PastDue`, as a run would.
+   * @throws NotFoundError; ConflictError (not settleable, or the wallet cannot cover it yet).
+   */
+  async settle(grant: PortalGrant, id: string): Promise<PortalSubscriptionResponse> {
+    const row = await this.subscriptionRow(grant, id);
+    if (!this.settleable(row)) {
+      throw new ConflictError(
+        row.status === 'PastDue' && row.paused
+          ? 'The merchant paused this subscription; only the merchant can resume it'
+          : `Only a subscription paused by a failed payment can be settled (it is ${row.status})`,
+      );
+    }
+    const amount = BigInt(row.amount);
+    const state = await this.readAuthorization(row.wallet_address, row.mint);
+    if (state.frozen) {
+      throw new ConflictError('Your token account is frozen by the stablecoin issuer');
+    }
+    if (state.balance < amount) {
+      throw new ConflictError(
+        `Your wallet holds ${formatAmount(state.balance)} ${row.mint}; the payment is ` +
+          `${formatAmount(amount)} ${row.mint}. Top up, then settle again`,
+      );
+    }
+    if (this.chain.scheme === 'token-delegate' && !this.covered(row, state)) {
+      throw new ConflictError(
+        'Your authorisation no longer covers this payment: re-authorise first',
+      );
+    }
+    await inPgTransaction(this.em, (tx) =>
+      this.subscriptions.transition(tx, grant.merchantId, id, 'resume'),
+    );
+    await this.charges.chargeNow(id);
+    return this.subscriptionView(await this.subscriptionRow(grant, id));
+  }
+
+  /**
+   * The re-authorisation (token-delegate scheme) for the subscription's wallet to sign: the
+   * plan's subscribe again, approving a fresh share for this subscription plus what the
+   * wallet's other live subscriptions in the mint still need.
+   * @throws NotFoundError; ConflictError (not live, revoked, or the program scheme);
+   *   ValidationError (another wallet).
+   */
+  async reauthorizeTransaction(
+    grant: PortalGrant,
+    id: string,
+    account: string,
+  ): Promise<TransactionRequestResponse> {
+    const row = await this.actionable(grant, id, account);
+    if (this.chain.scheme !== 'token-delegate') {
+      throw new ConflictError(
+        'Subscriptions under the Subscriptions program need no re-authorising',
+      );
+    }
+    const amount = BigInt(row.amount);
+    const tx = await this.chain.buildSubscribe({
+      subscriber: account,
+      merchantWallet: row.merchant_wallet,
+      planId: row.plan_id,
+      mint: row.mint,
+      amount,
+      periodHours: row.interval_seconds / 3600,
+      otherSubscriptionsAllowance: await this.subscribes.reserved(account, row.mint, row.plan_id),
+    });
+    const periods = this.chain.subscriptionAllowance(amount) / amount;
+    return {
+      transaction: tx.transaction,
+      message: `Re-authorise ${row.label}: ${periods} more payments of ${formatAmount(amount)} ${row.mint}`,
+    };
+  }
+
+  /**
+   * After the wallet sent the re-authorisation: verified on-chain (this wallet's successful
+   * subscribe of the plan, and the approval now covers a fresh share on top of the others'
+   * needs), the subscription's share starts again from what it has been charged.
+   * @throws ValidationError (not that transaction, or not confirmed yet); NotFoundError.
+   */
+  async confirmReauthorize(
+    grant: PortalGrant,
+    id: string,
+    signature: string,
+  ): Promise<PortalSubscriptionResponse> {
+    const row = await this.subscriptionRow(grant, id);
+    if (this.chain.scheme !== 'token-delegate') {
+      throw new ConflictError(
+        'Subscriptions under the Subscriptions program need no re-authorising',
+      );
+    }
+    const tx = await this.readSigned(signature, row.wallet_address);
+    if (!tx.memos.includes(`subscribe:v1:${row.plan_id}`)) {
+      throw invalidSignature('is not an authorisation of this subscription');
+    }
+    const share = this.chain.subscriptionAllowance(BigInt(row.amount));
+    const state = await this.readAuthorization(row.wallet_address, row.mint);
+    const others = await this.subscribes.reserved(row.wallet_address, row.mint, row.plan_id);
+    if (!state.delegatedToService || state.delegatedAmount < share + others) {
+      throw invalidSignature('left an approval that does not cover this subscription');
+    }
+    await pgQuery(
+      this.em,
+      `UPDATE subscriptions SET authorized_amount = charged_amount + ?::bigint, updated_at = ?
+        WHERE id = ? AND merchant_id = ? AND customer_id = ? AND status IN ('Active', 'PastDue')
+          AND revoked_at IS NULL`,
+      [share.toString(), this.clock.now(), id, grant.merchantId, grant.customerId],
+    );
+    return this.subscriptionView(await this.subscriptionRow(grant, id));
+  }
+
+  /**
+   * The cancel for the subscription's wallet to sign: the revoke of this subscription's
+   * authorisation (`ChainPort.buildRevoke`; under the token-delegate scheme the shared approval
+   * is reset to what the wallet's other subscriptions still need).
+   */
+  async cancelTransaction(
+    grant: PortalGrant,
+    id: string,
+    account: string,
+  ): Promise<TransactionRequestResponse> {
+    const row = await this.actionable(grant, id, account);
+    const tx = await this.chain.buildRevoke({
+      subscriber: account,
+      merchantWallet: row.merchant_wallet,
+      planId: row.plan_id,
+      mint: row.mint,
+      remainingAllowance: await this.subscribes.reserved(account, row.mint, row.plan_id),
+    });
+    return { transaction: tx.transaction, message: `Cancel ${row.label}: no further payments` };
+  }
+
+  /**
+   * After the wallet sent the revoke, seen on-chain: the subscription is never charged again
+   * and ends per DESIGN section 8, `Completed` (`authorization_gone`) at the end of the period
+   * paid for: at once when it is `PastDue`, else when `currentPeriodEnd` passes (the charge
+   * run). Idempotent per subscription.
+   * @throws ValidationError (not this subscription's revoke, or not confirmed yet).
+   */
+  async confirmCancel(
+    grant: PortalGrant,
+    id: string,
+    signature: string,
+  ): Promise<PortalSubscriptionResponse> {
+    const row = await this.subscriptionRow(grant, id);
+    if (row.revoked) return this.subscriptionView(row);
+    const tx = await this.readSigned(signature, row.wallet_address);
+    if (this.chain.scheme === 'token-delegate') {
+      if (!tx.memos.includes(`revoke:v1:${row.plan_id}`)) {
+        throw invalidSignature('is not the revoke of this subscription');
+      }
+    } else {
+      const state = await this.chain.readProgramSubscription(
+        row.merchant_wallet,
+        row.plan_id,
+        row.wallet_address,
+      );
+      if (state && state.expiresAtTs === 0n) {
+        throw invalidSignature('left the subscription authorised on-chain');
+      }
+    }
+    await inPgTransaction(this.em, async (tx) => {
+      const marked = await tx.execute<{ status: SubscriptionStatus }[]>(
+        `UPDATE subscriptions SET revoked_at = ?, revoke_signature = ?, updated_at = ?
+          WHERE id = ? AND merchant_id = ? AND customer_id = ? AND revoked_at IS NULL
+            AND status IN ('Active', 'PastDue')
+        RETURNING status`,
+        [this.clock.now(), signature, this.clock.now(), id, grant.merchantId, grant.customerId],
+      );
+      if (marked[0]?.status === 'PastDue') {
+        await this.subscriptions.transition(tx, grant.merchantId, id, 'complete', {
+          failureReason: 'authorization_gone',
+        });
+      }
+    });
+    return this.subscriptionView(await this.subscriptionRow(grant, id));
+  }
+
+  private settleable(row: PortalSubscriptionRow): boolean {
+    return (
+      row.status === 'PastDue' &&
+      !row.paused &&
+      !row.revoked &&
+      SETTLEABLE_FAILURES.includes(row.failure_reason ?? '')
+    );
+  }
+
+  /** Whether the approval covers this subscription's next charge after the older ones' needs. */
+  private covered(
+    row: PortalSubscriptionRow,
+    state: { delegatedToService: boolean; delegatedAmount: bigint },
+  ): boolean {
+    const left = BigInt(row.authorized_amount) - BigInt(row.charged_amount);
+    return (
+      state.delegatedToService &&
+      state.delegatedAmount >= BigInt(row.amount) &&
+      left >= BigInt(row.amount)
+    );
+  }
+
+  private subscriptionView(row: PortalSubscriptionRow): PortalSubscriptionResponse {
+    const amount = BigInt(row.amount);
+    const live = (row.status === 'Active' || row.status === 'PastDue') && !row.revoked;
+    const delegate = this.chain.scheme === 'token-delegate';
+    const left = BigInt(row.authorized_amount) - BigInt(row.charged_amount);
+    return {
+      id: row.id,
+      planId: row.plan_id,
+      label: row.label,
+      mint: row.mint,
+      amount: formatAmount(amount),
+      every: everyText(row.interval_seconds),
+      status: row.status,
+      failureReason: row.failure_reason,
+      pausedByMerchant: row.paused,
+      cancelled: row.revoked,
+      currentPeriodEnd: row.current_period_end,
+      lastChargeAt: row.last_charge_at,
+      paymentsAuthorized: delegate && live ? Number(maxZero(left) / amount) : null,
+      canSettle: this.settleable(row),
+      canReauthorize: delegate && live && !row.paused,
+      canCancel: live,
+    };
+  }
+
+  /** A live subscription of the session's customer, acted on by its own wallet. */
+  private async actionable(
+    grant: PortalGrant,
+    id: string,
+    account: string,
+  ): Promise<PortalSubscriptionRow> {
+    const row = await this.subscriptionRow(grant, id);
+    if (row.revoked || (row.status !== 'Active' && row.status !== 'PastDue')) {
+      throw new ConflictError(`This subscription has ended (it is ${row.status})`);
+    }
+    if (account !== row.wallet_address) {
+      throw new ValidationError(
+        `account: connect the wallet that holds this subscription (${row.wallet_address})`,
+        [{ field: 'account', message: 'is not the subscription wallet' }],
+      );
+    }
+    return row;
+  }
+
+  private subscriptionRows(grant: PortalGrant, id?: string): Promise<PortalSubscriptionRow[]> {
+    return pgQuery<PortalSubscriptionRow[]>(
+      this.em,
+      `SELECT s.id, s.plan_id, s.status, s.failure_reason, s.paused_at IS NOT NULL AS paused,
+              s.revoked_at IS NOT NULL AS revoked,
+              ${isoTimestamp('s.current_period_end', 'current_period_end')},
+              ${isoTimestamp('s.last_charge_at', 'last_charge_at')},
+              s.authorized_amount::text AS authorized_amount,
+              s.charged_amount::text AS charged_amount, p.label, p.amount::text AS amount, p.mint,
+              p.interval_seconds, m.wallet_address AS merchant_wallet, c.wallet_address
+         FROM subscriptions s JOIN plans p ON p.id = s.plan_id
+         JOIN customers c ON c.id = s.customer_id JOIN merchants m ON m.id = s.merchant_id
+        WHERE s.merchant_id = ? AND s.customer_id = ? ${id ? 'AND s.id = ?' : ''}
+        ORDER BY s.created_at DESC, s.id DESC`,
+      [grant.merchantId, grant.customerId, ...(id ? [id] : [])],
+    );
+  }
+
+  private async subscriptionRow(grant: PortalGrant, id: string): Promise<PortalSubscriptionRow> {
+    const [row] = await this.subscriptionRows(grant, id);
+    if (!row) throw new NotFoundError('Subscription', ErrorCode.NOT_FOUND);
+    return row;
+  }
+
+  private async readAuthorization(wallet: string, mint: MintSymbol) {
+    return this.chain.readAuthorization(wallet, mint).catch((error: unknown) => {
+      this.logger.warn({ err: error }, 'Could not read a token account');
+      throw new ServiceUnavailableError('The chain is not reachable; retry shortly');
+    });
+  }
+
+  /** A confirmed, successful transaction the wallet signed and paid for. */
+  private async readSigned(signature: string, wallet: string): Promise<ChainTransaction> {
+    const tx = await this.chain.readTransaction(signature).catch((error: unknown) => {
+      this.logger.warn({ err: error }, 'Could not read a transaction');
+      throw new ServiceUnavailableError('The chain is not reachable; retry shortly');
+    });
+    if (!tx) throw invalidSignature('is not confirmed on-chain (yet); retry in a few seconds');
+    if (tx.error) throw invalidSignature('is a transaction that failed on-chain');
+    if (tx.feePayer !== wallet) throw invalidSignature('was not signed by the subscription wallet');
+    return tx;
+  }
+}
+
+function maxZero(value: bigint): bigint {
+  return value < 0n ? 0n : value;
+}
+
+function invalidSignature(problem: string): ValidationError {
+  return new ValidationError(`signature ${problem}`, [{ field: 'signature', message: problem }]);
+}
