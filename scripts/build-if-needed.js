@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// Builds with `nest build` when dist/ is missing or older than any source file, so that
-// `npm start` on a fresh clone just works and later starts skip the compile.
+// Builds with `nest build` when dist/ is missing or older than any source file, and the hosted
+// pages' bundle (public/) when it is missing or older than its sources, so that `npm start` on a
+// fresh clone just works and later starts skip the compile.
 const { execSync } = require('node:child_process');
 const { existsSync, readdirSync, statSync, writeFileSync } = require('node:fs');
 const { join } = require('node:path');
@@ -27,4 +28,10 @@ const sources = Math.max(
 if (!existsSync(marker) || statSync(marker).mtimeMs < sources) {
   execSync('npx nest build', { cwd: root, stdio: 'inherit' });
   writeFileSync(marker, new Date().toISOString());
+}
+
+const client = join(root, 'src', 'checkout', 'client');
+const bundle = join(root, 'public', 'checkout.js');
+if (!existsSync(bundle) || statSync(bundle).mtimeMs < newest(client)) {
+  execSync('node scripts/build-client.js', { cwd: root, stdio: 'inherit' });
 }

@@ -10,6 +10,11 @@ import {
 } from './logging';
 
 describe('loggableUrl', () => {
+  it('redacts a portal session in the path', () => {
+    expect(loggableUrl('/portal/AXNPxFBtVEn3mxaf36bT?x=1')).toBe('/portal/[redacted]?x=1');
+    expect(loggableUrl('/portal/abc')).toBe('/portal/[redacted]');
+  });
+
   it('redacts an access_token query parameter and keeps the rest', () => {
     expect(loggableUrl('/api/customers?access_token=sbk_secret&search=ada')).toBe(
       '/api/customers?access_token=[redacted]&search=ada',

@@ -1,16 +1,24 @@
 import { Module } from '@nestjs/common';
 import { BillingModule } from '../billing/billing.module';
+import { CheckoutModule } from '../checkout/checkout.module';
 import { CustomersModule } from '../customers/customers.module';
 import { SubscriptionsModule } from '../subscriptions/subscriptions.module';
 import { PortalController, PortalSessionsController } from './portal.controller';
+import { PortalPageController } from './portal-page.controller';
 import { PortalSessionGuard } from './portal-session.guard';
 import { PortalSessionsModule } from './portal-sessions.module';
 import { PortalService } from './portal.service';
 
 /** Customer self-service (DESIGN section 9): portal sessions and the portal page's API. */
 @Module({
-  imports: [BillingModule, CustomersModule, PortalSessionsModule, SubscriptionsModule],
-  controllers: [PortalSessionsController, PortalController],
+  imports: [
+    BillingModule,
+    CheckoutModule,
+    CustomersModule,
+    PortalSessionsModule,
+    SubscriptionsModule,
+  ],
+  controllers: [PortalSessionsController, PortalController, PortalPageController],
   providers: [PortalService, PortalSessionGuard],
 })
 export class PortalModule {}

@@ -1,0 +1,188 @@
+import { Injectable } from '@nestjs/common';
+import { encodeURL } from '@solana/pay';
+import { PublicKey } from '@solana/web3.js';
+import BigNumber from 'bignumber.js';
+import { formatAmount } from '../../common/money';
+import { AppConfig } from '../../config/app-config';
+import { ChainPort } from '../../solana/chain.port';
+import { CheckoutService } from '../checkout.service';
+import { everyText } from '../every-text';
+import { html, SafeHtml } from './html';
+import { PageShell } from './layout';
+import { qrSvg } from './qr';
+
+/** A date for people: "2026-12-24" (the ISO day, the same in every locale). */
+export function day(iso: string | null): string {
+  return iso ? iso.slice(0, 10) : '—';
+}
+
+/**
+ * The hosted checkout pages (DESIGN section 9), server-rendered from the public checkout API's
+ * own views, so a page shows exactly what that API exposes and nothing more.
+ */
+@Injectable()
+export class CheckoutPages {
+  constructor(
+    private readonly checkout: CheckoutService,
+    private readonly shell: PageShell,
+    private readonly chain: ChainPort,
+    private readonly config: AppConfig,
+  ) {}
+
+  async invoice(id: string): Promise<string> {
+    const invoice = await this.checkout.invoice(id);
+    const due = invoice.amountDue;
+    const open = invoice.status === 'Open' && due !== '0';
+    const partial = invoice.amountPaid !== '0' && invoice.status === 'Open';
+    const state: Record<string, string> = {
+      Paid: `Paid in full${invoice.paidAt ? ` on ${day(invoice.paidAt)}` : ''}. Thank you.`,
+      Cancelled: 'This invoice was voided by the merchant: nothing is due.',
+      Expired: 'This invoice has expired: ask the merchant for a new one.',
+      Open: open
+        ? partial
+          ? `Partially paid: ${due} ${invoice.mint} is still due.`
+          : `${due} ${invoice.mint} is due${invoice.dueDate ? ` by ${day(invoice.dueDate)}` : ''}.`
+        : 'Payment received: waiting for it to be final.',
+    };
+    const items = invoice.lineItems.map(
+      (item) =>
+        html`<tr>
+          <td>${item.description}</td>
+          <td class="num">${item.quantity}</td>
+          <td class="num">${item.unitAmount}</td>
+          <td class="num">${item.amount}</td>
+        </tr>`,
+    );
+    const body = html` <p class="merchant">${invoice.merchantName}</p>
+      <h1>Invoice ${invoice.number}</h1>
+      <p>
+        <span class="badge badge-${invoice.status}" data-field="invoice-status"
+          >${invoice.status}</span
+        >
+      </p>
+      <p>${state[invoice.status]}</p>
+      <table>
+        <caption class="note">
+          Amounts in ${invoice.mint}
+        </caption>
+        <thead>
+          <tr>
+            <th scope="col">Item</th>
+            <th scope="col" class="num">Qty</th>
+            <th scope="col" class="num">Unit</th>
+            <th scope="col" class="num">Amount</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${items}
+        </tbody>
+      </table>
+      <dl>
+        <dt>Subtotal</dt>
+        <dd>${invoice.subtotal} ${invoice.mint}</dd>
+        <dt>Tax (${formatBps(invoice.taxBps)})</dt>
+        <dd>${invoice.tax} ${invoice.mint}</dd>
+        <dt>Total</dt>
+        <dd class="total">${invoice.total} ${invoice.mint}</dd>
+        <dt>Paid so far</dt>
+        <dd><span data-field="amount-paid">${invoice.amountPaid}</span> ${invoice.mint}</dd>
+        <dt>Still due</dt>
+        <dd><span data-field="amount-due">${due}</span> ${invoice.mint}</dd>
+        <dt>Due date</dt>
+        <dd>${day(invoice.dueDate)}</dd>
+      </dl>
+      ${open ? await this.payBlock(invoice) : null}`;
+    return this.shell.render({
+      title: `Invoice ${invoice.number} · ${invoice.merchantName}`,
+      page: 'invoice',
+      body,
+    });
+  }
+
+  async plan(id: string): Promise<string> {
+    const plan = await this.checkout.plan(id);
+    const every = everyText(plan.intervalSeconds);
+    const price = `${plan.amount} ${plan.mint} every ${every}`;
+    const until =
+      plan.authorizedPeriods !== null
+        ? new Date(Date.now() + plan.authorizedPeriods * plan.intervalSeconds * 1000).toISOString()
+        : null;
+    const authorises =
+      plan.authorizedAmount !== null
+        ? html`<p>
+            By subscribing you allow this service to collect
+            <strong>${plan.amount} ${plan.mint} every ${every}</strong>, at most
+            <strong>${plan.authorizedAmount} ${plan.mint}</strong> in all (${plan.authorizedPeriods}
+            payments, until about ${day(until)}), straight from your token account to
+            ${plan.merchantName}. The first payment is taken now. You can cancel at any time; you
+            will be asked to re-authorise before the authorisation runs out.
+          </p>`
+        : html`<p>
+            By subscribing you allow this service to collect
+            <strong>${plan.amount} ${plan.mint} every ${every}</strong> from your token account for
+            ${plan.merchantName}, until you cancel. The first payment is taken now.
+          </p>`;
+    const link = encodeURL({
+      link: new URL(`${this.config.publicBaseUrl}/api/checkout/plans/${plan.id}/transaction`),
+    }).toString();
+    const body = html` <p class="merchant">${plan.merchantName}</p>
+      <h1>${plan.label}</h1>
+      ${plan.description ? html`<p>${plan.description}</p>` : null}
+      <p class="price"><strong>${price}</strong></p>
+      ${
+        plan.active
+          ? html`<h2>What you authorise</h2>
+              ${authorises}
+              <button type="button" data-action="subscribe" data-plan="${plan.id}">
+                Subscribe with a browser wallet
+              </button>
+              <div id="wallets" hidden></div>
+              ${this.phone(link, 'Subscribe from your phone', 'Scan with a Solana Pay wallet to subscribe.')}`
+          : html`<p><span class="badge badge-inactive">Not available</span></p>
+              <p>This plan no longer accepts new subscribers.</p>`
+      }`;
+    return this.shell.render({ title: `${plan.label} · ${plan.merchantName}`, page: 'plan', body });
+  }
+
+  private async payBlock(
+    invoice: Awaited<ReturnType<CheckoutService['invoice']>>,
+  ): Promise<SafeHtml> {
+    const mint = await this.chain.mint(invoice.mint);
+    const request = encodeURL({
+      link: new URL(`${this.config.publicBaseUrl}/api/checkout/invoices/${invoice.id}/transaction`),
+    }).toString();
+    const transfer = encodeURL({
+      recipient: new PublicKey(invoice.merchantWallet),
+      amount: new BigNumber(invoice.amountDue),
+      splToken: new PublicKey(mint.address),
+      reference: new PublicKey(invoice.reference),
+      label: invoice.merchantName,
+      message: `Invoice ${invoice.number}`,
+    }).toString();
+    return html` <button type="button" data-action="pay-invoice" data-invoice="${invoice.id}">
+        Pay ${invoice.amountDue} ${invoice.mint} with a browser wallet
+      </button>
+      <div id="wallets" hidden></div>
+      ${this.phone(request, 'Pay from your phone', 'Scan with a Solana Pay wallet.')}
+      <p class="note">
+        Or open a <a href="${transfer}" class="break">Solana Pay transfer request</a> for
+        ${invoice.amountDue} ${invoice.mint} in a wallet app.
+      </p>`;
+  }
+
+  private phone(link: string, title: string, hint: string): SafeHtml {
+    return html`<section class="phone" aria-label="${title}">
+      ${new SafeHtml(qrSvg(link, `${title}: Solana Pay QR code`))}
+      <div>
+        <h2>${title}</h2>
+        <p>${hint}</p>
+        <p><a href="${link}">Open in a wallet app</a></p>
+      </div>
+    </section>`;
+  }
+}
+
+/** "7.5%" from 750 basis points. */
+function formatBps(bps: number): string {
+  return `${formatAmount(BigInt(bps), 2)}%`;
+}
