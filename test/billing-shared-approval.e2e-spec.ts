@@ -262,11 +262,11 @@ describe('Billing engine: one approval shared by a wallet’s subscriptions', ()
 
     // The first charge leaves two periods of a three-period approval: re-authorise.
     const id = await subscribe(customer, plans.pro.id);
-    const planLink = `/checkout/plans/${plans.pro.id}`;
     const [low] = await emails();
     expect(low.subject).toBe('Re-authorise your subscription: Pro');
     expect(low.text_body).toContain('covers 2 more payments of 10 USDC');
-    expect(low.text_body).toContain(planLink);
+    // The link opens this customer's portal, where the subscription can be re-authorised.
+    await expectPortalLink(low.text_body, wallet, id);
     expect(low.html_body).toContain(`href="`);
 
     // A period later the balance is empty: PastDue, and the customer is told what happened.
@@ -280,8 +280,20 @@ describe('Billing engine: one approval shared by a wallet’s subscriptions', ()
     expect(all).toHaveLength(2);
     expect(all[1].subject).toBe('Payment failed: Pro (Acme)');
     expect(all[1].text_body).toContain('We could not collect your payment of 10 USDC');
-    expect(all[1].text_body).toContain(planLink);
+    await expectPortalLink(all[1].text_body, wallet, id);
   });
+
+  /** The e-mail's link is a portal session of the subscription's customer. */
+  async function expectPortalLink(text: string, wallet: string, subscriptionId: string) {
+    const token = /\/portal\/([A-Za-z0-9_-]+)/.exec(text)?.[1];
+    expect(token).toBeDefined();
+    const portal = await t.http
+      .get('/api/portal/session')
+      .set('x-portal-session', token!)
+      .expect(200);
+    expect(portal.body.walletAddress).toBe(wallet);
+    expect(portal.body.subscriptions.map((s: { id: string }) => s.id)).toContain(subscriptionId);
+  }
 
   it('a frozen token account: the charge is not sent, PastDue with its own reason', async () => {
     const customer = Keypair.generate();

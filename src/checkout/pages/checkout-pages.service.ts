@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { encodeURL } from '@solana/pay';
 import { PublicKey } from '@solana/web3.js';
 import BigNumber from 'bignumber.js';
+import { Clock } from '../../common/clock';
 import { formatAmount } from '../../common/money';
 import { AppConfig } from '../../config/app-config';
 import { ChainPort } from '../../solana/chain.port';
@@ -27,6 +28,7 @@ export class CheckoutPages {
     private readonly shell: PageShell,
     private readonly chain: ChainPort,
     private readonly config: AppConfig,
+    private readonly clock: Clock,
   ) {}
 
   async invoice(id: string): Promise<string> {
@@ -105,7 +107,9 @@ export class CheckoutPages {
     const price = `${plan.amount} ${plan.mint} every ${every}`;
     const until =
       plan.authorizedPeriods !== null
-        ? new Date(Date.now() + plan.authorizedPeriods * plan.intervalSeconds * 1000).toISOString()
+        ? new Date(
+            this.clock.now().getTime() + plan.authorizedPeriods * plan.intervalSeconds * 1000,
+          ).toISOString()
         : null;
     const authorises =
       plan.authorizedAmount !== null

@@ -1,0 +1,324 @@
+import { Keypair } from '@solana/web3.js';
+import { PortalSessions } from '../src/portal/portal-sessions.service';
+import { billingHelpers } from './helpers/billing';
+import { fund } from './helpers/chain-tx';
+import { createTestApp, TestApp, TestMerchant } from './helpers/test-app';
+
+const DAY = 86_400;
+const USDC = 1_000_000n;
+
+/**
+ * The customer portal's API and the hosted pages' HTTP manners, without a browser: sessions
+ * (issued, forged, expired, another merchant's), every record looked up within the session's
+ * customer, what settle, re-authorise and cancel refuse and what they change, and the pages'
+ * security headers and errors. The browser flows are in checkout-browser.e2e-spec.
+ */
+describe('Customer portal API and hosted pages over HTTP', () => {
+  let t: TestApp;
+  let acme: TestMerchant;
+  let beta: TestMerchant;
+  let billing: ReturnType<typeof billingHelpers>;
+  let planId: string;
+
+  const portal = (token: string) => ({ 'x-portal-session': token });
+  async function session(merchant: TestMerchant, customerId: string): Promise<string> {
+    const res = await t.http
+      .post(`/api/customers/${customerId}/portal-session`)
+      .set(merchant.auth)
+      .expect(201);
+    return /\/portal\/([A-Za-z0-9_-]+)$/.exec(res.body.url as string)![1];
+  }
+  /** A wallet subscribed to the plan through the checkout API: its ids and session. */
+  async function subscriber(usdc: bigint) {
+    const wallet = Keypair.generate();
+    fund(t, wallet.publicKey.toBase58(), { symbol: 'USDC', amount: usdc });
+    const { signature } = await billing.signCheckout(wallet, planId);
+    const confirmed = await t.http
+      .post(`/api/checkout/plans/${planId}/confirm`)
+      .send({ signature })
+      .expect(200);
+    const [row] = await t.sql<{ customer_id: string }>(
+      `SELECT customer_id FROM subscriptions WHERE id = $1`,
+      [confirmed.body.id],
+    );
+    return {
+      wallet,
+      id: confirmed.body.id as string,
+      customerId: row.customer_id,
+      token: await session(acme, row.customer_id),
+    };
+  }
+
+  beforeAll(async () => {
+    t = await createTestApp({ env: { LOCALNET_FINALITY_SLOTS: '0' } });
+    billing = billingHelpers(t);
+    acme = await t.createMerchant('Acme');
+    beta = await t.createMerchant('Beta');
+    const plan = await t.http
+      .post('/api/plans')
+      .set(acme.auth)
+      .send({ label: 'Pro', mint: 'USDC', amount: '10', intervalSeconds: 30 * DAY })
+      .expect(201);
+    planId = plan.body.plan.id;
+  });
+  afterAll(() => t.close());
+
+  describe('sessions', () => {
+    it('a merchant gets a signed URL for its own customer only; it lasts an hour', async () => {
+      const customer = await t.http
+        .post('/api/customers')
+        .set(acme.auth)
+        .send({ walletAddress: Keypair.generate().publicKey.toBase58() })
+        .expect(201);
+      const res = await t.http
+        .post(`/api/customers/${customer.body.id}/portal-session`)
+        .set(acme.auth)
+        .expect(201);
+      expect(Object.keys(res.body).sort()).toEqual(['expiresAt', 'url']);
+      expect(res.body.url).toMatch(/^http:\/\/localhost:\d+\/portal\/[A-Za-z0-9_-]{92}$/);
+      const ttl = Date.parse(res.body.expiresAt as string) - Date.now();
+      expect(ttl).toBeGreaterThan(3500_000);
+      expect(ttl).toBeLessThanOrEqual(3600_000);
+
+      // Another merchant's customer, a malformed id, no API key.
+      const other = await t.http
+        .post(`/api/customers/${customer.body.id}/portal-session`)
+        .set(beta.auth)
+        .expect(404);
+      expect(other.body.error.code).toBe('NOT_FOUND');
+      await t.http.post('/api/customers/not-a-uuid/portal-session').set(acme.auth).expect(404);
+      await t.http.post(`/api/customers/${customer.body.id}/portal-session`).expect(401);
+
+      const view = await t.http
+        .get('/api/portal/session')
+        .set(portal(/\/portal\/(.+)$/.exec(res.body.url as string)![1]))
+        .expect(200);
+      expect(view.body).toMatchObject({
+        merchantName: 'Acme',
+        walletAddress: customer.body.walletAddress,
+        subscriptions: [],
+        invoices: [],
+      });
+    });
+
+    it('refuses a missing, forged, tampered or expired session with 401', async () => {
+      const customer = await t.http
+        .post('/api/customers')
+        .set(acme.auth)
+        .send({ walletAddress: Keypair.generate().publicKey.toBase58() })
+        .expect(201);
+      const token = await session(acme, customer.body.id as string);
+      const tampered = token.slice(0, 10) + (token[10] === 'A' ? 'B' : 'A') + token.slice(11);
+      const expired = await t.app
+        .get(PortalSessions)
+        .create(acme.id, customer.body.id as string, -1);
+      const expiredToken = /\/portal\/(.+)$/.exec(expired.url)![1];
+      for (const [header, message] of [
+        [undefined, 'A portal session is required'],
+        ['garbage', 'This portal link is not valid'],
+        [tampered, 'This portal link is not valid'],
+        [token + 'A', 'This portal link is not valid'],
+        [expiredToken, 'This portal link has expired; ask the merchant for a new one'],
+      ] as const) {
+        const req = t.http.get('/api/portal/session');
+        const res = await (header ? req.set(portal(header)) : req).expect(401);
+        expect(res.body.error).toMatchObject({ code: 'UNAUTHORIZED', message });
+      }
+      // The page: an HTML 401, not the portal.
+      const page = await t.http.get(`/portal/${expiredToken}`).expect(401);
+      expect(page.headers['content-type']).toMatch(/^text\/html/);
+      expect(page.text).toContain('This portal link has expired');
+    });
+  });
+
+  describe('what a customer may do', () => {
+    it('settle: refused for a subscription that is Active, paused by the merchant, or still short of funds; then one charge', async () => {
+      const sub = await subscriber(15n * USDC);
+      const settle = (id = sub.id, token = sub.token) =>
+        t.http.post(`/api/portal/subscriptions/${id}/settle`).set(portal(token));
+
+      const active = await settle().expect(409);
+      expect(active.body.error.message).toBe(
+        'Only a subscription paused by a failed payment can be settled (it is Active)',
+      );
+      await t.http.post(`/api/subscriptions/${sub.id}/pause`).set(acme.auth).expect(200);
+      const paused = await settle().expect(409);
+      expect(paused.body.error.message).toBe(
+        'The merchant paused this subscription; only the merchant can resume it',
+      );
+      await t.http.post(`/api/subscriptions/${sub.id}/resume`).set(acme.auth).expect(200);
+      await billing.run(acme.auth);
+
+      // A period later the wallet holds 5 of the 10 due: PastDue; settle says so, nothing moves.
+      await billing.advance(acme.auth, 30 * DAY);
+      await billing.run(acme.auth);
+      const short = await settle().expect(409);
+      expect(short.body.error).toMatchObject({
+        code: 'CONFLICT',
+        message: 'Your wallet holds 5 USDC; the payment is 10 USDC. Top up, then settle again',
+      });
+      const events = () =>
+        t.sql<{ type: string }>(
+          `SELECT type FROM events WHERE payload::text LIKE $1 ORDER BY created_at, id`,
+          [`%${sub.id}%`],
+        );
+      const seen = (await events()).map((e) => e.type);
+      expect(seen).toContain('subscription.past_due');
+      expect(seen.filter((type) => type === 'subscription.resumed')).toHaveLength(1); // the merchant's
+
+      // Another customer's session cannot touch it.
+      const other = await subscriber(15n * USDC);
+      await settle(sub.id, other.token).expect(404);
+      await settle('not-a-uuid').expect(404);
+
+      fund(t, sub.wallet.publicKey.toBase58(), { symbol: 'USDC', amount: 10n * USDC });
+      const settled = await settle().expect(200);
+      expect(settled.body).toMatchObject({
+        status: 'Active',
+        failureReason: null,
+        canSettle: false,
+      });
+      const [charges] = await t.sql<{ count: string }>(
+        `SELECT count(*) FROM payments WHERE subscription_id = $1 AND status <> 'failed'`,
+        [sub.id],
+      );
+      expect(charges.count).toBe('2');
+      const after = (await events()).map((e) => e.type);
+      expect(after.filter((type) => type === 'subscription.resumed')).toHaveLength(2);
+    });
+
+    it('re-authorise: a fresh share for this subscription, verified on-chain; other wallets and transactions refused', async () => {
+      const sub = await subscriber(100n * USDC);
+      await billing.advance(acme.auth, 30 * DAY);
+      await billing.run(acme.auth);
+      const share = billing.chain.subscriptionAllowance(10n * USDC);
+      const before = await t.http.get('/api/portal/session').set(portal(sub.token)).expect(200);
+      // Two payments made: two fewer left.
+      expect(before.body.subscriptions[0].paymentsAuthorized).toBe(
+        Number(share / (10n * USDC)) - 2,
+      );
+
+      const wrong = await t.http
+        .post(`/api/portal/subscriptions/${sub.id}/reauthorize/transaction`)
+        .set(portal(sub.token))
+        .send({ account: Keypair.generate().publicKey.toBase58() })
+        .expect(400);
+      expect(wrong.body.error.details).toEqual([
+        { field: 'account', message: 'is not the subscription wallet' },
+      ]);
+      const built = await t.http
+        .post(`/api/portal/subscriptions/${sub.id}/reauthorize/transaction`)
+        .set(portal(sub.token))
+        .send({ account: sub.wallet.publicKey.toBase58() })
+        .expect(200);
+      const signature = await billing.sendSigned(sub.wallet, built.body.transaction as string);
+
+      // Not a revoke: the cancel confirm refuses it, and nothing is cancelled.
+      const notRevoke = await t.http
+        .post(`/api/portal/subscriptions/${sub.id}/cancel/confirm`)
+        .set(portal(sub.token))
+        .send({ signature })
+        .expect(400);
+      expect(notRevoke.body.error.message).toBe('signature is not the revoke of this subscription');
+
+      const confirmed = await t.http
+        .post(`/api/portal/subscriptions/${sub.id}/reauthorize/confirm`)
+        .set(portal(sub.token))
+        .send({ signature })
+        .expect(200);
+      expect(confirmed.body.paymentsAuthorized).toBe(Number(share / (10n * USDC)));
+      const [row] = await t.sql<{ authorized_amount: string; charged_amount: string }>(
+        `SELECT authorized_amount::text, charged_amount::text FROM subscriptions WHERE id = $1`,
+        [sub.id],
+      );
+      expect(BigInt(row.authorized_amount)).toBe(BigInt(row.charged_amount) + share);
+      expect(
+        (await billing.chain.readAuthorization(sub.wallet.publicKey.toBase58(), 'USDC'))
+          .delegatedAmount,
+      ).toBe(share);
+
+      // Bad input: a signature that is not one, an unknown signature.
+      await t.http
+        .post(`/api/portal/subscriptions/${sub.id}/reauthorize/confirm`)
+        .set(portal(sub.token))
+        .send({ signature: 'nope', extra: 1 })
+        .expect(400);
+    });
+
+    it('cancel: an Active subscription keeps its paid period, is never charged again, then Completed', async () => {
+      const sub = await subscriber(100n * USDC);
+      const built = await t.http
+        .post(`/api/portal/subscriptions/${sub.id}/cancel/transaction`)
+        .set(portal(sub.token))
+        .send({ account: sub.wallet.publicKey.toBase58() })
+        .expect(200);
+      expect(built.body.message).toBe('Cancel Pro: no further payments');
+      const signature = await billing.sendSigned(sub.wallet, built.body.transaction as string);
+      const done = await t.http
+        .post(`/api/portal/subscriptions/${sub.id}/cancel/confirm`)
+        .set(portal(sub.token))
+        .send({ signature })
+        .expect(200);
+      expect(done.body).toMatchObject({ status: 'Active', cancelled: true, canCancel: false });
+      // Twice is the same answer.
+      await t.http
+        .post(`/api/portal/subscriptions/${sub.id}/cancel/confirm`)
+        .set(portal(sub.token))
+        .send({ signature })
+        .expect(200);
+      // Nothing more to sign for it.
+      await t.http
+        .post(`/api/portal/subscriptions/${sub.id}/cancel/transaction`)
+        .set(portal(sub.token))
+        .send({ account: sub.wallet.publicKey.toBase58() })
+        .expect(409);
+
+      const balance = await billing.balance(sub.wallet.publicKey.toBase58());
+      await billing.advance(acme.auth, 30 * DAY);
+      await billing.run(acme.auth);
+      expect(await billing.balance(sub.wallet.publicKey.toBase58())).toBe(balance);
+      const ended = await t.http.get(`/api/subscriptions/${sub.id}`).set(acme.auth).expect(200);
+      expect(ended.body).toMatchObject({
+        status: 'Completed',
+        failureReason: 'authorization_gone',
+      });
+    });
+  });
+
+  describe('pages', () => {
+    it('carry a strict Content-Security-Policy and the usual headers; unknown ids are an HTML 404', async () => {
+      const page = await t.http.get(`/checkout/plans/${planId}`).expect(200);
+      const csp = page.headers['content-security-policy'] as string;
+      expect(csp).toContain("script-src 'self'");
+      expect(csp).toContain("style-src 'self'");
+      expect(csp).toContain("frame-ancestors 'none'");
+      expect(csp).not.toContain('unsafe-inline');
+      expect(page.headers['x-content-type-options']).toBe('nosniff');
+      expect(page.headers['referrer-policy']).toBe('no-referrer');
+      expect(page.headers['cache-control']).toBe('no-store');
+      expect(page.text).not.toMatch(/<script>|<style|\sstyle=|\son[a-z]+=/i);
+
+      for (const path of [
+        '/checkout/invoices/not-a-uuid',
+        `/checkout/invoices/${planId}`,
+        '/checkout/plans/00000000-0000-0000-0000-000000000000',
+      ]) {
+        const missing = await t.http.get(path).expect(404);
+        expect(missing.headers['content-type']).toMatch(/^text\/html/);
+      }
+    });
+
+    it('serve the bundled script and stylesheet with content-hashed, immutable caching', async () => {
+      const page = await t.http.get(`/checkout/plans/${planId}`).expect(200);
+      const src = /src="(\/checkout\/assets\/checkout\.js\?v=[^"]+)"/.exec(page.text)![1];
+      const js = await t.http.get(src).expect(200);
+      expect(js.headers['content-type']).toBe('text/javascript; charset=utf-8');
+      expect(js.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+      await t.http
+        .get(src)
+        .set('If-None-Match', js.headers.etag as string)
+        .expect(304);
+      await t.http.get('/checkout/assets/..%2Fpackage.json').expect(404);
+    });
+  });
+});
