@@ -115,9 +115,9 @@ describe('Hosted checkout and customer portal in Chromium', () => {
   /** axe-core in the page: serious and critical violations (none expected). */
   async function accessibility(page: Page): Promise<string[]> {
     await page.evaluate(axe.source);
-    const result = (await page.evaluate(
+    const result = await page.evaluate<axe.AxeResults>(
       'axe.run(document, { resultTypes: ["violations"] })',
-    )) as axe.AxeResults;
+    );
     return result.violations
       .filter((v) => v.impact === 'serious' || v.impact === 'critical')
       .map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`);
@@ -142,14 +142,14 @@ describe('Hosted checkout and customer portal in Chromium', () => {
 
   const status = (page: Page) => page.locator('#status');
 
-  async function customerWallet(usdc: bigint): Promise<Keypair> {
+  function customerWallet(usdc: bigint): Keypair {
     const wallet = Keypair.generate();
     fund(t, wallet.publicKey.toBase58(), { symbol: 'USDC', amount: usdc });
     return wallet;
   }
 
   it('pays an invoice: the page shows Paid, invoice.paid is delivered and verifies, money moved', async () => {
-    const payer = await customerWallet(50n * USDC);
+    const payer = customerWallet(50n * USDC);
     const created = await t.http
       .post('/api/invoices')
       .set(acme.auth)
