@@ -2,7 +2,7 @@ import { validateTransfer } from '@solana/pay';
 import { Connection, Keypair, PublicKey } from '@solana/web3.js';
 import axe from 'axe-core';
 import BigNumber from 'bignumber.js';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { verifyWebhookSignature } from '../src/webhooks/signature';
@@ -67,6 +67,7 @@ describe('Hosted checkout and customer portal in Chromium', () => {
     mkdirSync(SCREENSHOTS, { recursive: true });
   });
   afterAll(async () => {
+    writeFileSync(join(SCREENSHOTS, 'page-weight.json'), JSON.stringify(weights, null, 2) + '\n');
     await browser?.close();
     await t?.close();
     await receiver?.stop();
@@ -123,6 +124,9 @@ describe('Hosted checkout and customer portal in Chromium', () => {
       .map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`);
   }
 
+  /** Bytes each page transferred (everything it loaded), written to docs/screenshots/. */
+  const weights: Record<string, number> = {};
+
   /** The checks every page passes, and its screenshots at both widths. */
   async function checkPage(path: string, name: string, wallet: Keypair): Promise<Opened> {
     for (const [width, viewport] of Object.entries(VIEWPORTS)) {
@@ -133,7 +137,8 @@ describe('Hosted checkout and customer portal in Chromium', () => {
         fullPage: true,
       });
       expect(opened.requests.every((url) => url.startsWith(`${base}/`))).toBe(true);
-      expect(await opened.bytes()).toBeLessThan(MAX_PAGE_BYTES);
+      weights[`${name}-${width}`] = await opened.bytes();
+      expect(weights[`${name}-${width}`]).toBeLessThan(MAX_PAGE_BYTES);
       expect(opened.violations).toEqual([]);
       await opened.page.close();
     }
