@@ -54,7 +54,10 @@ function securityHeaders(): (req: Request, res: Response, next: NextFunction) =>
     formAction: ["'none'"],
     frameAncestors: ["'none'"],
   };
-  const strict = helmet({ contentSecurityPolicy: { useDefaults: false, directives } });
+  const strict = helmet({
+    contentSecurityPolicy: { useDefaults: false, directives },
+    frameguard: { action: 'deny' },
+  });
   const docs = helmet({
     contentSecurityPolicy: {
       useDefaults: false,

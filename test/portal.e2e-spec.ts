@@ -170,9 +170,14 @@ describe('Customer portal API and hosted pages over HTTP', () => {
       const other = await subscriber(15n * USDC);
       await settle(sub.id, other.token).expect(404);
       await settle('not-a-uuid').expect(404);
+      const view = await t.http.get('/api/portal/session').set(portal(sub.token)).expect(200);
+      expect(view.headers['cache-control']).toBe('no-store');
 
       fund(t, sub.wallet.publicKey.toBase58(), { symbol: 'USDC', amount: 10n * USDC });
-      const settled = await settle().expect(200);
+      // A double click: one settle charges, the other is refused; one charge in all.
+      const [first, second] = await Promise.all([settle(), settle()]);
+      expect([first.status, second.status].sort()).toEqual([200, 409]);
+      const settled = first.status === 200 ? first : second;
       expect(settled.body).toMatchObject({
         status: 'Active',
         failureReason: null,
@@ -315,6 +320,9 @@ describe('Customer portal API and hosted pages over HTTP', () => {
       expect(js.headers['content-type']).toBe('text/javascript; charset=utf-8');
       expect(js.headers['cache-control']).toBe('public, max-age=31536000, immutable');
       await t.http.get(src).set('If-None-Match', js.headers.etag).expect(304);
+      // Another version's URL is served, but never pinned.
+      const stale = await t.http.get('/checkout/assets/checkout.js?v=old').expect(200);
+      expect(stale.headers['cache-control']).toBe('no-cache');
       await t.http.get('/checkout/assets/..%2Fpackage.json').expect(404);
     });
   });

@@ -13,6 +13,10 @@ describe('loggableUrl', () => {
   it('redacts a portal session in the path', () => {
     expect(loggableUrl('/portal/AXNPxFBtVEn3mxaf36bT?x=1')).toBe('/portal/[redacted]?x=1');
     expect(loggableUrl('/portal/abc')).toBe('/portal/[redacted]');
+    // Routing ignores case; a request line may be absolute or start with '//'.
+    expect(loggableUrl('/PORTAL/abc')).toBe('/portal/[redacted]');
+    expect(loggableUrl('http://host/Portal/abc/x')).toBe('http://host/portal/[redacted]/x');
+    expect(loggableUrl('//portal/abc')).toBe('//portal/[redacted]');
   });
 
   it('redacts an access_token query parameter and keeps the rest', () => {

@@ -11,12 +11,17 @@ const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** The token under which the app's root pino logger is provided. */
 export const ROOT_LOGGER = Symbol('ROOT_LOGGER');
 
+const PORTAL_PATH = /\/portal\//i;
+const PORTAL_SEGMENT = /\/portal\/[^/?#]*/gi;
+
 /**
  * A URL for the logs: an `access_token` query parameter (a key sent the wrong way) and a
  * customer portal session (`/portal/<token>`, a bearer credential) are redacted.
  */
 export function loggableUrl(url: string): string {
-  if (url.startsWith('/portal/')) return url.replace(/^\/portal\/[^/?#]*/, '/portal/[redacted]');
+  // Wherever it sits and however it is spelled: routing ignores case, and a request line may be
+  // an absolute URL or start with '//'.
+  if (PORTAL_PATH.test(url)) url = url.replace(PORTAL_SEGMENT, '/portal/[redacted]');
   // Most URLs carry no query parameter at all: no regular expression for them.
   if (!url.includes('=')) return url;
   return url.replace(/([?&]access_token=)[^&]*/gi, '$1[redacted]');

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, HttpStatus, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, Header, HttpCode, HttpStatus, UseGuards } from '@nestjs/common';
 import { ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { MerchantId } from '../common/decorators/current-merchant.decorator';
 import { IdParam } from '../common/decorators/id-param.decorator';
@@ -41,6 +41,7 @@ export class PortalSessionsController {
    */
   @IdempotentPost(':id/portal-session')
   @HttpCode(HttpStatus.CREATED)
+  @Header('Cache-Control', 'no-store')
   @ApiOperation({ summary: 'Create a customer portal session' })
   @ApiJsonBodyErrors(ErrorCode.NOT_FOUND)
   async create(
@@ -69,6 +70,7 @@ export class PortalController {
   constructor(private readonly portal: PortalService) {}
 
   @Get('session')
+  @Header('Cache-Control', 'no-store')
   @ApiOperation({ summary: "The session customer's subscriptions and invoices" })
   @ApiOkResponse({ type: PortalResponse })
   view(@Portal() grant: PortalGrant): Promise<PortalResponse> {

@@ -28,6 +28,9 @@ import {
 } from './dto/portal.response';
 import { TransactionRequestResponse } from '../checkout/dto/checkout.response';
 
+/** How many times settle tries to claim its charge (100 ms apart) while the row is locked. */
+const SETTLE_CLAIM_TRIES = 20;
+
 /** Failures a customer can put right by topping up: the next charge may succeed. */
 const SETTLEABLE_FAILURES = ['insufficient_funds', 'transient'];
 
@@ -152,10 +155,21 @@ export class PortalService {
         'Your authorisation no longer covers this payment: re-authorise first',
       );
     }
-    await inPgTransaction(this.em, (tx) =>
-      this.subscriptions.transition(tx, grant.merchantId, id, 'resume'),
-    );
-    await this.charges.chargeNow(id);
+    try {
+      await inPgTransaction(this.em, (tx) =>
+        this.subscriptions.transition(tx, grant.merchantId, id, 'resume'),
+      );
+    } catch (error) {
+      // Another settle (a double click) resumed it first: this one charges nothing.
+      if (!(error instanceof ValidationError)) throw error;
+      throw new ConflictError('This subscription is being settled already');
+    }
+    // The claim skips a row another request holds locked for a moment (a concurrent settle
+    // being refused): try again briefly rather than leave the charge to the next run.
+    for (let tries = 0; tries < SETTLE_CLAIM_TRIES; tries++) {
+      if ((await this.charges.chargeNow(id)).attempts > 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
     return this.subscriptionView(await this.subscriptionRow(grant, id));
   }
 
@@ -352,7 +366,10 @@ export class PortalService {
     account: string,
   ): Promise<PortalSubscriptionRow> {
     const row = await this.subscriptionRow(grant, id);
-    if (row.revoked || (row.status !== 'Active' && row.status !== 'PastDue')) {
+    if (row.revoked) {
+      throw new ConflictError('This subscription is cancelled: no further payments');
+    }
+    if (row.status !== 'Active' && row.status !== 'PastDue') {
       throw new ConflictError(`This subscription has ended (it is ${row.status})`);
     }
     if (account !== row.wallet_address) {

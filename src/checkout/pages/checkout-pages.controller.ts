@@ -57,7 +57,10 @@ export class CheckoutPagesController {
     const asset = this.shell.assets.get(name);
     if (!asset) throw new NotFoundError('Asset');
     res.setHeader('ETag', asset.etag);
-    res.setHeader('Cache-Control', 'public, max-age=31536000, immutable');
+    // Cached for good only under its own hash: another version's URL (an instance not yet
+    // redeployed) must not pin this file in caches for a year.
+    const current = req.query.v === asset.etag.slice(1, -1);
+    res.setHeader('Cache-Control', current ? 'public, max-age=31536000, immutable' : 'no-cache');
     if (req.headers['if-none-match'] === asset.etag) {
       res.status(304).end();
       return;
