@@ -13,7 +13,7 @@ import {
   uiTokenAmount,
 } from './token-accounts';
 import type { TokenBalance } from './transaction-index';
-import { isWritable, LegacyMessage } from './transaction-wire';
+import { isWritableIndex, Message } from './transaction-wire';
 
 export interface AccountView {
   lamports: bigint;
@@ -29,8 +29,24 @@ export interface Balances {
   tokens: Array<TokenBalance | undefined>;
 }
 
+/** The keys a v0 message loads from address lookup tables: all writable ones, then read-only. */
+export interface LoadedKeys {
+  writable: Buffer[];
+  readonly: Buffer[];
+}
+
 /** Bound of the base58 cache; it is simply emptied when full. */
 const CACHE_ENTRIES = 100_000;
+
+const ADDRESS_LOOKUP_TABLE_PROGRAM = new PublicKey(
+  'AddressLookupTab1e1111111111111111111111111',
+).toBuffer();
+/** `LookupTableMeta` as the program serializes it (`ProgramState::LookupTable`), then the keys. */
+const LOOKUP_TABLE_META_SIZE = 56;
+const LOOKUP_TABLE_STATE = 1;
+const U64_MAX = 2n ** 64n - 1n;
+/** A deactivated table still resolves while its deactivation slot is in `SlotHashes`. */
+const SLOT_HASHES_SLOTS = 512n;
 
 /**
  * Reads accounts out of LiteSVM in the forms the index and the RPC use. Keeps two caches: the
@@ -116,15 +132,15 @@ export class AccountReader {
   }
 
   /**
-   * Lamports and token balances of a message's accounts. Given the balances from before the
-   * transaction, read-only accounts are copied from them: the runtime cannot have changed them.
+   * Lamports and token balances of a message's accounts (`keys`: its static keys, then those it
+   * loads). Given the balances from before the transaction, read-only accounts are copied from
+   * them: the runtime cannot have changed them.
    */
-  balances(message: LegacyMessage, before?: Balances): Balances {
-    const keys = message.accountKeys;
+  balances(message: Message, keys: Buffer[], before?: Balances): Balances {
     const lamports: bigint[] = [];
     const tokens: Array<TokenBalance | undefined> = [];
     for (let i = 0; i < keys.length; i++) {
-      if (before && !isWritable(message.header, keys.length, i)) {
+      if (before && !isWritableIndex(message, i)) {
         lamports.push(before.lamports[i]);
         tokens.push(before.tokens[i]);
         continue;
@@ -142,12 +158,65 @@ export class AccountReader {
     return { lamports, tokens };
   }
 
+  /**
+   * The keys a v0 message loads from its address lookup tables at `slot`, resolved as the
+   * runtime resolves them; or the name of the transaction error it fails with. A table's keys
+   * appended in `slot` itself are not usable before the next slot, and a deactivated table stops
+   * resolving once its deactivation slot has left `SlotHashes`.
+   */
+  loadAddresses(message: Message, slot: number): LoadedKeys | string {
+    const loaded: LoadedKeys = { writable: [], readonly: [] };
+    for (const lookup of message.addressTableLookups) {
+      const account = this.svm.getAccount(lookup.accountKey);
+      if (!account) return 'AddressLookupTableNotFound';
+      if (!Buffer.from(account.owner()).equals(ADDRESS_LOOKUP_TABLE_PROGRAM)) {
+        return 'InvalidAddressLookupTableOwner';
+      }
+      const data = view(account.data());
+      if (
+        data.length < LOOKUP_TABLE_META_SIZE ||
+        (data.length - LOOKUP_TABLE_META_SIZE) % 32 !== 0 ||
+        data.readUInt32LE(0) !== LOOKUP_TABLE_STATE
+      ) {
+        return 'InvalidAddressLookupTableData';
+      }
+      const current = BigInt(slot);
+      const deactivation = data.readBigUInt64LE(4);
+      if (
+        deactivation !== U64_MAX &&
+        deactivation !== current &&
+        (deactivation > current || current - deactivation > SLOT_HASHES_SLOTS)
+      ) {
+        return 'AddressLookupTableNotFound';
+      }
+      const stored = (data.length - LOOKUP_TABLE_META_SIZE) / 32;
+      const active = current > data.readBigUInt64LE(12) ? stored : data[20];
+      const key = (index: number) =>
+        data.subarray(
+          LOOKUP_TABLE_META_SIZE + 32 * index,
+          LOOKUP_TABLE_META_SIZE + 32 * index + 32,
+        );
+      const indexes = [...lookup.writableIndexes, ...lookup.readonlyIndexes];
+      if (indexes.some((index) => index >= active)) return 'InvalidAddressLookupTableIndex';
+      loaded.writable.push(...lookup.writableIndexes.map(key));
+      loaded.readonly.push(...lookup.readonlyIndexes.map(key));
+    }
+    return loaded;
+  }
+
+  /** Every account `program` owns (a scan: fine for a development chain). */
+  programAccounts(program: string): Array<{ address: string; account: AccountView }> {
+    return this.svm.getProgramAccounts(new PublicKey(program).toBytes()).map((entry) => ({
+      address: this.address(entry.address),
+      account: this.view(entry.account()),
+    }));
+  }
+
   view(account: Account): AccountView {
-    const data = account.data();
     return {
       lamports: account.lamports(),
       owner: this.address(account.owner()),
-      data: Buffer.from(data.buffer, data.byteOffset, data.byteLength),
+      data: view(account.data()),
       executable: account.executable(),
       rentEpoch: account.rentEpoch(),
     };
@@ -170,4 +239,8 @@ export class AccountReader {
       decimals,
     };
   }
+}
+
+function view(data: Uint8Array): Buffer {
+  return Buffer.from(data.buffer, data.byteOffset, data.byteLength);
 }

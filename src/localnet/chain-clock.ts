@@ -23,6 +23,11 @@ export interface ChainClockState {
 export class ChainClock {
   private offsetSeconds: number;
   private readonly base: { slot: number; wallMs: number };
+  /**
+   * The offset in force from each slot on (ascending), so that a past slot's time stays what it
+   * was after the clock is advanced.
+   */
+  private readonly offsets: Array<{ fromSlot: number; offsetSeconds: number }>;
   private readonly hashSlots = new Map<string, number>();
   private readonly slotHashes = new Map<number, string>();
 
@@ -34,6 +39,7 @@ export class ChainClock {
   ) {
     this.offsetSeconds = state.offsetSeconds;
     this.base = { slot: state.slot, wallMs: wallNow() };
+    this.offsets = [{ fromSlot: state.slot, offsetSeconds: state.offsetSeconds }];
     // Blockhashes handed out before a restart stay usable until they expire.
     for (
       let slot = Math.max(0, state.slot - BLOCKHASH_VALIDITY_SLOTS);
@@ -46,6 +52,11 @@ export class ChainClock {
 
   get offset(): number {
     return this.offsetSeconds;
+  }
+
+  /** The first slot of this run (0 for a new chain; after a restart, the one after the last). */
+  get startSlot(): number {
+    return this.base.slot;
   }
 
   slot(): number {
@@ -63,7 +74,26 @@ export class ChainClock {
       throw new RangeError('seconds must be a non-negative integer');
     }
     this.offsetSeconds += seconds;
+    // The slot under way keeps the time it started with; the next ones carry the new offset.
+    const fromSlot = this.slot() + 1;
+    const last = this.offsets[this.offsets.length - 1];
+    if (last.fromSlot === fromSlot) last.offsetSeconds = this.offsetSeconds;
+    else this.offsets.push({ fromSlot, offsetSeconds: this.offsetSeconds });
     return this.now();
+  }
+
+  /**
+   * Chain time at the start of a slot of this run (`startSlot` or later), unix seconds: the
+   * wall time the slot started at plus the offset then in force.
+   */
+  timeOfSlot(slot: number): number {
+    const wallMs = this.base.wallMs + (slot - this.base.slot) * SLOT_MS;
+    let offsetSeconds = this.offsets[0].offsetSeconds;
+    for (const entry of this.offsets) {
+      if (entry.fromSlot > slot) break;
+      offsetSeconds = entry.offsetSeconds;
+    }
+    return Math.floor(wallMs / 1000) + offsetSeconds;
   }
 
   latestBlockhash(): { blockhash: string; lastValidBlockHeight: number; slot: number } {
@@ -86,14 +116,27 @@ export class ChainClock {
     return encodeBase58(createHash('sha256').update(this.seed).update('genesis').digest());
   }
 
-  /** The blockhash of a slot, sha256(seed, "blockhash", slot); remembered while usable. */
-  private blockhashOf(slot: number): string {
-    const known = this.slotHashes.get(slot);
-    if (known !== undefined) return known;
+  /**
+   * The blockhash of any slot, as a block reports it. Unlike the hashes handed out for
+   * transactions, it is not remembered: reading an old block does not make its hash usable.
+   */
+  blockhashAt(slot: number): string {
+    return this.slotHashes.get(slot) ?? this.hashOfSlot(slot);
+  }
+
+  /** sha256(seed, "blockhash", slot), base58. */
+  private hashOfSlot(slot: number): string {
     const slotBytes = Buffer.alloc(8);
     slotBytes.writeBigUInt64LE(BigInt(slot));
     const hash = createHash('sha256').update(this.seed).update('blockhash').update(slotBytes);
-    const blockhash = encodeBase58(hash.digest());
+    return encodeBase58(hash.digest());
+  }
+
+  /** The blockhash of a slot; remembered while usable. */
+  private blockhashOf(slot: number): string {
+    const known = this.slotHashes.get(slot);
+    if (known !== undefined) return known;
+    const blockhash = this.hashOfSlot(slot);
     this.slotHashes.set(slot, blockhash);
     this.hashSlots.set(blockhash, slot);
     if (this.slotHashes.size > 4 * BLOCKHASH_VALIDITY_SLOTS) this.forgetExpired(slot);

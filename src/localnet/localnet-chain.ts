@@ -10,7 +10,7 @@ import {
 } from 'litesvm/dist/internal';
 import { randomBytes } from 'node:crypto';
 import { MintInfo } from '../solana/mints';
-import { AccountReader, AccountView } from './account-reader';
+import { AccountReader, AccountView, LoadedKeys } from './account-reader';
 import { encodeBase58 } from './base58';
 import { ChainClock, SLOTS_PER_EPOCH, SLOT_MS } from './chain-clock';
 import { ChainDirectoryLock } from './data-dir-lock';
@@ -27,7 +27,17 @@ import {
   TransactionRecord,
   toStored,
 } from './transaction-index';
-import { memoField, parseMessage, parseTransaction, transactionFee } from './transaction-wire';
+import {
+  computeUnitPrice,
+  InvalidTransactionError,
+  isWritableIndex,
+  memoField,
+  Message,
+  parseMessage,
+  parseTransaction,
+  transactionFee,
+} from './transaction-wire';
+import { transactionErrorMessage } from './transaction-errors';
 
 export type { AccountView } from './account-reader';
 export { BLOCKHASH_VALIDITY_SLOTS, SLOT_MS } from './chain-clock';
@@ -56,6 +66,22 @@ export interface LocalnetChainOptions {
 
 /** ~3.2 s at 400 ms a slot: long enough for `confirmed` and `finalized` to be told apart. */
 export const DEFAULT_FINALITY_SLOTS = 8;
+
+/** Blocks the validator's prioritization-fee cache keeps. */
+const RECENT_FEE_SLOTS = 150;
+/** `Hash::default()`, base58: the previous blockhash of the genesis block. */
+const DEFAULT_HASH = '11111111111111111111111111111111';
+
+export interface Block {
+  slot: number;
+  parentSlot: number;
+  blockHeight: number;
+  blockhash: string;
+  previousBlockhash: string;
+  blockTime: number;
+  /** In the order they were processed. */
+  transactions: TransactionRecord[];
+}
 
 export interface SignatureInfo {
   signature: string;
@@ -269,11 +295,13 @@ export class LocalnetChain {
   }
 
   /**
-   * Sends a legacy transaction. With preflight (the default) it is simulated first and refused
-   * with a `PreflightError` if that fails, leaving no trace. Without, a transaction that fails
-   * in execution is recorded with its error and charged its fee, as on a cluster.
+   * Sends a transaction (legacy, or v0 with its address lookup tables). With preflight (the
+   * default) it is simulated first and refused with a `PreflightError` if that fails, leaving no
+   * trace. Without, a transaction that fails in execution is recorded with its error and charged
+   * its fee, as on a cluster.
    * @returns the signature (base58)
-   * @throws InvalidTransactionError for bytes that are not a sane legacy transaction
+   * @throws InvalidTransactionError for bytes that are not a sane transaction, or lookups that
+   *   do not resolve (the validator refuses both before simulating)
    * @throws PreflightError when refused (AlreadyProcessed, BlockhashNotFound, simulation failure)
    */
   sendTransaction(bytes: Uint8Array, options: { skipPreflight?: boolean } = {}): string {
@@ -288,18 +316,26 @@ export class LocalnetChain {
       throw new PreflightError('BlockhashNotFound');
     }
     this.syncClock();
+    const loaded = this.loadAddresses(message);
+    const keys = [...message.accountKeys, ...loaded.writable, ...loaded.readonly];
+    const versioned = message.version !== 'legacy';
     if (!options.skipPreflight) {
-      const simulation = this.svm.simulateLegacyTransaction(raw);
+      const simulation = versioned
+        ? this.svm.simulateVersionedTransaction(raw)
+        : this.svm.simulateLegacyTransaction(raw);
       if (failed(simulation)) throw this.refusal(simulation);
     }
-    const pre = this.accounts.balances(message);
-    const result = this.svm.sendLegacyTransaction(raw);
-    const post = this.accounts.balances(message, pre);
+    const pre = this.accounts.balances(message, keys);
+    const result = versioned
+      ? this.svm.sendVersionedTransaction(raw)
+      : this.svm.sendLegacyTransaction(raw);
+    const post = this.accounts.balances(message, keys, pre);
     const failure = failed(result) ? result : undefined;
     // A failure before execution (fee payer unknown or broke, an account loaded twice...)
     // charges nothing and would never land in a block: refuse it as preflight would.
     if (failure && post.lamports[0] === pre.lamports[0]) throw this.refusal(failure);
     const meta = failure ? failure.meta() : (result as TransactionMetadata);
+    const address = (key: Buffer) => this.accounts.address(key);
     const record = this.index.add({
       signature,
       slot: this.clockSet.slot,
@@ -313,7 +349,11 @@ export class LocalnetChain {
       logMessages: this.intern(meta.logs()),
       unitsConsumed: Number(meta.computeUnitsConsumed()),
       raw,
-      accountKeys: message.accountKeys.map((key) => this.accounts.address(key)),
+      accountKeys: keys.map(address),
+      loadedAddresses:
+        message.addressTableLookups.length > 0
+          ? { writable: loaded.writable.map(address), readonly: loaded.readonly.map(address) }
+          : null,
     });
     if (this.store) this.unsaved.push(record);
     this.markDirty();
@@ -322,8 +362,8 @@ export class LocalnetChain {
   }
 
   /**
-   * Simulates a legacy transaction without recording anything. Signatures are checked only with
-   * `sigVerify`; `replaceRecentBlockhash` waives the blockhash check.
+   * Simulates a transaction (legacy or v0) without recording anything. Signatures are checked
+   * only with `sigVerify`; `replaceRecentBlockhash` waives the blockhash check.
    */
   simulateTransaction(
     bytes: Uint8Array,
@@ -338,10 +378,14 @@ export class LocalnetChain {
       return { err: 'BlockhashNotFound', logs: [], unitsConsumed: 0, accounts: [] };
     }
     this.syncClock();
+    this.loadAddresses(message);
     if (!options.sigVerify) this.svm.setSigverify(false);
     let result: SimulatedTransactionInfo | FailedTransactionMetadata;
     try {
-      result = this.svm.simulateLegacyTransaction(raw);
+      result =
+        message.version === 'legacy'
+          ? this.svm.simulateLegacyTransaction(raw)
+          : this.svm.simulateVersionedTransaction(raw);
     } finally {
       this.svm.setSigverify(true);
     }
@@ -445,11 +489,102 @@ export class LocalnetChain {
     return this.svm.minimumBalanceForRentExemption(BigInt(dataLength));
   }
 
-  /** The fee of a serialized message, or null when its blockhash is no longer valid. */
+  /**
+   * The fee of a serialized message (legacy or v0), or null when its blockhash is no longer
+   * valid.
+   * @throws InvalidTransactionError for a malformed message or lookups that do not resolve
+   */
   feeForMessage(messageBytes: Uint8Array): bigint | null {
+    this.assertOpen();
     const message = parseMessage(Buffer.from(messageBytes));
+    this.loadAddresses(message);
     if (!this.clock.isBlockhashValid(this.accounts.address(message.recentBlockhash))) return null;
     return transactionFee(message);
+  }
+
+  /** Every account `program` owns, as it is now. */
+  getProgramAccounts(program: string): Array<{ address: string; account: AccountView }> {
+    this.assertOpen();
+    this.syncClock(); // the sysvars are accounts too
+    return this.accounts.programAccounts(program);
+  }
+
+  /** The first slot whose block localnet has: the chain keeps every block from its genesis. */
+  firstAvailableBlock(): number {
+    return 0;
+  }
+
+  /**
+   * The block of `slot` (at most the current slot): its blockhash, its parent's, its time and
+   * the transactions recorded in it, in order. Every slot has a block (none is skipped), so its
+   * height is its slot.
+   */
+  getBlock(slot: number): Block {
+    const parentSlot = Math.max(0, slot - 1);
+    return {
+      slot,
+      parentSlot,
+      blockHeight: slot,
+      blockhash: this.clock.blockhashAt(slot),
+      // Genesis has no parent: the validator writes the default hash there.
+      previousBlockhash: slot === 0 ? DEFAULT_HASH : this.clock.blockhashAt(parentSlot),
+      blockTime: this.blockTime(slot),
+      transactions: this.index.inSlot(slot),
+    };
+  }
+
+  /**
+   * The unix time of a slot (at most the current slot). A slot with transactions has the time
+   * they were processed at (its first one's: chain time can move within a slot); an empty slot
+   * of this run has chain time at its start; an empty slot from before a restart, whose wall
+   * time is not kept, is placed between the recorded times around it at 400 ms a slot.
+   */
+  blockTime(slot: number): number {
+    const inSlot = this.index.inSlot(slot);
+    if (inSlot.length > 0) return inSlot[0].blockTime;
+    if (slot >= this.clock.startSlot) return this.clock.timeOfSlot(slot);
+    const before = this.index.lastBefore(slot);
+    const after = this.index.firstAfter(slot) ?? {
+      slot: this.clock.startSlot,
+      blockTime: this.clock.timeOfSlot(this.clock.startSlot),
+    };
+    const seconds = (slots: number) => (slots * SLOT_MS) / 1000;
+    const estimate = before
+      ? before.blockTime + Math.floor(seconds(slot - before.slot))
+      : after.blockTime - Math.ceil(seconds(after.slot - slot));
+    return Math.max(before?.blockTime ?? 0, Math.min(estimate, after.blockTime));
+  }
+
+  /**
+   * The prioritization fees of the last 150 complete slots (micro-lamports per compute unit),
+   * oldest first, as the validator's fee cache reports them: a slot's fee is the lowest
+   * compute-unit price of its transactions (0 without any), raised, for each of `addresses`, to
+   * the lowest price of the transactions that write that account. Localnet has no fee market:
+   * the prices are what its own transactions bid.
+   */
+  recentPrioritizationFees(
+    addresses: string[],
+  ): Array<{ slot: number; prioritizationFee: number }> {
+    const last = this.clock.slot() - 1;
+    const fees: Array<{ slot: number; prioritizationFee: number }> = [];
+    for (let slot = Math.max(0, last - RECENT_FEE_SLOTS + 1); slot <= last; slot++) {
+      let blockMin: bigint | undefined;
+      const accountMin = new Map<string, bigint>();
+      for (const record of this.index.inSlot(slot)) {
+        const { message } = parseTransaction(record.raw);
+        const price = computeUnitPrice(message);
+        blockMin = blockMin === undefined || price < blockMin ? price : blockMin;
+        record.accountKeys.forEach((key, i) => {
+          if (!addresses.includes(key) || !isWritableIndex(message, i)) return;
+          const known = accountMin.get(key);
+          if (known === undefined || price < known) accountMin.set(key, price);
+        });
+      }
+      let fee = blockMin ?? 0n;
+      for (const price of accountMin.values()) if (price > fee) fee = price;
+      fees.push({ slot, prioritizationFee: Number(fee) });
+    }
+    return fees;
   }
 
   getTransaction(signature: string): TransactionRecord | undefined {
@@ -531,6 +666,20 @@ export class LocalnetChain {
 
   private assertOpen(): void {
     if (this.closed) throw new Error('The localnet chain is closed');
+  }
+
+  /**
+   * The keys a message loads from address lookup tables at the current slot.
+   * @throws InvalidTransactionError when a lookup does not resolve (the validator refuses such a
+   *   transaction when sanitizing it, before any simulation)
+   */
+  private loadAddresses(message: Message): LoadedKeys {
+    if (message.addressTableLookups.length === 0) return { writable: [], readonly: [] };
+    const loaded = this.accounts.loadAddresses(message, this.clock.slot());
+    if (typeof loaded === 'string') {
+      throw new InvalidTransactionError(transactionErrorMessage(loaded));
+    }
+    return loaded;
   }
 
   private refusal(result: FailedTransactionMetadata): PreflightError {

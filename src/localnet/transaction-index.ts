@@ -32,13 +32,27 @@ export interface TransactionRecord {
   unitsConsumed: number;
   /** The wire bytes, as sent. */
   raw: Buffer;
-  /** Base58, in message order. */
+  /** Base58: the message's static keys, then those it loaded from lookup tables. */
   accountKeys: string[];
+  /** What a v0 message loaded from its address lookup tables; null when it used none. */
+  loadedAddresses: LoadedAddresses | null;
 }
 
-/** A record as one line of the persisted log: the same, the bytes in base64, no derived fields. */
-export interface StoredTransaction extends Omit<TransactionRecord, 'seq' | 'raw' | 'accountKeys'> {
+export interface LoadedAddresses {
+  writable: string[];
+  readonly: string[];
+}
+
+/**
+ * A record as one line of the persisted log: the same, the bytes in base64, no derived fields;
+ * `loadedAddresses` only when there are some (they are not in the bytes).
+ */
+export interface StoredTransaction extends Omit<
+  TransactionRecord,
+  'seq' | 'raw' | 'accountKeys' | 'loadedAddresses'
+> {
   transaction: string;
+  loadedAddresses?: LoadedAddresses;
 }
 
 export interface SignaturePage {
@@ -89,6 +103,7 @@ export class TransactionIndex {
       unitsConsumed: entry.unitsConsumed,
       raw: entry.raw,
       accountKeys: entry.accountKeys,
+      loadedAddresses: entry.loadedAddresses,
     };
     this.records.push(record);
     this.bySignature.set(record.signature, record);
@@ -98,6 +113,41 @@ export class TransactionIndex {
       else this.byAddress.set(key, [record.seq]);
     }
     return record;
+  }
+
+  /**
+   * The transactions processed in `slot`, in order. Records are appended as slots advance, so
+   * their slots ascend: a binary search finds them.
+   */
+  inSlot(slot: number): TransactionRecord[] {
+    const found: TransactionRecord[] = [];
+    for (let i = this.firstAtOrAfter(slot); i < this.records.length; i++) {
+      if (this.records[i].slot !== slot) break;
+      found.push(this.records[i]);
+    }
+    return found;
+  }
+
+  /** The last transaction of a slot before `slot`, if any. */
+  lastBefore(slot: number): TransactionRecord | undefined {
+    return this.records[this.firstAtOrAfter(slot) - 1];
+  }
+
+  /** The first transaction of a slot after `slot`, if any. */
+  firstAfter(slot: number): TransactionRecord | undefined {
+    return this.records[this.firstAtOrAfter(slot + 1)];
+  }
+
+  /** The position of the first record whose slot is >= `slot`. */
+  private firstAtOrAfter(slot: number): number {
+    let low = 0;
+    let high = this.records.length;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if (this.records[mid].slot < slot) low = mid + 1;
+      else high = mid;
+    }
+    return low;
   }
 
   /**
@@ -124,19 +174,32 @@ export class TransactionIndex {
 }
 
 export function toStored(record: TransactionRecord): StoredTransaction {
-  const { seq: _seq, raw, accountKeys: _keys, ...rest } = record;
-  return { ...rest, transaction: raw.toString('base64') };
+  const { seq: _seq, raw, accountKeys: _keys, loadedAddresses, ...rest } = record;
+  return {
+    ...rest,
+    transaction: raw.toString('base64'),
+    ...(loadedAddresses ? { loadedAddresses } : {}),
+  };
 }
 
-/** A stored record back in memory (its keys re-read from the bytes) with `address` as encoder. */
+/**
+ * A stored record back in memory (its static keys re-read from the bytes, with `address` as
+ * encoder, then the keys it loaded).
+ */
 export function fromStored(
   stored: StoredTransaction,
   address: (key: Buffer) => string,
 ): Omit<TransactionRecord, 'seq'> {
-  const { transaction, ...rest } = stored;
+  const { transaction, loadedAddresses, ...rest } = stored;
   const raw = Buffer.from(transaction, 'base64');
   const { message } = parseTransaction(raw);
-  return { ...rest, raw, accountKeys: message.accountKeys.map(address) };
+  const loaded = loadedAddresses ? [...loadedAddresses.writable, ...loadedAddresses.readonly] : [];
+  return {
+    ...rest,
+    raw,
+    accountKeys: [...message.accountKeys.map(address), ...loaded],
+    loadedAddresses: loadedAddresses ?? null,
+  };
 }
 
 /** The first index of ascending `values` whose value is >= `target`. */

@@ -11,6 +11,7 @@ import {
 import {
   InvalidTransactionError,
   isWritable,
+  isWritableIndex,
   memoField,
   parseMessage,
   parseTransaction,
@@ -90,17 +91,50 @@ describe('transaction wire format', () => {
     expect(bytes[messageStart]).toBe(1);
   });
 
-  it('says clearly that versioned transactions are not supported', () => {
+  it('reads v0 transactions, their lookups, and which loaded accounts are writable', () => {
+    const table = Keypair.generate().publicKey;
+    const [loadedWritable, loadedReadonly] = [to, Keypair.generate().publicKey];
     const message = new TransactionMessage({
       payerKey: payer.publicKey,
       recentBlockhash: BLOCKHASH,
-      instructions: [transfer],
-    }).compileToV0Message();
+      instructions: [
+        new TransactionInstruction({
+          programId: MEMO,
+          keys: [
+            { pubkey: loadedWritable, isSigner: false, isWritable: true },
+            { pubkey: loadedReadonly, isSigner: false, isWritable: false },
+          ],
+          data: Buffer.from('v0'),
+        }),
+      ],
+    }).compileToV0Message([
+      {
+        key: table,
+        state: {
+          deactivationSlot: 2n ** 64n - 1n,
+          lastExtendedSlot: 0,
+          lastExtendedSlotStartIndex: 0,
+          addresses: [loadedReadonly, loadedWritable],
+        },
+        isActive: () => true,
+      },
+    ]);
     const tx = new VersionedTransaction(message);
     tx.sign([payer]);
-    expect(() => parseTransaction(Buffer.from(tx.serialize()))).toThrow(
-      'Transaction version (0) is not supported by localnet; send legacy transactions',
-    );
+    const parsed = parseTransaction(Buffer.from(tx.serialize())).message;
+    expect(parsed.version).toBe(0);
+    expect(parsed.accountKeys).toHaveLength(2); // payer, memo program
+    expect(parsed.addressTableLookups).toEqual([
+      { accountKey: table.toBuffer(), writableIndexes: [1], readonlyIndexes: [0] },
+    ]);
+    // Static keys, then the loaded writable one, then the loaded read-only one.
+    expect(parsed.instructions[0].accounts).toEqual([2, 3]);
+    expect([0, 1, 2, 3].map((i) => isWritableIndex(parsed, i))).toEqual([true, false, true, false]);
+    expect(parseMessage(Buffer.from(message.serialize())).version).toBe(0);
+    // Versions past 0 do not exist yet.
+    const v1 = Buffer.from(message.serialize());
+    v1[0] = 0x81;
+    expect(() => parseMessage(v1)).toThrow('Transaction version (1) is not supported');
   });
 
   it('computes the fee LiteSVM charges: 5000 per signature plus the priority fee', () => {

@@ -1,7 +1,8 @@
 /**
- * The Solana wire format of legacy transactions, read in JS before anything reaches LiteSVM: its
- * native binding aborts the whole process on bytes it cannot deserialize, so nothing malformed may
- * get that far. Also the message-derived facts the chain records (fee, memos, writability).
+ * The Solana wire format of transactions (legacy and v0), read in JS before anything reaches
+ * LiteSVM: its native binding aborts the whole process on bytes it cannot deserialize, so nothing
+ * malformed may get that far. Also the message-derived facts the chain records (fee, memos,
+ * writability).
  */
 import bs58 from 'bs58';
 
@@ -31,17 +32,27 @@ export interface CompiledInstruction {
   data: Buffer;
 }
 
-export interface LegacyMessage {
+/** A v0 message's reference to accounts of an address lookup table, by index in the table. */
+export interface AddressTableLookup {
+  accountKey: Buffer;
+  writableIndexes: number[];
+  readonlyIndexes: number[];
+}
+
+export interface Message {
+  version: 'legacy' | 0;
   header: MessageHeader;
-  /** 32-byte views into the transaction's bytes. */
+  /** The static keys: 32-byte views into the transaction's bytes. */
   accountKeys: Buffer[];
   recentBlockhash: Buffer;
   instructions: CompiledInstruction[];
+  /** Empty for legacy messages. */
+  addressTableLookups: AddressTableLookup[];
 }
 
 export interface WireTransaction {
   signatures: Buffer[];
-  message: LegacyMessage;
+  message: Message;
 }
 
 /** A bounds-checked cursor over a byte buffer. */
@@ -93,12 +104,18 @@ class Reader {
   }
 }
 
-function readMessage(reader: Reader): LegacyMessage {
+/** The most accounts a message may name (indexes are one byte). */
+const MAX_ACCOUNT_KEYS = 256;
+
+function readMessage(reader: Reader): Message {
+  let version: Message['version'] = 'legacy';
+  // A versioned message starts with its version, high bit set; a legacy one with its header.
   if (reader.peek() & 0x80) {
-    const version = reader.u8() & 0x7f;
-    throw new InvalidTransactionError(
-      `Transaction version (${version}) is not supported by localnet; send legacy transactions`,
-    );
+    const number = reader.u8() & 0x7f;
+    if (number !== 0) {
+      throw new InvalidTransactionError(`Transaction version (${number}) is not supported`);
+    }
+    version = 0;
   }
   const header = {
     numRequiredSignatures: reader.u8(),
@@ -117,20 +134,44 @@ function readMessage(reader: Reader): LegacyMessage {
     const data = reader.take(reader.shortVec());
     instructions.push({ programIdIndex, accounts, data });
   }
-  return { header, accountKeys, recentBlockhash, instructions };
+  const addressTableLookups: AddressTableLookup[] = [];
+  if (version === 0) {
+    const lookupCount = reader.shortVec();
+    for (let i = 0; i < lookupCount; i++) {
+      const accountKey = reader.take(KEY_BYTES);
+      const writableIndexes = [...reader.take(reader.shortVec())];
+      const readonlyIndexes = [...reader.take(reader.shortVec())];
+      addressTableLookups.push({ accountKey, writableIndexes, readonlyIndexes });
+    }
+  }
+  return { version, header, accountKeys, recentBlockhash, instructions, addressTableLookups };
 }
 
-/** The sanitize rules of a legacy message (`Message::sanitize`). */
-function sanitizeMessage(message: LegacyMessage): void {
+/** How many accounts a v0 message loads from lookup tables (0 for legacy). */
+export function loadedKeyCount(message: Message): number {
+  return message.addressTableLookups.reduce(
+    (sum, lookup) => sum + lookup.writableIndexes.length + lookup.readonlyIndexes.length,
+    0,
+  );
+}
+
+/** The sanitize rules of a message (`legacy::Message::sanitize`, `v0::Message::sanitize`). */
+function sanitizeMessage(message: Message): void {
   const { header, accountKeys, instructions } = message;
-  const keys = accountKeys.length;
+  const staticKeys = accountKeys.length;
+  const keys = staticKeys + loadedKeyCount(message);
   const ok =
-    header.numRequiredSignatures + header.numReadonlyUnsignedAccounts <= keys &&
+    header.numRequiredSignatures + header.numReadonlyUnsignedAccounts <= staticKeys &&
     // At least one writable signer: the fee payer.
     header.numReadonlySignedAccounts < header.numRequiredSignatures &&
+    keys <= MAX_ACCOUNT_KEYS &&
+    // A lookup that loads nothing is refused.
+    message.addressTableLookups.every(
+      (lookup) => lookup.writableIndexes.length + lookup.readonlyIndexes.length > 0,
+    ) &&
     instructions.every(
       (ix) =>
-        ix.programIdIndex < keys &&
+        ix.programIdIndex < staticKeys && // programs are never loaded from a table
         ix.programIdIndex !== 0 && // the fee payer cannot be a program
         ix.accounts.every((index) => index < keys),
     );
@@ -140,8 +181,8 @@ function sanitizeMessage(message: LegacyMessage): void {
 }
 
 /**
- * Reads and sanitizes a serialized legacy transaction: exactly one signature per required signer,
- * no trailing bytes. Views into `bytes` are kept, not copied.
+ * Reads and sanitizes a serialized transaction (legacy or v0): exactly one signature per required
+ * signer, no trailing bytes. Views into `bytes` are kept, not copied.
  */
 export function parseTransaction(bytes: Buffer): WireTransaction {
   if (bytes.length > MAX_TRANSACTION_BYTES) {
@@ -162,8 +203,8 @@ export function parseTransaction(bytes: Buffer): WireTransaction {
   return { signatures, message };
 }
 
-/** Reads and sanitizes a serialized legacy message (as `getFeeForMessage` receives it). */
-export function parseMessage(bytes: Buffer): LegacyMessage {
+/** Reads and sanitizes a serialized message (as `getFeeForMessage` receives it). */
+export function parseMessage(bytes: Buffer): Message {
   const reader = new Reader(bytes);
   const message = readMessage(reader);
   if (reader.remaining !== 0) throw new InvalidTransactionError('trailing bytes after message');
@@ -171,12 +212,26 @@ export function parseMessage(bytes: Buffer): LegacyMessage {
   return message;
 }
 
-/** Whether the header marks account `index` writable (before the runtime's demotions). */
+/** Whether the header marks static account `index` writable (before the runtime's demotions). */
 export function isWritable(header: MessageHeader, keyCount: number, index: number): boolean {
   if (index < header.numRequiredSignatures) {
     return index < header.numRequiredSignatures - header.numReadonlySignedAccounts;
   }
   return index < keyCount - header.numReadonlyUnsignedAccounts;
+}
+
+/**
+ * Whether account `index` of the message's full list (static keys, then the writable and then
+ * the read-only keys loaded from tables, as the runtime orders them) is writable.
+ */
+export function isWritableIndex(message: Message, index: number): boolean {
+  const staticKeys = message.accountKeys.length;
+  if (index < staticKeys) return isWritable(message.header, staticKeys, index);
+  const loadedWritable = message.addressTableLookups.reduce(
+    (sum, lookup) => sum + lookup.writableIndexes.length,
+    0,
+  );
+  return index < staticKeys + loadedWritable;
 }
 
 const COMPUTE_BUDGET_PROGRAM = Buffer.from(
@@ -192,12 +247,12 @@ const MEMO_PROGRAMS = [
 const DEFAULT_UNITS_PER_INSTRUCTION = 200_000n;
 const MAX_COMPUTE_UNITS = 1_400_000n;
 
-/**
- * The fee LiteSVM charges: 5000 lamports per signature plus the priority fee
- * (compute-unit price x limit). When a price is set without a limit, the limit is approximated
- * as 200k units per non-compute-budget instruction (the runtime counts builtins lower).
- */
-export function transactionFee(message: LegacyMessage): bigint {
+/** The compute-budget instructions of a message: unit price (micro-lamports) and unit limit. */
+function computeBudget(message: Message): {
+  price: bigint;
+  limit: bigint | undefined;
+  otherInstructions: bigint;
+} {
   let price = 0n;
   let limit: bigint | undefined;
   let otherInstructions = 0n;
@@ -209,6 +264,21 @@ export function transactionFee(message: LegacyMessage): bigint {
     if (ix.data[0] === 2 && ix.data.length >= 5) limit = BigInt(ix.data.readUInt32LE(1));
     if (ix.data[0] === 3 && ix.data.length >= 9) price = ix.data.readBigUInt64LE(1);
   }
+  return { price, limit, otherInstructions };
+}
+
+/** The compute-unit price a message bids, in micro-lamports (0 when it sets none). */
+export function computeUnitPrice(message: Message): bigint {
+  return computeBudget(message).price;
+}
+
+/**
+ * The fee LiteSVM charges: 5000 lamports per signature plus the priority fee
+ * (compute-unit price x limit). When a price is set without a limit, the limit is approximated
+ * as 200k units per non-compute-budget instruction (the runtime counts builtins lower).
+ */
+export function transactionFee(message: Message): bigint {
+  const { price, limit, otherInstructions } = computeBudget(message);
   const units = limit ?? DEFAULT_UNITS_PER_INSTRUCTION * otherInstructions;
   const capped = units > MAX_COMPUTE_UNITS ? MAX_COMPUTE_UNITS : units;
   const priority = (price * capped + 999_999n) / 1_000_000n;
@@ -221,7 +291,7 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true });
  * The `memo` field of `getSignaturesForAddress`, formatted as the real RPC does: each memo
  * instruction's text as `[byte length] text`, joined with "; "; null without memos.
  */
-export function memoField(message: LegacyMessage): string | null {
+export function memoField(message: Message): string | null {
   const memos: string[] = [];
   for (const ix of message.instructions) {
     const program = message.accountKeys[ix.programIdIndex];
