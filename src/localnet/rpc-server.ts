@@ -38,6 +38,26 @@ const KEEP_ALIVE_MS = 65_000;
 /** How long requests in flight get to finish when the server closes. */
 const CLOSE_GRACE_MS = 1_000;
 
+/**
+ * JSON of a response. A u64 past 2^53 (an account's `rentEpoch` of u64::MAX) is a bigint in the
+ * result and is written with its exact digits, as the validator writes it: clients that parse
+ * big integers exactly (`@solana/kit`) then read the real value. Only a response holding one
+ * takes the slower path (plain `JSON.stringify` throws on a bigint).
+ */
+function stringify(response: unknown): string {
+  try {
+    return JSON.stringify(response);
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error;
+    return JSON.stringify(response, (_key, value: unknown) =>
+      typeof value === 'bigint' ? `${BIGINT_MARK}${value}` : value,
+    ).replace(BIGINT_PATTERN, '$1');
+  }
+}
+
+const BIGINT_MARK = '\u0000bigint:';
+const BIGINT_PATTERN = /"\\u0000bigint:(\d+)"/g;
+
 /** Runs one JSON-RPC request; undefined for a notification (no id), which gets no answer. */
 function dispatch(methods: Map<string, RpcHandler>, request: unknown): JsonRpcResponse | undefined {
   if (typeof request !== 'object' || request === null || Array.isArray(request)) {
@@ -113,11 +133,11 @@ async function handleHttp(
     const responses = request
       .map((entry) => dispatch(methods, entry))
       .filter((response): response is JsonRpcResponse => response !== undefined);
-    return send(res, 200, JSON.stringify(responses));
+    return send(res, 200, stringify(responses));
   }
   const response = dispatch(methods, request);
   if (!response) return send(res, 204, '');
-  send(res, 200, JSON.stringify(response));
+  send(res, 200, stringify(response));
 }
 
 /**
