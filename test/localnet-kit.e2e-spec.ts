@@ -394,6 +394,22 @@ describe('Localnet through @solana/kit', () => {
         .send();
       expect(simulated.value.err).toBeNull();
       expect(simulated.value.unitsConsumed).toBeGreaterThan(0n);
+      // Accounts as they would be after it, in base64 (base58 is refused, as by a validator).
+      const withAccounts = await rpc
+        .simulateTransaction(transaction as never, {
+          encoding: 'base64',
+          accounts: { addresses: [bob.address], encoding: 'base64' },
+        })
+        .send();
+      expect(withAccounts.value.accounts[0]?.lamports).toBe(2_001_000_000n);
+      expect(
+        await rpcError(
+          rpc.simulateTransaction(transaction as never, {
+            encoding: 'base64',
+            accounts: { addresses: [bob.address], encoding: 'base58' as never },
+          }),
+        ),
+      ).toEqual({ code: -32602, message: 'base58 encoding not supported' });
       expect((await rpc.getBalance(bob.address).send()).value).toBe(2_000_000_000n);
       signature = await rpc.sendTransaction(transaction as never, { encoding: 'base64' }).send();
       slot = await slotOf(signature);

@@ -448,6 +448,10 @@ export function localnetMethods(chain: LocalnetChain): Map<string, RpcHandler> {
       if (addresses !== undefined && !Array.isArray(addresses)) {
         throw invalid('Invalid params: accounts.addresses must be an array');
       }
+      // The validator returns simulated accounts in base64 or jsonParsed only.
+      if (['base58', 'binary'].includes(optionalString(accountsConfig, 'encoding') ?? '')) {
+        throw invalid('base58 encoding not supported');
+      }
       const requested = (addresses ?? []).map((a: unknown) => address(a));
       const bytes = wireBytes(
         stringAt(params, 0, 'transaction'),
