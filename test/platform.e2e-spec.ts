@@ -98,6 +98,13 @@ describe('Platform: health, request ids, docs', () => {
           'POST /api/checkout/plans/{id}/transaction',
           'POST /api/checkout/plans/{id}/confirm',
           'GET /checkout/icon.svg',
+          'POST /api/customers/{id}/portal-session',
+          'GET /api/portal/session',
+          'POST /api/portal/subscriptions/{id}/settle',
+          'POST /api/portal/subscriptions/{id}/reauthorize/transaction',
+          'POST /api/portal/subscriptions/{id}/reauthorize/confirm',
+          'POST /api/portal/subscriptions/{id}/cancel/transaction',
+          'POST /api/portal/subscriptions/{id}/cancel/confirm',
           'GET /api/settings/api-keys',
           'POST /api/settings/api-keys',
           'DELETE /api/settings/api-keys/{id}',
@@ -162,7 +169,7 @@ describe('Platform: health, request ids, docs', () => {
       expect(JSON.stringify(doc)).not.toMatch(/"type":"number"/);
     });
 
-    it('marks every /api operation but the public checkout with bearer security and documents 401', () => {
+    it('marks every /api operation but the public checkout and portal with bearer security and documents 401', () => {
       expect(doc.components.securitySchemes.bearer).toMatchObject({
         type: 'http',
         scheme: 'bearer',
@@ -170,8 +177,8 @@ describe('Platform: health, request ids, docs', () => {
       for (const [path, methods] of Object.entries(doc.paths)) {
         for (const op of Object.values(methods)) {
           if (!path.startsWith('/api/')) continue;
-          if (path.startsWith('/api/checkout/')) {
-            expect(op.security).toBeUndefined(); // public: no API key
+          if (path.startsWith('/api/checkout/') || path.startsWith('/api/portal/')) {
+            expect(op.security).toBeUndefined(); // public: no API key (the portal: its session)
             continue;
           }
           expect(op.security).toEqual([{ bearer: [] }]);
