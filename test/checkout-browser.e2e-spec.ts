@@ -31,6 +31,10 @@ const VIEWPORTS = {
  * critical violation), its weight (everything it loads) and that no request leaves the service;
  * screenshots at desktop and phone widths go to docs/screenshots/.
  */
+// A browser, two widths, axe and screenshots per page, then the flow: on two busy cores (the
+// whole suite, two workers) this takes well over jest's usual minute. Tests wait for conditions.
+jest.setTimeout(240_000);
+
 describe('Hosted checkout and customer portal in Chromium', () => {
   let t: TestApp;
   let acme: TestMerchant;
@@ -192,7 +196,7 @@ describe('Hosted checkout and customer portal in Chromium', () => {
       `solana:${base}/api/checkout/invoices/${invoice.id}/transaction`,
     );
     await page.getByRole('button', { name: /Pay 10.75 USDC/ }).click();
-    await status(page).filter({ hasText: 'Paid.' }).waitFor({ timeout: 60_000 });
+    await status(page).filter({ hasText: 'Paid.' }).waitFor({ timeout: 120_000 });
     await expect(page.locator('[data-field="invoice-status"]').textContent()).resolves.toBe('Paid');
 
     // The chain: exactly the total moved, by the one transaction the wallet sent.
@@ -269,7 +273,7 @@ describe('Hosted checkout and customer portal in Chromium', () => {
       await page.getByRole('button', { name: 'Subscribe with a browser wallet' }).click();
       await status(page)
         .filter({ hasText: 'first payment is confirmed on-chain' })
-        .waitFor({ timeout: 60_000 });
+        .waitFor({ timeout: 120_000 });
       const [row] = await t.sql<{ id: string; status: string; customer_id: string }>(
         `SELECT s.id, s.status, s.customer_id FROM subscriptions s
            JOIN customers c ON c.id = s.customer_id
@@ -301,7 +305,7 @@ describe('Hosted checkout and customer portal in Chromium', () => {
       const merchantBefore = await billing.balance(acme.walletAddress);
       const { page } = await checkPage(path, 'portal', wallet);
       await page.getByRole('button', { name: 'Pay now and resume Beans <monthly>' }).click();
-      await status(page).filter({ hasText: 'Settled' }).waitFor({ timeout: 60_000 });
+      await status(page).filter({ hasText: 'Settled' }).waitFor({ timeout: 120_000 });
       const after = await t.http
         .get(`/api/subscriptions/${subscriptionId}`)
         .set(acme.auth)
@@ -327,7 +331,7 @@ describe('Hosted checkout and customer portal in Chromium', () => {
         .expect(201);
       const { page, sent } = await open(new URL(session.body.url as string).pathname, wallet);
       await page.getByRole('button', { name: 'Cancel Beans <monthly>' }).click();
-      await status(page).filter({ hasText: 'Cancelled' }).waitFor({ timeout: 60_000 });
+      await status(page).filter({ hasText: 'Cancelled' }).waitFor({ timeout: 120_000 });
       expect(sent).toHaveLength(1);
       const authorization = await billing.chain.readAuthorization(
         wallet.publicKey.toBase58(),
