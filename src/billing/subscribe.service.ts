@@ -99,12 +99,7 @@ export class SubscribeService {
       }
       return { subscriptionId: bySignature.id, created: false, firstCharge: null };
     }
-    const tx = await this.chain.readTransaction(signature).catch((error: unknown) => {
-      this.logger.warn({ err: error }, 'Could not read a subscribe transaction');
-      throw new ServiceUnavailableError('The chain is not reachable; retry shortly');
-    });
-    if (!tx) throw invalidSignature('is not confirmed on-chain (yet); retry in a few seconds');
-    if (tx.error) throw invalidSignature('is a transaction that failed on-chain');
+    const tx = await this.readConfirmed(signature);
     const subscriber = tx.feePayer;
     const { onchainAddress, authorizedAmount } = await this.verify(plan, tx, subscriber);
 
@@ -136,6 +131,21 @@ export class SubscribeService {
     }
     const firstCharge = created ? await this.charges.chargeNow(subscriptionId) : null;
     return { subscriptionId, created, firstCharge };
+  }
+
+  /**
+   * A transaction a customer's wallet sent, as the chain confirmed it.
+   * @throws ServiceUnavailableError (the RPC is down); ValidationError (not confirmed yet, or
+   *   failed on-chain).
+   */
+  async readConfirmed(signature: string): Promise<ChainTransaction> {
+    const tx = await this.chain.readTransaction(signature).catch((error: unknown) => {
+      this.logger.warn({ err: error }, 'Could not read a transaction');
+      throw new ServiceUnavailableError('The chain is not reachable; retry shortly');
+    });
+    if (!tx) throw invalidSignature('is not confirmed on-chain (yet); retry in a few seconds');
+    if (tx.error) throw invalidSignature('is a transaction that failed on-chain');
+    return tx;
   }
 
   /**
@@ -242,6 +252,7 @@ export class SubscribeService {
   }
 }
 
-function invalidSignature(problem: string): ValidationError {
+/** A refusal of a `signature` field, with its detail. */
+export function invalidSignature(problem: string): ValidationError {
   return new ValidationError(`signature ${problem}`, [{ field: 'signature', message: problem }]);
 }

@@ -13,7 +13,7 @@ import { AppConfig } from '../config/app-config';
 import { inPgTransaction, pgQuery } from '../database/pg-transaction';
 import { isoTimestamp } from '../database/sql';
 import { ChargeRunService } from '../billing/charge-run.service';
-import { SubscribeService } from '../billing/subscribe.service';
+import { invalidSignature, SubscribeService } from '../billing/subscribe.service';
 import { invoiceCheckoutUrl, invoiceNumber } from '../invoices/invoice.mapper';
 import { ChainPort, ChainTransaction } from '../solana/chain.port';
 import type { MintSymbol } from '../solana/mints';
@@ -414,12 +414,7 @@ export class PortalService {
 
   /** A confirmed, successful transaction the wallet signed and paid for. */
   private async readSigned(signature: string, wallet: string): Promise<ChainTransaction> {
-    const tx = await this.chain.readTransaction(signature).catch((error: unknown) => {
-      this.logger.warn({ err: error }, 'Could not read a transaction');
-      throw new ServiceUnavailableError('The chain is not reachable; retry shortly');
-    });
-    if (!tx) throw invalidSignature('is not confirmed on-chain (yet); retry in a few seconds');
-    if (tx.error) throw invalidSignature('is a transaction that failed on-chain');
+    const tx = await this.subscribes.readConfirmed(signature);
     if (tx.feePayer !== wallet) throw invalidSignature('was not signed by the subscription wallet');
     return tx;
   }
@@ -427,8 +422,4 @@ export class PortalService {
 
 function maxZero(value: bigint): bigint {
   return value < 0n ? 0n : value;
-}
-
-function invalidSignature(problem: string): ValidationError {
-  return new ValidationError(`signature ${problem}`, [{ field: 'signature', message: problem }]);
 }

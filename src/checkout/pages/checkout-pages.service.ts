@@ -5,7 +5,7 @@ import BigNumber from 'bignumber.js';
 import { Clock } from '../../common/clock';
 import { formatAmount } from '../../common/money';
 import { AppConfig } from '../../config/app-config';
-import { ChainPort } from '../../solana/chain.port';
+import { configuredMints } from '../../solana/chain.factory';
 import { CheckoutService } from '../checkout.service';
 import { everyText } from '../every-text';
 import { html, SafeHtml } from './html';
@@ -26,7 +26,6 @@ export class CheckoutPages {
   constructor(
     private readonly checkout: CheckoutService,
     private readonly shell: PageShell,
-    private readonly chain: ChainPort,
     private readonly config: AppConfig,
     private readonly clock: Clock,
   ) {}
@@ -93,7 +92,7 @@ export class CheckoutPages {
         <dt>Due date</dt>
         <dd>${day(invoice.dueDate)}</dd>
       </dl>
-      ${open ? await this.payBlock(invoice) : null}`;
+      ${open ? this.payBlock(invoice) : null}`;
     return this.shell.render({
       title: `Invoice ${invoice.number} · ${invoice.merchantName}`,
       page: 'invoice',
@@ -148,10 +147,9 @@ export class CheckoutPages {
     return this.shell.render({ title: `${plan.label} · ${plan.merchantName}`, page: 'plan', body });
   }
 
-  private async payBlock(
-    invoice: Awaited<ReturnType<CheckoutService['invoice']>>,
-  ): Promise<SafeHtml> {
-    const mint = await this.chain.mint(invoice.mint);
+  private payBlock(invoice: Awaited<ReturnType<CheckoutService['invoice']>>): SafeHtml {
+    // The configured address, not the chain's view of it: the page renders with the RPC down.
+    const mint = configuredMints(this.config).find((m) => m.symbol === invoice.mint)!;
     const request = encodeURL({
       link: new URL(`${this.config.publicBaseUrl}/api/checkout/invoices/${invoice.id}/transaction`),
     }).toString();
