@@ -214,21 +214,44 @@ async function payInvoice(button: HTMLElement): Promise<void> {
   }
 }
 
+interface SubscriptionView {
+  status: string;
+  lastChargeAt: string | null;
+  failureReason: string | null;
+}
+
+/**
+ * Subscribes, then follows the first payment live: the confirm is idempotent per signature, so
+ * it is asked again until the first charge is recorded (the service's watcher may have created
+ * the subscription first, with its charge still on its way).
+ */
 async function subscribe(button: HTMLElement): Promise<void> {
   const plan = button.dataset.plan ?? '';
   const signature = await signAndSend(`/api/checkout/plans/${plan}/transaction`);
   show('Authorisation sent. Waiting for the network to confirm it…');
-  const subscription = await confirmWith<{ status: string; lastChargeAt: string | null }>(
-    `/api/checkout/plans/${plan}/confirm`,
-    signature,
-  );
+  const confirm = `/api/checkout/plans/${plan}/confirm`;
+  let subscription = await confirmWith<SubscriptionView>(confirm, signature);
   button.hidden = true;
-  show(
-    subscription.lastChargeAt
-      ? `Subscribed: your subscription is ${subscription.status} and the first payment is confirmed on-chain.`
-      : `Subscribed: your subscription is ${subscription.status}; the first payment is on its way.`,
-    'ok',
-  );
+  for (let tries = 0; !subscription.lastChargeAt && subscription.status === 'Active'; tries++) {
+    show(
+      `Subscribed: your subscription is ${subscription.status}; the first payment is on its way…`,
+      'ok',
+    );
+    if (tries >= 60) return;
+    await sleep(1500);
+    subscription = await api<SubscriptionView>('POST', confirm, { signature });
+  }
+  if (subscription.lastChargeAt) {
+    show(
+      `Subscribed: your subscription is ${subscription.status} and the first payment is confirmed on-chain.`,
+      'ok',
+    );
+  } else {
+    show(
+      `Subscribed, but the first payment did not go through (${subscription.failureReason ?? subscription.status}).`,
+      'error',
+    );
+  }
 }
 
 interface PortalSubscription {
