@@ -385,7 +385,9 @@ describe('Localnet through @solana/kit', () => {
     let transaction: string;
 
     beforeAll(async () => {
-      await slotPassed(0); // a block with a parent
+      // A fresh slot: a block with a parent, and this transfer alone in it (on a busy machine a
+      // slot lasts longer, and an earlier test's transaction could share it).
+      await slotPassed(localnet.chain.slot());
       const msg = await v0Message(alice, [transferSol(alice, bob.address, 1_000_000n)]);
       transaction = await wire(msg);
       // Simulated first, as wallets do: nothing moves.
