@@ -1,5 +1,7 @@
 import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable, Logger } from '@nestjs/common';
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import { Clock } from '../common/clock';
 import { AppConfig } from '../config/app-config';
 import { ChainPort, ChargeFailedError, ChargeInput, TxOutcome } from '../solana/chain.port';
@@ -53,6 +55,8 @@ const IMPATIENT: Patience = { waits: 1, signings: 2 };
 @Injectable()
 export class ChargeRunService {
   private readonly logger = new Logger(ChargeRunService.name);
+  /** Who holds the leases this service takes (`lease_owner`): host, process and instance. */
+  private readonly instance = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
 
   constructor(
     private readonly em: EntityManager,
@@ -123,12 +127,13 @@ export class ChargeRunService {
           FOR UPDATE OF s SKIP LOCKED
        ), claimed AS (
        INSERT INTO charge_attempts AS a (id, created_at, updated_at, merchant_id, subscription_id,
-         period, amount, mint, state, tries, lease_until)
+         period, amount, mint, state, tries, lease_until, lease_owner)
        SELECT gen_random_uuid(), ?, ?, due.merchant_id, due.id, due.period, due.amount, due.mint,
-              'pending', 1, now() + make_interval(secs => ?)
+              'pending', 1, now() + make_interval(secs => ?), ?
          FROM due
        ON CONFLICT (subscription_id, period) DO UPDATE
           SET state = 'pending', tries = a.tries + 1, lease_until = EXCLUDED.lease_until,
+              lease_owner = EXCLUDED.lease_owner,
               amount = EXCLUDED.amount, failure_reason = NULL, updated_at = EXCLUDED.updated_at
         WHERE a.state IN ('failed', 'abandoned')
        RETURNING a.*
@@ -141,16 +146,21 @@ export class ChargeRunService {
         now,
         now,
         this.config.CHARGE_LEASE_SECONDS,
+        this.instance,
       ],
     );
   }
 
-  /** Takes up attempts whose holder's lease ended (it crashed, or its RPC stalled). */
+  /**
+   * Takes up attempts whose holder's lease ended (it crashed, or stalled past its lease: it no
+   * longer renews it). `takeovers` counts them, `lease_owner` says who holds each now.
+   */
   private resumeStale(limit: number): Promise<AttemptRow[]> {
     return pgQuery<AttemptRow[]>(
       this.em,
       `WITH resumed AS (
-         UPDATE charge_attempts SET lease_until = now() + make_interval(secs => ?)
+         UPDATE charge_attempts SET lease_until = now() + make_interval(secs => ?),
+                lease_owner = ?, takeovers = takeovers + 1
           WHERE id IN (
             SELECT id FROM charge_attempts
              WHERE state IN ('pending', 'sent') AND lease_until < now()
@@ -160,7 +170,7 @@ export class ChargeRunService {
          RETURNING *
        )
        ${attemptSelect('resumed')}`,
-      [this.config.CHARGE_LEASE_SECONDS, limit],
+      [this.config.CHARGE_LEASE_SECONDS, this.instance, limit],
     );
   }
 
@@ -197,17 +207,21 @@ export class ChargeRunService {
       };
       const known = await this.chain.outcome(tx.signature, tx.lastValidBlockHeight);
       // Still live: the very same bytes again (one copy lands at most); else what it became.
-      const outcome = known.state === 'pending' ? await this.chain.sendAndConfirm(tx) : known;
+      const outcome =
+        known.state === 'pending'
+          ? await this.holdingLease(row.id, tx.signature, () => this.chain.sendAndConfirm(tx))
+          : known;
       if (await this.settle(row, input, outcome, result, tx.signature)) return;
-      // Expired (or never seen and replaceable): it can never land; a new try may be signed.
+      // Expired (or never seen and replaceable): it can never land; a new try may be signed,
+      // unless another instance has settled the attempt or recorded a try of its own meanwhile.
       const cleared = await pgQuery<{ id: string }[]>(
         this.em,
         `UPDATE charge_attempts SET state = 'pending', signature = NULL, transaction = NULL,
             last_valid_block_height = NULL, updated_at = ?
-          WHERE id = ? AND signature = ? RETURNING id`,
+          WHERE id = ? AND state IN ('pending', 'sent') AND signature = ? RETURNING id`,
         [this.clock.now(), row.id, tx.signature],
       );
-      if (cleared.length === 0) return; // settled elsewhere
+      if (cleared.length === 0) return;
     }
 
     // 2. Nothing recorded: only an Active subscription is charged; one whose authorisation the
@@ -236,9 +250,8 @@ export class ChargeRunService {
         seen = await this.quietReservation(row, self, patience.waits);
         if (!seen) {
           await this.settlement.defer(
-            row.id,
+            { id: row.id, signature: null },
             'other charges of the wallet stayed in flight',
-            false,
           );
           result.deferred++;
           return;
@@ -294,17 +307,58 @@ export class ChargeRunService {
       if (!now.open) return; // another instance recorded its own transaction first: it settles it
       // Another charge of the wallet moved meanwhile: what was read may not match; read again.
       if (tries >= patience.signings) {
-        await this.settlement.defer(row.id, 'other charges of the wallet kept moving', false);
+        await this.settlement.defer(
+          { id: row.id, signature: null },
+          'other charges of the wallet kept moving',
+        );
         result.deferred++;
         return;
       }
     }
 
-    // 6. Send once, settle by the outcome.
-    const outcome = await this.chain.sendAndConfirm(signed);
-    if (!(await this.settle(row, input, outcome, result, signed.signature))) {
-      await this.settlement.defer(row.id, 'the charge expired before it landed', true);
-      result.deferred++;
+    // 6. Send once, settle by the outcome. The lease is renewed while the outcome is awaited
+    //    (it can take longer than the lease); should this instance stall past it anyway, the
+    //    instance that takes over settles this very try by its signature first.
+    const sent = signed;
+    const outcome = await this.holdingLease(row.id, sent.signature, () =>
+      this.chain.sendAndConfirm(sent),
+    );
+    if (!(await this.settle(row, input, outcome, result, sent.signature))) {
+      // It can never land: a later run may sign a new try, unless the attempt moved on meanwhile.
+      const deferred = await this.settlement.defer(
+        { id: row.id, signature: sent.signature },
+        'the charge expired before it landed',
+        { clear: true },
+      );
+      if (deferred) result.deferred++;
+    }
+  }
+
+  /**
+   * Runs `work` (the wait for a try's outcome) while renewing the attempt's lease every third of
+   * `CHARGE_LEASE_SECONDS`, so that no other instance takes over an attempt whose outcome this
+   * one is still waiting for. Renewal is a compare-and-set on the try: it stops on its own once
+   * the attempt is settled or was taken over (this instance stalled past its lease).
+   */
+  private async holdingLease<T>(id: string, signature: string, work: () => Promise<T>): Promise<T> {
+    const seconds = this.config.CHARGE_LEASE_SECONDS;
+    let held = true;
+    const timer = setInterval(
+      () => {
+        if (!held) return;
+        this.settlement.renewLease({ id, signature }, this.instance, seconds).then(
+          (still) => (held = still),
+          (error: unknown) =>
+            this.logger.warn({ err: error, attemptId: id }, 'Could not renew a charge lease'),
+        );
+      },
+      Math.max(250, (seconds * 1000) / 3),
+    );
+    timer.unref();
+    try {
+      return await work();
+    } finally {
+      clearInterval(timer);
     }
   }
 
@@ -339,12 +393,13 @@ export class ChargeRunService {
         if (outcome.replaceable) return false;
         const reason = await this.chain.classifyChargeFailure(input, outcome.error);
         if (reason === 'transient') {
-          await this.settlement.defer(row.id, outcome.error, false);
-          result.deferred++;
+          if (await this.settlement.defer({ id: row.id, signature }, outcome.error)) {
+            result.deferred++;
+          }
           return true;
         }
         // Refused now; the bytes stay recorded, so a later try settles them before re-signing.
-        await this.settlement.fail(row, input, reason, outcome.error, null, result);
+        await this.settlement.fail(row, input, reason, outcome.error, signature, result);
         return true;
       }
       case 'expired':

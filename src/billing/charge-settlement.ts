@@ -119,11 +119,12 @@ export class ChargeSettlement {
   ): Promise<void> {
     // Successes of the charges in flight are committed together (`GroupCommit`).
     const settled = await this.successes.run(async (em) => {
+      // Only the try that landed settles it: compare-and-set on its signature.
       const won = await em.execute<{ id: string }[]>(
         `UPDATE charge_attempts SET state = 'succeeded', lease_until = NULL, last_error = NULL,
             updated_at = ?
-          WHERE id = ? AND state IN ('pending', 'sent') RETURNING id`,
-        [this.clock.now(), row.id],
+          WHERE id = ? AND state IN ('pending', 'sent') AND signature = ? RETURNING id`,
+        [this.clock.now(), row.id, signature],
       );
       if (won.length === 0) return false; // another instance settled it
       const amount = BigInt(row.amount);
@@ -167,7 +168,8 @@ export class ChargeSettlement {
     input: ChargeInput,
     reason: ChargeFailure,
     message: string,
-    signature: string | null,
+    /** The signature of the try the caller read (null: nothing was signed). */
+    tried: string | null,
     result: ChargeRunResult,
     /** The transaction landed and failed: it can never land again, so it is not kept. */
     landed = false,
@@ -177,12 +179,13 @@ export class ChargeSettlement {
         `UPDATE charge_attempts SET state = 'failed', failure_reason = ?, last_error = ?,
             lease_until = NULL, updated_at = ?
             ${landed ? ', signature = NULL, transaction = NULL, last_valid_block_height = NULL' : ''}
-          WHERE id = ? AND state IN ('pending', 'sent') RETURNING id`,
-        [reason, message.slice(0, 1000), this.clock.now(), row.id],
+          WHERE id = ? AND state IN ('pending', 'sent') AND signature IS NOT DISTINCT FROM ?
+          RETURNING id`,
+        [reason, message.slice(0, 1000), this.clock.now(), row.id, tried],
       );
       if (won.length === 0) return false;
       await this.payments.insertIn(em, {
-        ...chargeLine(row, signature),
+        ...chargeLine(row, landed ? tried : null),
         status: 'failed',
         amount: input.amount,
         note: reason,
@@ -227,16 +230,56 @@ export class ChargeSettlement {
     result.abandoned++;
   }
 
-  /** Leaves the attempt for a later run (a transient failure), keeping its state. */
-  async defer(id: string, message: string, clearSignature: boolean): Promise<void> {
-    await pgQuery(
+  /**
+   * Leaves the attempt for a later run (a transient failure). `clear`: its try can never land
+   * (expired), so a later run may sign a new one. Compare-and-set on the try the caller read:
+   * when another instance has taken the attempt over and recorded a try of its own meanwhile,
+   * this writes nothing (clearing that try's record would let a third be signed while it may
+   * still land: one period charged twice).
+   * @returns whether it wrote.
+   */
+  async defer(
+    attempt: { id: string; signature: string | null },
+    message: string,
+    options: { clear?: boolean; retrySeconds?: number } = {},
+  ): Promise<boolean> {
+    const rows = await pgQuery<{ id: string }[]>(
       this.em,
       `UPDATE charge_attempts SET last_error = ?, updated_at = ?,
           lease_until = now() + make_interval(secs => ?)
-          ${clearSignature ? `, state = 'pending', signature = NULL, transaction = NULL, last_valid_block_height = NULL` : ''}
-        WHERE id = ? AND state IN ('pending', 'sent')`,
-      [message.slice(0, 1000), this.clock.now(), TRANSIENT_RETRY_SECONDS, id],
+          ${options.clear ? `, state = 'pending', signature = NULL, transaction = NULL, last_valid_block_height = NULL` : ''}
+        WHERE id = ? AND state IN ('pending', 'sent') AND signature IS NOT DISTINCT FROM ?
+        RETURNING id`,
+      [
+        message.slice(0, 1000),
+        this.clock.now(),
+        options.retrySeconds ?? TRANSIENT_RETRY_SECONDS,
+        attempt.id,
+        attempt.signature,
+      ],
     );
+    return rows.length > 0;
+  }
+
+  /**
+   * Extends the lease of an attempt while its try is being confirmed (a confirmation can take
+   * longer than the lease). Compare-and-set on that try and its holder: nothing is renewed once
+   * the attempt was settled or taken over by another instance.
+   * @returns whether the lease is still this holder's.
+   */
+  async renewLease(
+    attempt: { id: string; signature: string },
+    owner: string,
+    seconds: number,
+  ): Promise<boolean> {
+    const rows = await pgQuery<{ id: string }[]>(
+      this.em,
+      `UPDATE charge_attempts SET lease_until = now() + make_interval(secs => ?)
+        WHERE id = ? AND state IN ('pending', 'sent') AND signature = ? AND lease_owner = ?
+        RETURNING id`,
+      [seconds, attempt.id, attempt.signature, owner],
+    );
+    return rows.length > 0;
   }
 
   /** Moves the subscription if it is still in a status the move starts from. */

@@ -224,11 +224,12 @@ export class SubscriptionsService {
    * A charge of the subscription succeeded (the billing engine, inside the transaction that
    * settles it; the row is locked, so a pause or cancel committing meanwhile is seen). The money
    * moved whatever the status now, so the charge is always counted (`chargedAmount`,
-   * `periodsCharged`, `lastChargeAt`). Only an `Active` subscription's period moves on: the first
-   * charge starts it at `chargedAt` (`currentPeriodEnd = chargedAt + interval`, and
-   * `subscription.activated` is recorded); later ones keep the anchor (`currentPeriodEnd +
-   * interval`) unless that is already past (a resume after a long pause: re-anchored at
-   * `chargedAt`, nothing billed back).
+   * `periodsCharged`, `lastChargeAt`) and the period it paid for always moves on, whatever the
+   * status (a charge that lands after a pause committed has still paid its period: a resume must
+   * not charge it again). The first charge starts it at `chargedAt` (`currentPeriodEnd =
+   * chargedAt + interval`; `subscription.activated` is recorded when it is Active); later ones
+   * keep the anchor (`currentPeriodEnd + interval`) unless that is already past (a resume after a
+   * long pause: re-anchored at `chargedAt`, nothing billed back).
    * @throws NotFoundError.
    */
   async recordCharge(
@@ -252,7 +253,6 @@ export class SubscriptionsService {
          charged_amount = s.charged_amount + ?::bigint,
          periods_charged = GREATEST(s.periods_charged, ?::int),
          current_period_end = CASE
-           WHEN before.status <> 'Active' THEN s.current_period_end
            WHEN NOT before.first AND before.current_period_end + before.period > ?::timestamptz
              THEN before.current_period_end + before.period
            ELSE ?::timestamptz + before.period END,

@@ -37,6 +37,51 @@ export function billingHelpers(t: TestApp) {
       const signature = await this.sendSigned(customer, req.body.transaction as string);
       return { body: req.body as { transaction: string; message: string }, signature };
     },
+    /**
+     * The whole checkout of a wallet (transaction request, signed, sent, confirmed) and the
+     * subscription it created, as the merchant's API shows it.
+     */
+    async subscribe(customer: Keypair, planId: string, merchantAuth: Record<string, string>) {
+      const { signature } = await this.signCheckout(customer, planId);
+      const confirmed = await t.http
+        .post(`/api/checkout/plans/${planId}/confirm`)
+        .send({ signature })
+        .expect(200);
+      const subscription = await this.subscriptionOf(
+        merchantAuth,
+        planId,
+        customer.publicKey.toBase58(),
+      );
+      return { signature, confirmed: confirmed.body as Record<string, unknown>, subscription };
+    },
+    /** The wallet's newest subscription to the plan, from the merchant's API. */
+    async subscriptionOf(merchantAuth: Record<string, string>, planId: string, wallet: string) {
+      const list = (await t.http.get('/api/subscriptions').set(merchantAuth).expect(200)).body as {
+        id: string;
+        planId: string;
+        customer: { walletAddress: string };
+      }[];
+      const found = list.find((s) => s.planId === planId && s.customer.walletAddress === wallet);
+      if (!found) throw new Error(`no subscription of ${wallet} to ${planId}`);
+      return (await t.http.get(`/api/subscriptions/${found.id}`).set(merchantAuth).expect(200))
+        .body as Record<string, unknown> & { id: string; status: string };
+    },
+    /** A subscription's charge attempts, by period. */
+    attempts(subscriptionId: string) {
+      return t.sql<{
+        period: number;
+        state: string;
+        signature: string | null;
+        takeovers: number;
+        lease_owner: string | null;
+        failure_reason: string | null;
+        last_error: string | null;
+      }>(
+        `SELECT period, state, signature, takeovers, lease_owner, failure_reason, last_error
+           FROM charge_attempts WHERE subscription_id = $1 ORDER BY period`,
+        [subscriptionId],
+      );
+    },
     /** Signs a transaction the service built (base64) as the wallet and sends it; its signature. */
     async sendSigned(customer: Keypair, transaction: string): Promise<string> {
       const height = await connection.getBlockHeight();
@@ -47,4 +92,11 @@ export function billingHelpers(t: TestApp) {
       return bs58.encode(tx.signature!);
     },
   };
+}
+
+/** A door a test opens when it is ready: `wait()` resolves once `open()` is called. */
+export function gate() {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return { open, wait: () => opened };
 }

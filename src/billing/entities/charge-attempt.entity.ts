@@ -82,6 +82,14 @@ export class ChargeAttempt extends BaseEntity {
   @Property({ type: 'datetime', columnType: 'timestamptz(3)', nullable: true })
   leaseUntil: Date | null = null;
 
+  /** The instance holding (or that last held) the lease: `host:pid:random`. */
+  @Property({ type: 'string', length: 128, nullable: true })
+  leaseOwner: string | null = null;
+
+  /** How many times another instance took it over after its holder's lease ended. */
+  @Property({ type: 'integer', default: 0 })
+  takeovers: number = 0;
+
   @Property({ type: 'string', length: 64, nullable: true })
   failureReason: string | null = null;
 
