@@ -20,6 +20,17 @@ describe('ChainClock', () => {
     expect(c.slot()).toBe(21);
   });
 
+  it('tells how long until a slot begins, to the millisecond, and 0 once it has', () => {
+    const c = clock({ offsetSeconds: 0, slot: 10 });
+    wall += 150;
+    expect(c.msUntil(11)).toBe(SLOT_MS - 150);
+    expect(c.msUntil(15)).toBe(5 * SLOT_MS - 150);
+    wall += c.msUntil(15);
+    expect(c.slot()).toBe(15);
+    expect(c.msUntil(15)).toBe(0);
+    expect(c.msUntil(3)).toBe(0);
+  });
+
   it('keeps chain time at wall time plus the offset, which only grows', () => {
     const c = clock({ offsetSeconds: 60, slot: 0 });
     expect(c.now()).toBe(1_800_000_060);

@@ -63,6 +63,11 @@ export class ChainClock {
     return this.base.slot + Math.floor((this.wallNow() - this.base.wallMs) / SLOT_MS);
   }
 
+  /** Wall-clock milliseconds until `slot` begins (0 once it has). */
+  msUntil(slot: number): number {
+    return Math.max(0, this.base.wallMs + (slot - this.base.slot) * SLOT_MS - this.wallNow());
+  }
+
   /** Chain time, unix seconds. */
   now(): number {
     return Math.floor(this.wallNow() / 1000) + this.offsetSeconds;

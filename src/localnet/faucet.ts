@@ -17,7 +17,7 @@ import {
 import { Account, LiteSvm } from 'litesvm/dist/internal';
 import { MintInfo, TOKEN_PROGRAMS } from '../solana/mints';
 import { LocalnetInputError } from './localnet-errors';
-import { MINT_SPECS, buildMint } from './stablecoin-mints';
+import { MINT_SPECS, buildMint, TransferFees } from './stablecoin-mints';
 import { decodeMint, isMintData, MINT_SIZE } from './token-accounts';
 
 const MEMO_PROGRAM = new PublicKey('MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr');
@@ -40,14 +40,15 @@ export interface FaucetRequest {
  * minting and freezing, PYUSD and USDG with their Token-2022 extensions). An existing one whose
  * authority is not `authority` (its `mint-authority.json` was lost) is handed over to it, so the
  * faucet keeps working; one made by an older localnet without its extensions is kept (its token
- * accounts depend on it) and reported. `authority` pays: fund it first. Returns whether anything
- * was written.
+ * accounts depend on it) and reported. `transferFees` apply to the mints created here only.
+ * `authority` pays: fund it first. Returns whether anything was written.
  */
 export function setUpMints(
   svm: LiteSvm,
   mints: readonly MintInfo[],
   authority: Keypair,
   log: (message: string) => void,
+  transferFees: TransferFees = {},
 ): boolean {
   const authorityBytes = authority.publicKey.toBuffer();
   let changed = false;
@@ -55,10 +56,14 @@ export function setUpMints(
     const address = new PublicKey(mint.address).toBytes();
     const program = TOKEN_PROGRAMS[mint.tokenProgram];
     const existing = svm.getAccount(address);
+    const transferFee = transferFees[mint.symbol as keyof TransferFees];
     if (!existing) {
-      buildMint(svm, mint, authority);
+      buildMint(svm, mint, authority, transferFee);
       changed = true;
       continue;
+    }
+    if (transferFee) {
+      log(`Localnet: ${mint.symbol} exists already and keeps its transfer fee (option ignored)`);
     }
     const data = Buffer.from(existing.data());
     if (!program.equals(new PublicKey(existing.owner())) || !isMintData(data)) {

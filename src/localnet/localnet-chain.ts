@@ -1,4 +1,4 @@
-import { Keypair, PublicKey } from '@solana/web3.js';
+import { Keypair, PublicKey, VersionedTransaction } from '@solana/web3.js';
 import {
   Account,
   Clock,
@@ -8,7 +8,7 @@ import {
   SimulatedTransactionInfo,
   TransactionMetadata,
 } from 'litesvm/dist/internal';
-import { randomBytes } from 'node:crypto';
+import { createPublicKey, randomBytes, verify as verifySignature } from 'node:crypto';
 import { MintInfo } from '../solana/mints';
 import { AccountReader, AccountView, LoadedKeys } from './account-reader';
 import { encodeBase58 } from './base58';
@@ -17,6 +17,7 @@ import { ChainDirectoryLock } from './data-dir-lock';
 import { FaucetRequest, faucetTransaction, refillFaucet, setUpMints } from './faucet';
 import { PreflightError } from './localnet-errors';
 import { LocalnetStore } from './localnet-store';
+import { checkTransferFees, TransferFees } from './stablecoin-mints';
 import { UiTokenAmount } from './token-accounts';
 import { TransactionErrorJson, transactionErrorJson } from './transaction-errors';
 import {
@@ -39,9 +40,13 @@ import {
 } from './transaction-wire';
 import { transactionErrorMessage } from './transaction-errors';
 
+/** The DER prefix of an Ed25519 public key in SPKI form (the 32 raw key bytes follow). */
+const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
+
 export type { AccountView } from './account-reader';
 export { BLOCKHASH_VALIDITY_SLOTS, SLOT_MS } from './chain-clock';
 export type { FaucetRequest } from './faucet';
+export type { TransferFee, TransferFees } from './stablecoin-mints';
 export { LocalnetInputError, PreflightError } from './localnet-errors';
 export type { TransactionErrorJson } from './transaction-errors';
 export type { TokenBalance, TransactionRecord } from './transaction-index';
@@ -62,6 +67,11 @@ export interface LocalnetChainOptions {
    * `DEFAULT_FINALITY_SLOTS`), as on a real cluster where `finalized` trails `confirmed`.
    */
   finalitySlots?: number;
+  /**
+   * Token-2022 transfer fees of the PYUSD and USDG mints, in force from epoch 0, when the chain
+   * creates them (default none: 0 bps, maximum 0, as issued). A restored chain keeps its mints.
+   */
+  transferFees?: TransferFees;
 }
 
 /** ~3.2 s at 400 ms a slot: long enough for `confirmed` and `finalized` to be told apart. */
@@ -167,6 +177,7 @@ export class LocalnetChain {
           `another localnet (e.g. solana-test-validator) or run on linux-x64.`,
       );
     }
+    checkTransferFees(options.transferFees ?? {});
     const store = options.dataDir !== undefined ? new LocalnetStore(options.dataDir) : undefined;
     // One chain per data directory (@throws ChainDirectoryInUseError): taken before reading.
     const lock = store ? ChainDirectoryLock.acquire(store.directory) : undefined;
@@ -209,7 +220,7 @@ export class LocalnetChain {
     }
     // The faucet (the mint authority) pays for building the mints: fund it first.
     refillFaucet(svm, authority.publicKey);
-    const changed = setUpMints(svm, chain.mints, authority, log);
+    const changed = setUpMints(svm, chain.mints, authority, log, options.transferFees ?? {});
     chain.syncClock();
     if (store) {
       log(
@@ -255,6 +266,16 @@ export class LocalnetChain {
   /** The current slot; block height is the same number (no slot is skipped). */
   slot(): number {
     return this.clock.slot();
+  }
+
+  /** Wall-clock milliseconds until `slot` begins (0 once it has). */
+  msUntilSlot(slot: number): number {
+    return this.clock.msUntil(slot);
+  }
+
+  /** Whether `close` was called: the chain then refuses every call that reads or writes state. */
+  get isClosed(): boolean {
+    return this.closed;
   }
 
   /** The newest finalized slot: `finalitySlots` behind the current one. */
@@ -309,22 +330,13 @@ export class LocalnetChain {
     // An own copy: a view into Node's shared pool would pin the whole pool slab in the index.
     const raw = Buffer.allocUnsafeSlow(bytes.length);
     raw.set(bytes);
-    const { signatures, message } = parseTransaction(raw);
-    const signature = encodeBase58(signatures[0]);
-    if (this.index.has(signature)) throw new PreflightError('AlreadyProcessed');
-    if (!this.clock.isBlockhashValid(this.accounts.address(message.recentBlockhash))) {
-      throw new PreflightError('BlockhashNotFound');
-    }
-    this.syncClock();
-    const loaded = this.loadAddresses(message);
+    const { signature, message, loaded } = this.admit(raw);
     const keys = [...message.accountKeys, ...loaded.writable, ...loaded.readonly];
-    const versioned = message.version !== 'legacy';
     if (!options.skipPreflight) {
-      const simulation = versioned
-        ? this.svm.simulateVersionedTransaction(raw)
-        : this.svm.simulateLegacyTransaction(raw);
+      const simulation = this.simulate(raw, message);
       if (failed(simulation)) throw this.refusal(simulation);
     }
+    const versioned = message.version !== 'legacy';
     const pre = this.accounts.balances(message, keys);
     const result = versioned
       ? this.svm.sendVersionedTransaction(raw)
@@ -358,6 +370,92 @@ export class LocalnetChain {
     if (this.store) this.unsaved.push(record);
     this.markDirty();
     for (const listener of this.listeners) listener(record);
+    return signature;
+  }
+
+  /**
+   * Records a transaction as landed and successful **without executing it**: for a program
+   * localnet cannot run (the Subscriptions program, whose binary is not available offline), so
+   * that what reads transactions (a confirm verifying a subscribe's instruction bytes) can be
+   * tested against it. It is checked as a send is (its bytes, every signature verified, a
+   * blockhash still valid, a signature never processed); nothing changes on the chain and no
+   * fee is charged: the caller writes the accounts the program would have left (`setAccount`).
+   * In-process only, for tests: no JSON-RPC method reaches it.
+   * @returns the signature (base58)
+   */
+  recordUnexecuted(bytes: Uint8Array): string {
+    this.assertOpen();
+    const raw = Buffer.allocUnsafeSlow(bytes.length);
+    raw.set(bytes);
+    const { signature, message, loaded } = this.admit(raw);
+    const signed = VersionedTransaction.deserialize(raw);
+    const content = signed.message.serialize();
+    signed.signatures.forEach((sig, i) => {
+      const signer = message.accountKeys[i];
+      const key = createPublicKey({
+        key: Buffer.concat([ED25519_SPKI_PREFIX, signer]),
+        format: 'der',
+        type: 'spki',
+      });
+      if (!verifySignature(null, content, key, sig)) {
+        throw new PreflightError('SignatureFailure');
+      }
+    });
+    const keys = [...message.accountKeys, ...loaded.writable, ...loaded.readonly];
+    const balances = this.accounts.balances(message, keys);
+    const programs = message.instructions.map((ix) =>
+      this.accounts.address(keys[ix.programIdIndex]),
+    );
+    const record = this.index.add({
+      signature,
+      slot: this.clockSet.slot,
+      blockTime: this.clockSet.unixTimestamp,
+      err: null,
+      fee: 0,
+      preBalances: balances.lamports.map(Number),
+      postBalances: balances.lamports.map(Number),
+      preTokenBalances: balances.tokens.filter((t): t is TokenBalance => t !== undefined),
+      postTokenBalances: balances.tokens.filter((t): t is TokenBalance => t !== undefined),
+      logMessages: programs.map(
+        (program) => `Program ${program} recorded without executing (not available on localnet)`,
+      ),
+      unitsConsumed: 0,
+      raw,
+      accountKeys: keys.map((key) => this.accounts.address(key)),
+      loadedAddresses:
+        message.addressTableLookups.length > 0
+          ? {
+              writable: loaded.writable.map((key) => this.accounts.address(key)),
+              readonly: loaded.readonly.map((key) => this.accounts.address(key)),
+            }
+          : null,
+    });
+    if (this.store) this.unsaved.push(record);
+    this.markDirty();
+    for (const listener of this.listeners) listener(record);
+    return signature;
+  }
+
+  /**
+   * Checks a transaction as {@link sendTransaction} does before executing it, and executes and
+   * records nothing: for a front end that accepts a transaction now and lands it later, or never
+   * (localnet's fault injection). Signatures are verified even with `skipPreflight`, which waives
+   * only the refusal of a transaction that fails once running; one that would fail before
+   * running (a fee payer without SOL) is refused as `sendTransaction` refuses it.
+   * @returns the signature (base58)
+   * @throws InvalidTransactionError and PreflightError as `sendTransaction` throws them
+   */
+  checkTransaction(bytes: Uint8Array, options: { skipPreflight?: boolean } = {}): string {
+    this.assertOpen();
+    const raw = Buffer.from(bytes);
+    const { signature, message } = this.admit(raw);
+    const simulation = this.simulate(raw, message);
+    if (failed(simulation)) {
+      const meta = simulation.meta();
+      // What ran logs at least its invocation; nothing ran when it failed before execution.
+      const ran = meta.logs().length > 0 || meta.computeUnitsConsumed() > 0n;
+      if (!options.skipPreflight || !ran) throw this.refusal(simulation);
+    }
     return signature;
   }
 
@@ -680,6 +778,30 @@ export class LocalnetChain {
       throw new InvalidTransactionError(transactionErrorMessage(loaded));
     }
     return loaded;
+  }
+
+  /**
+   * The checks every sent transaction passes before anything runs: its bytes, a signature not
+   * processed before, a blockhash still valid, lookups that resolve. Syncs LiteSVM's clock.
+   */
+  private admit(raw: Buffer): { signature: string; message: Message; loaded: LoadedKeys } {
+    const { signatures, message } = parseTransaction(raw);
+    const signature = encodeBase58(signatures[0]);
+    if (this.index.has(signature)) throw new PreflightError('AlreadyProcessed');
+    if (!this.clock.isBlockhashValid(this.accounts.address(message.recentBlockhash))) {
+      throw new PreflightError('BlockhashNotFound');
+    }
+    this.syncClock();
+    return { signature, message, loaded: this.loadAddresses(message) };
+  }
+
+  private simulate(
+    raw: Buffer,
+    message: Message,
+  ): SimulatedTransactionInfo | FailedTransactionMetadata {
+    return message.version === 'legacy'
+      ? this.svm.simulateLegacyTransaction(raw)
+      : this.svm.simulateVersionedTransaction(raw);
   }
 
   private refusal(result: FailedTransactionMetadata): PreflightError {

@@ -6,6 +6,7 @@ import bs58 from 'bs58';
 import { INVALID_PARAMS, INVALID_REQUEST, RpcError } from './json-rpc';
 import { AccountView, LocalnetChain, TransactionRecord } from './localnet-chain';
 import { SLOTS_PER_EPOCH } from './chain-clock';
+import { faultSwitches, LocalnetFaults } from './faults';
 import { parseTokenData } from './parsed-token-data';
 import {
   decodeMint,
@@ -356,8 +357,14 @@ function byKey(a: { address: string }, b: { address: string }): number {
   return Buffer.compare(bs58.decode(a.address), bs58.decode(b.address));
 }
 
-/** The method table of a localnet chain. */
-export function localnetMethods(chain: LocalnetChain): Map<string, RpcHandler> {
+/**
+ * The method table of a localnet chain. `faults` are the server's switches: `sendTransaction`
+ * and `getSignatureStatuses` go through them.
+ */
+export function localnetMethods(
+  chain: LocalnetChain,
+  faults: LocalnetFaults,
+): Map<string, RpcHandler> {
   const context = () => ({ slot: chain.slot() });
   const withContext = (value: unknown) => ({ context: context(), value });
 
@@ -432,7 +439,7 @@ export function localnetMethods(chain: LocalnetChain): Map<string, RpcHandler> {
         stringAt(params, 0, 'transaction'),
         optionalString(config, 'encoding'),
       );
-      return chain.sendTransaction(bytes, {
+      return faults.sendTransaction(bytes, {
         skipPreflight: optionalBoolean(config, 'skipPreflight'),
       });
     },
@@ -489,6 +496,8 @@ export function localnetMethods(chain: LocalnetChain): Map<string, RpcHandler> {
       if (signatures.length > MAX_SIGNATURE_STATUSES) {
         throw invalid(`Too many inputs provided; max ${MAX_SIGNATURE_STATUSES}`);
       }
+      // A lagging RPC node: it has seen none of them yet.
+      if (faults.statusesHidden) return withContext(signatures.map(() => null));
       return withContext(
         (signatures as string[]).map((signature) => {
           const status = chain.getSignatureStatus(signature);
@@ -686,6 +695,8 @@ export function localnetMethods(chain: LocalnetChain): Map<string, RpcHandler> {
       return { unixTimestamp: chain.advanceClock(seconds) };
     },
     localnet_getClock: () => ({ unixTimestamp: chain.now(), slot: chain.slot() }),
+    localnet_setFaults: (params) => faults.set(faultSwitches(params[0])),
+    localnet_getFaults: () => faults.state(),
   };
   return new Map(Object.entries(methods));
 }

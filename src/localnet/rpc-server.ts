@@ -10,6 +10,7 @@ import {
   PARSE_ERROR,
   RpcError,
 } from './json-rpc';
+import { LocalnetFaults } from './faults';
 import { LocalnetChain } from './localnet-chain';
 import { PubSub } from './pubsub';
 import { localnetMethods, RpcHandler } from './rpc-methods';
@@ -24,7 +25,9 @@ export interface LocalnetRpcOptions {
 export interface LocalnetRpc {
   url: string;
   wsUrl: string;
-  /** Closes both servers and every connection. */
+  /** This server's fault switches (`localnet_setFaults` sets the same ones). */
+  faults: LocalnetFaults;
+  /** Closes both servers and every connection, and drops what the faults hold. */
   close(): Promise<void>;
 }
 
@@ -103,8 +106,14 @@ function send(res: ServerResponse, status: number, body: string, type = 'applica
   res.end(body);
 }
 
+/** What some paid providers answer to any batch: one error object, not an array. */
+const BATCH_REFUSED = JSON.stringify(
+  errorResponse(null, new RpcError(INVALID_REQUEST, 'Batch requests are not supported')),
+);
+
 async function handleHttp(
   methods: Map<string, RpcHandler>,
+  faults: LocalnetFaults,
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<void> {
@@ -123,6 +132,7 @@ async function handleHttp(
     );
   }
   if (Array.isArray(request)) {
+    if (faults.batchesRefused) return send(res, 200, BATCH_REFUSED);
     if (request.length === 0) {
       return send(
         res,
@@ -182,9 +192,10 @@ export async function startLocalnetRpc(
 ): Promise<LocalnetRpc> {
   const host = options.host ?? '127.0.0.1';
   const log = options.log ?? (() => undefined);
-  const methods = localnetMethods(chain);
+  const faults = new LocalnetFaults(chain, log);
+  const methods = localnetMethods(chain, faults);
   const http = createServer((req, res) => {
-    handleHttp(methods, req, res).catch(() => {
+    handleHttp(methods, faults, req, res).catch(() => {
       if (!res.headersSent) send(res, 500, 'Internal Server Error', 'text/plain');
       else res.destroy();
     });
@@ -202,6 +213,7 @@ export async function startLocalnetRpc(
     ws = new WebSocketServer({ host, port: port + 1 });
     await listening(ws);
   } catch (error) {
+    faults.close();
     await pubsub.close();
     await new Promise<void>((resolve) => http.close(() => resolve()));
     throw error;
@@ -217,8 +229,10 @@ export async function startLocalnetRpc(
   return {
     url: `http://${urlHost}:${port}`,
     wsUrl: `ws://${urlHost}:${port + 1}`,
+    faults,
     close: () => {
       closing ??= (async () => {
+        faults.close();
         await Promise.all([
           pubsub.close(),
           new Promise<void>((resolve) => ws.close(() => resolve())),

@@ -39,6 +39,47 @@ const INITIALIZE = 0;
 /** TLV header of an extension entry: type (u16) and length (u16). */
 const TLV_HEADER = 4;
 
+/** The largest transfer fee rate Token-2022 takes: 100%. */
+const MAX_FEE_BASIS_POINTS = 10_000;
+const U64_MAX = 2n ** 64n - 1n;
+
+/** A Token-2022 transfer fee: `min(ceil(amount * basisPoints / 10000), maximumFee)` withheld. */
+export interface TransferFee {
+  basisPoints: number;
+  /** Base units of the mint. */
+  maximumFee: bigint;
+}
+
+/** Transfer fees for the mints that carry the extension, by symbol. */
+export type TransferFees = Partial<Record<'PYUSD' | 'USDG', TransferFee>>;
+
+/**
+ * Refuses fees the token program would refuse (or that are not one of its mints'), before
+ * anything is built.
+ * @throws RangeError naming the mint and the bad value
+ */
+export function checkTransferFees(fees: TransferFees): void {
+  for (const [symbol, fee] of Object.entries(fees) as Array<[string, TransferFee | undefined]>) {
+    if (fee === undefined) continue;
+    if (!MINT_SPECS[symbol as MintSymbol]?.extensions.includes('transferFeeConfig')) {
+      throw new RangeError(`Localnet: ${symbol} has no transfer fee extension`);
+    }
+    const { basisPoints, maximumFee } = fee;
+    if (
+      !Number.isSafeInteger(basisPoints) ||
+      basisPoints < 0 ||
+      basisPoints > MAX_FEE_BASIS_POINTS
+    ) {
+      throw new RangeError(
+        `Localnet: the ${symbol} transfer fee must be 0..${MAX_FEE_BASIS_POINTS} basis points`,
+      );
+    }
+    if (typeof maximumFee !== 'bigint' || maximumFee < 0n || maximumFee > U64_MAX) {
+      throw new RangeError(`Localnet: the ${symbol} maximum transfer fee must be a u64 bigint`);
+    }
+  }
+}
+
 /** What a stablecoin mint carries besides its base state, as issued. */
 export interface MintSpec {
   /** Token-2022 extensions, in the order they are initialised; none for SPL Token. */
@@ -72,6 +113,8 @@ const PAXOS_EXTENSIONS: readonly StablecoinExtension[] = [
   'metadataPointer',
   'tokenMetadata',
 ];
+
+const NO_TRANSFER_FEE: TransferFee = { basisPoints: 0, maximumFee: 0n };
 
 export const MINT_SPECS: Record<MintSymbol, MintSpec> = {
   USDC: { extensions: [] },
@@ -123,6 +166,7 @@ function extensionInstructions(
   mint: PublicKey,
   authority: PublicKey,
   metadataAddress: PublicKey,
+  transferFee: TransferFee,
 ): TransactionInstruction[] {
   const program = TOKEN_PROGRAMS['token-2022'];
   return spec.extensions.flatMap((extension): TransactionInstruction[] => {
@@ -148,8 +192,16 @@ function extensionInstructions(
           ]),
         ];
       case 'transferFeeConfig':
+        // Sets the older and the newer fee alike, from the current epoch (0 on a new chain).
         return [
-          createInitializeTransferFeeConfigInstruction(mint, authority, authority, 0, 0n, program),
+          createInitializeTransferFeeConfigInstruction(
+            mint,
+            authority,
+            authority,
+            transferFee.basisPoints,
+            transferFee.maximumFee,
+            program,
+          ),
         ];
       case 'transferHook':
         // No hook program: the issuer can set one later; transfers need no extra accounts.
@@ -185,9 +237,15 @@ function confidentialInstruction(
  * 6 decimals, `authority` as mint and freeze authority (and every extension authority). The
  * mint is initialised at a throwaway address (a real mint address's key is not ours), and the
  * throwaway address in its bytes (token metadata names its mint) becomes the real one.
- * `authority` pays the rent and the fee: it needs SOL.
+ * `authority` pays the rent and the fee: it needs SOL. `transferFee` (default 0 bps, maximum 0,
+ * as issued) applies to a mint with the transfer fee extension.
  */
-export function buildMint(svm: LiteSvm, info: MintInfo, authority: Keypair): void {
+export function buildMint(
+  svm: LiteSvm,
+  info: MintInfo,
+  authority: Keypair,
+  transferFee: TransferFee = NO_TRANSFER_FEE,
+): void {
   const spec = MINT_SPECS[info.symbol];
   const program = TOKEN_PROGRAMS[info.tokenProgram];
   const address = new PublicKey(info.address);
@@ -214,7 +272,7 @@ export function buildMint(svm: LiteSvm, info: MintInfo, authority: Keypair): voi
       programId: program,
     }),
     ...(program.equals(TOKEN_PROGRAMS['token-2022'])
-      ? extensionInstructions(spec, temporary.publicKey, authority.publicKey, address)
+      ? extensionInstructions(spec, temporary.publicKey, authority.publicKey, address, transferFee)
       : []),
     createInitializeMint2Instruction(
       temporary.publicKey,

@@ -1,11 +1,14 @@
 import { createServer } from 'node:net';
-import { LocalnetChain } from '../../src/localnet/localnet-chain';
+import { LocalnetFaults } from '../../src/localnet/faults';
+import { LocalnetChain, LocalnetChainOptions } from '../../src/localnet/localnet-chain';
 import { startLocalnetRpc } from '../../src/localnet/rpc-server';
 import { mintTable } from '../../src/solana/mints';
 
 export interface TestChain {
   chain: LocalnetChain;
   url: string;
+  /** The JSON-RPC server's fault switches, the ones `localnet_setFaults` sets. */
+  faults: LocalnetFaults;
   close(): Promise<void>;
 }
 
@@ -26,10 +29,13 @@ export async function freePortPair(): Promise<number> {
   throw new Error('no free port pair');
 }
 
-/** An in-memory localnet chain with its JSON-RPC server on a free port pair. */
+/**
+ * A localnet chain (in memory unless `dataDir` is given) with its JSON-RPC server on a free port
+ * pair. `transferFees` give PYUSD/USDG a Token-2022 transfer fee (a new chain only).
+ */
 export async function startTestChain(
   dataDir?: string,
-  options: { finalitySlots?: number } = {},
+  options: Pick<LocalnetChainOptions, 'finalitySlots' | 'transferFees'> = {},
 ): Promise<TestChain> {
   const chain = await LocalnetChain.open({ dataDir, mints: mintTable('localnet'), ...options });
   for (let attempt = 0; ; attempt++) {
@@ -38,6 +44,7 @@ export async function startTestChain(
       return {
         chain,
         url: rpc.url,
+        faults: rpc.faults,
         close: async () => {
           await rpc.close();
           await chain.close();

@@ -1,0 +1,224 @@
+/**
+ * Fault injection for localnet's JSON-RPC: the ways a real cluster and its RPC providers let a
+ * client down (a transaction lost on its way to the leader, one that lands late or never, a node
+ * whose statuses lag, a provider that refuses batches), switched on at will so that exactly-once
+ * code can be tested against them. Only the JSON-RPC front end consults these switches; the
+ * chain's in-process methods (the faucet, tests calling `LocalnetChain`) are never affected.
+ */
+import type { LocalnetChain } from './localnet-chain';
+import { LocalnetInputError, PreflightError } from './localnet-errors';
+import { InvalidTransactionError } from './transaction-wire';
+
+export interface FaultSwitches {
+  /** The next N accepted `sendTransaction` calls answer with the signature and are lost. */
+  dropSends: number;
+  /** Accepted sends land this many slots later (0: at once). */
+  delaySlots: number;
+  /** For this many more milliseconds, `getSignatureStatuses` answers null for everything. */
+  hideStatusesMs: number;
+  /** A batch request gets one error object instead of its answers. */
+  refuseBatches: boolean;
+}
+
+export interface FaultState extends FaultSwitches {
+  /** Delayed transactions neither executed nor dropped yet. */
+  held: number;
+}
+
+/** Upper bounds of the numeric switches: far past any test's need, short of a typo's harm. */
+export const FAULT_LIMITS = {
+  dropSends: 1_000_000,
+  delaySlots: 10_000,
+  hideStatusesMs: 600_000,
+} as const satisfies Record<keyof Omit<FaultSwitches, 'refuseBatches'>, number>;
+
+/**
+ * Validates switches given from outside (JSON-RPC params or a test), field by field.
+ * @throws LocalnetInputError for anything but an object of known switches with valid values
+ */
+export function faultSwitches(value: unknown): Partial<FaultSwitches> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new LocalnetInputError(
+      'expected an object of switches (dropSends, delaySlots, hideStatusesMs, refuseBatches)',
+    );
+  }
+  const switches: Partial<FaultSwitches> = {};
+  for (const [name, given] of Object.entries(value as Record<string, unknown>)) {
+    if (given === undefined) continue;
+    if (name === 'refuseBatches') {
+      if (typeof given !== 'boolean') throw new LocalnetInputError(`${name} must be a boolean`);
+      switches.refuseBatches = given;
+    } else if (name in FAULT_LIMITS) {
+      const key = name as keyof typeof FAULT_LIMITS;
+      const max = FAULT_LIMITS[key];
+      if (typeof given !== 'number' || !Number.isSafeInteger(given) || given < 0 || given > max) {
+        throw new LocalnetInputError(`${name} must be a whole number from 0 to ${max}`);
+      }
+      switches[key] = given;
+    } else {
+      throw new LocalnetInputError(`unknown switch ${JSON.stringify(name)}`);
+    }
+  }
+  return switches;
+}
+
+interface HeldTransaction {
+  signature: string;
+  bytes: Buffer;
+  /** The slot it lands in, if its blockhash is still valid then. */
+  dueSlot: number;
+}
+
+/**
+ * The fault switches of one localnet JSON-RPC server, and the transactions it holds back while
+ * `delaySlots` is on. Everything is in memory: a restart of the server (or the chain) forgets
+ * the switches and drops what is held, as a crashed leader forgets what it had not landed.
+ */
+export class LocalnetFaults {
+  private dropSends = 0;
+  private delaySlots = 0;
+  /** Wall-clock ms (Date.now) until which statuses are hidden. */
+  private hideStatusesUntil = 0;
+  private refuseBatches = false;
+  /** By due slot, then by arrival. */
+  private held: HeldTransaction[] = [];
+  private readonly heldSignatures = new Set<string>();
+  /** Armed only while something is held, for the earliest due slot. */
+  private timer?: NodeJS.Timeout;
+  private closed = false;
+
+  constructor(
+    private readonly chain: LocalnetChain,
+    private readonly log: (message: string) => void = () => undefined,
+  ) {}
+
+  /**
+   * Replaces the switches given and leaves the others as they are. `hideStatusesMs` counts from
+   * now; 0 turns it off. Turning `delaySlots` off does not release what is held: each still lands
+   * at its slot.
+   * @returns the state afterwards, as {@link state} reports it
+   * @throws LocalnetInputError for an unknown switch or a value out of range
+   */
+  set(switches: Partial<FaultSwitches>): FaultState {
+    const valid = faultSwitches(switches);
+    if (valid.dropSends !== undefined) this.dropSends = valid.dropSends;
+    if (valid.delaySlots !== undefined) this.delaySlots = valid.delaySlots;
+    if (valid.hideStatusesMs !== undefined) {
+      this.hideStatusesUntil = valid.hideStatusesMs === 0 ? 0 : Date.now() + valid.hideStatusesMs;
+    }
+    if (valid.refuseBatches !== undefined) this.refuseBatches = valid.refuseBatches;
+    return this.state();
+  }
+
+  /** The switches now (`hideStatusesMs` is what remains, 0 when off) and the held count. */
+  state(): FaultState {
+    return {
+      dropSends: this.dropSends,
+      delaySlots: this.delaySlots,
+      hideStatusesMs: Math.max(0, this.hideStatusesUntil - Date.now()),
+      refuseBatches: this.refuseBatches,
+      held: this.held.length,
+    };
+  }
+
+  /** Whether `getSignatureStatuses` should answer null for every signature now. */
+  get statusesHidden(): boolean {
+    return this.hideStatusesUntil > Date.now();
+  }
+
+  /** Whether a batch request is to be refused whole. */
+  get batchesRefused(): boolean {
+    return this.refuseBatches;
+  }
+
+  /**
+   * `sendTransaction` as the JSON-RPC serves it. With no fault on, the chain's own. Otherwise the
+   * transaction is checked as the chain checks it at receipt (refused the same way) and answered
+   * with its signature, then lost (`dropSends`, which counts down) or held for `delaySlots`
+   * slots. A transaction already held is not held twice: the duplicate gets its signature, as
+   * a leader dedups what it already has.
+   * @returns the signature (base58)
+   * @throws what `LocalnetChain.sendTransaction` throws for a transaction refused at receipt
+   */
+  sendTransaction(bytes: Uint8Array, options: { skipPreflight?: boolean } = {}): string {
+    if (this.dropSends === 0 && this.delaySlots === 0) {
+      return this.chain.sendTransaction(bytes, options);
+    }
+    const signature = this.chain.checkTransaction(bytes, options);
+    if (this.dropSends > 0) {
+      this.dropSends--;
+      return signature;
+    }
+    if (!this.heldSignatures.has(signature)) {
+      this.hold({
+        signature,
+        bytes: Buffer.from(bytes),
+        dueSlot: this.chain.slot() + this.delaySlots,
+      });
+    }
+    return signature;
+  }
+
+  /** Stops the timer and drops what is held; the switches answer nothing afterwards. */
+  close(): void {
+    this.closed = true;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.held = [];
+    this.heldSignatures.clear();
+  }
+
+  private hold(entry: HeldTransaction): void {
+    if (this.closed) return;
+    // After the last one due no later: equal slots keep their order of arrival.
+    let at = this.held.length;
+    while (at > 0 && this.held[at - 1].dueSlot > entry.dueSlot) at--;
+    this.held.splice(at, 0, entry);
+    this.heldSignatures.add(entry.signature);
+    if (at === 0) this.arm();
+  }
+
+  private arm(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.closed || this.held.length === 0) return;
+    this.timer = setTimeout(() => this.release(), this.chain.msUntilSlot(this.held[0].dueSlot));
+    // Held transactions never keep a process alive that is otherwise done.
+    this.timer.unref();
+  }
+
+  /** Lands every held transaction whose slot has come, then waits for the next one's. */
+  private release(): void {
+    this.timer = undefined;
+    if (this.chain.isClosed) {
+      this.close();
+      return;
+    }
+    const slot = this.chain.slot();
+    let due = 0;
+    while (due < this.held.length && this.held[due].dueSlot <= slot) due++;
+    for (const entry of this.held.splice(0, due)) {
+      this.heldSignatures.delete(entry.signature);
+      this.land(entry);
+    }
+    this.arm();
+  }
+
+  /**
+   * Executes a held transaction as a cluster does one that reaches the leader: a failure while
+   * running is recorded and charged (the `skipPreflight` path); an expired blockhash, a signature
+   * processed meanwhile, lookups that no longer resolve or a fee payer without SOL drop it
+   * without a trace. Never throws: it runs on a timer.
+   */
+  private land(entry: HeldTransaction): void {
+    try {
+      this.chain.sendTransaction(entry.bytes, { skipPreflight: true });
+    } catch (error) {
+      const dropped = error instanceof PreflightError || error instanceof InvalidTransactionError;
+      this.log(
+        `Localnet faults: delayed transaction ${entry.signature} ` +
+          `${dropped ? 'dropped' : 'could not land'}: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
+  }
+}

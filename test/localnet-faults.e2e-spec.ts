@@ -1,0 +1,446 @@
+import {
+  createTransferCheckedInstruction,
+  getAssociatedTokenAddressSync,
+  TOKEN_PROGRAM_ID,
+} from '@solana/spl-token';
+import {
+  Connection,
+  Keypair,
+  PublicKey,
+  SystemProgram,
+  Transaction,
+  TransactionInstruction,
+} from '@solana/web3.js';
+import bs58 from 'bs58';
+import type { FaultState } from '../src/localnet/faults';
+import { mintTable } from '../src/solana/mints';
+import type { RpcBody } from './helpers/localnet-rpc';
+import { startTestChain, TestChain } from './helpers/test-chain';
+import { waitFor } from './helpers/webhook-receiver';
+
+const USDC = new PublicKey(mintTable('localnet')[0].address);
+const FEE = 5000;
+const ALL_OFF = { dropSends: 0, delaySlots: 0, hideStatusesMs: 0, refuseBatches: false };
+
+interface Status {
+  slot: number;
+  err: unknown;
+  confirmationStatus: string;
+}
+
+interface SignedTx {
+  wire: string;
+  signature: string;
+}
+
+function usdcAccount(owner: PublicKey): PublicKey {
+  return getAssociatedTokenAddressSync(USDC, owner, true, TOKEN_PROGRAM_ID);
+}
+
+/** `instructions` signed by `payer` over `blockhash`, base64 wire bytes and signature. */
+function signed(
+  payer: Keypair,
+  blockhash: string,
+  ...instructions: TransactionInstruction[]
+): SignedTx {
+  const tx = new Transaction({ feePayer: payer.publicKey, recentBlockhash: blockhash }).add(
+    ...instructions,
+  );
+  tx.sign(payer);
+  return { wire: tx.serialize().toString('base64'), signature: bs58.encode(tx.signature!) };
+}
+
+function lamportsTo(from: Keypair, to: PublicKey, lamports: number): TransactionInstruction {
+  return SystemProgram.transfer({ fromPubkey: from.publicKey, toPubkey: to, lamports });
+}
+
+function usdcTo(from: Keypair, to: PublicKey, amount: bigint): TransactionInstruction {
+  return createTransferCheckedInstruction(
+    usdcAccount(from.publicKey),
+    USDC,
+    usdcAccount(to),
+    from.publicKey,
+    amount,
+    6,
+  );
+}
+
+/** Raw JSON-RPC against one test chain. */
+function rpcOf(tc: TestChain) {
+  let id = 0;
+  const post = async (body: unknown): Promise<unknown> => {
+    const res = await fetch(tc.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    return res.json();
+  };
+  const call = async (method: string, params: unknown[] = []) =>
+    (await post({ jsonrpc: '2.0', id: ++id, method, params })) as RpcBody;
+  const result = async <T>(method: string, params: unknown[] = []): Promise<T> => {
+    const body = await call(method, params);
+    if (body.error) throw new Error(`${method}: ${JSON.stringify(body.error)}`);
+    return body.result as T;
+  };
+  return {
+    post,
+    call,
+    result,
+    send: (tx: SignedTx, config: Record<string, unknown> = {}) =>
+      call('sendTransaction', [tx.wire, { encoding: 'base64', ...config }]),
+    status: async (signature: string) =>
+      (await result<{ value: Array<Status | null> }>('getSignatureStatuses', [[signature]]))
+        .value[0],
+    faults: () => result<FaultState>('localnet_getFaults'),
+    setFaults: (switches: Record<string, unknown>) =>
+      result<FaultState>('localnet_setFaults', [switches]),
+    blockhash: async () =>
+      (await result<{ value: { blockhash: string } }>('getLatestBlockhash')).value.blockhash,
+  };
+}
+
+// web3.js keeps a block-height poll (a 1 s sleep) running a moment after a confirmation.
+afterAll(() => new Promise((resolve) => setTimeout(resolve, 1100)));
+
+describe('Localnet fault injection (localnet_setFaults)', () => {
+  let tc: TestChain;
+  let connection: Connection;
+  let rpc: ReturnType<typeof rpcOf>;
+  const merchant = Keypair.generate();
+
+  /** A wallet with 2 SOL and `usdc` base units of USDC, funded in process. */
+  function wallet(usdc = 100_000_000n): Keypair {
+    const keypair = Keypair.generate();
+    tc.chain.faucet({
+      wallet: keypair.publicKey.toBase58(),
+      lamports: 2_000_000_000n,
+      mint: 'USDC',
+      amount: usdc,
+    });
+    return keypair;
+  }
+
+  const usdcBalance = async (owner: PublicKey) =>
+    BigInt((await connection.getTokenAccountBalance(usdcAccount(owner))).value.amount);
+
+  const landed = (signature: string) =>
+    waitFor(
+      async () => (await rpc.status(signature)) !== null,
+      15_000,
+      () => `${signature} to land`,
+    );
+
+  beforeAll(async () => {
+    tc = await startTestChain();
+    connection = new Connection(tc.url, 'confirmed');
+    rpc = rpcOf(tc);
+    // Rent-exempt, with a USDC account: small transfers to it need nothing created.
+    tc.chain.faucet({
+      wallet: merchant.publicKey.toBase58(),
+      lamports: 1_000_000_000n,
+      mint: 'USDC',
+      amount: 1n,
+    });
+  });
+  afterEach(async () => {
+    await rpc.setFaults(ALL_OFF);
+  });
+  afterAll(async () => {
+    await tc.close();
+  });
+
+  it('reports every switch off and nothing held on a new server', async () => {
+    expect(await rpc.faults()).toEqual({ ...ALL_OFF, held: 0 });
+  });
+
+  it('drops the next N sends: each answers its signature, never lands, and lands when sent again', async () => {
+    const payer = wallet();
+    const blockhash = await rpc.blockhash();
+    const first = signed(payer, blockhash, lamportsTo(payer, merchant.publicKey, 1_000));
+    const second = signed(payer, blockhash, lamportsTo(payer, merchant.publicKey, 2_000));
+    const control = signed(payer, blockhash, lamportsTo(payer, merchant.publicKey, 3_000));
+    const before = await connection.getBalance(merchant.publicKey);
+
+    expect(await rpc.setFaults({ dropSends: 2 })).toEqual({ ...ALL_OFF, dropSends: 2, held: 0 });
+    expect(await rpc.send(first)).toMatchObject({ result: first.signature });
+    expect((await rpc.faults()).dropSends).toBe(1);
+    // Refused at receipt (an unknown blockhash): not lost on the way, so it does not count.
+    const stale = signed(
+      payer,
+      bs58.encode(Buffer.alloc(32, 7)),
+      lamportsTo(payer, payer.publicKey, 1),
+    );
+    expect((await rpc.send(stale)).error).toMatchObject({ code: -32002 });
+    expect((await rpc.faults()).dropSends).toBe(1);
+    // The in-process faucet is not a JSON-RPC send: it lands and leaves the counter alone.
+    const [faucet] = tc.chain.faucet({ wallet: payer.publicKey.toBase58(), lamports: 1n });
+    expect(await rpc.status(faucet)).toMatchObject({ err: null, confirmationStatus: 'confirmed' });
+    expect((await rpc.faults()).dropSends).toBe(1);
+    expect(await rpc.send(second)).toMatchObject({ result: second.signature });
+    expect(await rpc.faults()).toEqual({ ...ALL_OFF, held: 0 });
+
+    // The counter has run out: the next send lands, and the two lost ones are still unknown.
+    expect(await rpc.send(control)).toMatchObject({ result: control.signature });
+    await landed(control.signature);
+    expect(await rpc.status(first.signature)).toBeNull();
+    expect(await rpc.status(second.signature)).toBeNull();
+    expect(await connection.getBalance(merchant.publicKey)).toBe(before + 3_000);
+
+    // The very same bytes sent again land: the chain never saw them.
+    expect(await rpc.send(first)).toMatchObject({ result: first.signature });
+    expect(await rpc.status(first.signature)).toMatchObject({ err: null });
+    expect(await connection.getBalance(merchant.publicKey)).toBe(before + 4_000);
+  });
+
+  it('lands a delayed transaction at its slot, not before: tokens and lamports move only then', async () => {
+    const payer = wallet(5_000_000n);
+    const [lamportsBefore, usdcBefore] = [
+      await connection.getBalance(payer.publicKey),
+      await usdcBalance(merchant.publicKey),
+    ];
+    const tx = signed(
+      payer,
+      await rpc.blockhash(),
+      usdcTo(payer, merchant.publicKey, 2_000_000n),
+      lamportsTo(payer, merchant.publicKey, 10_000),
+    );
+    expect((await rpc.setFaults({ delaySlots: 10 })).delaySlots).toBe(10);
+    const { slot: sentAt } = await rpc.result<{ slot: number }>('localnet_getClock');
+    expect(await rpc.send(tx)).toMatchObject({ result: tx.signature });
+
+    expect(await rpc.faults()).toMatchObject({ delaySlots: 10, held: 1 });
+    expect(await rpc.status(tx.signature)).toBeNull();
+    expect(await connection.getBalance(payer.publicKey)).toBe(lamportsBefore);
+    expect(await usdcBalance(merchant.publicKey)).toBe(usdcBefore);
+
+    await landed(tx.signature);
+    const status = await rpc.status(tx.signature);
+    expect(status).toMatchObject({ err: null, confirmationStatus: 'confirmed' });
+    expect(status!.slot).toBeGreaterThanOrEqual(sentAt + 10);
+    expect((await rpc.faults()).held).toBe(0);
+    expect(await connection.getBalance(payer.publicKey)).toBe(lamportsBefore - 10_000 - FEE);
+    expect(await usdcBalance(merchant.publicKey)).toBe(usdcBefore + 2_000_000n);
+  });
+
+  it('holds a duplicate once, lands it once, and refuses it once processed', async () => {
+    const payer = wallet();
+    const tx = signed(payer, await rpc.blockhash(), lamportsTo(payer, merchant.publicKey, 7_000));
+    const before = await connection.getBalance(merchant.publicKey);
+    await rpc.setFaults({ delaySlots: 3 });
+    expect(await rpc.send(tx)).toMatchObject({ result: tx.signature });
+    expect(await rpc.send(tx, { skipPreflight: true })).toMatchObject({ result: tx.signature });
+    expect((await rpc.faults()).held).toBe(1);
+
+    await landed(tx.signature);
+    await waitFor(async () => (await rpc.faults()).held === 0);
+    expect(await connection.getBalance(merchant.publicKey)).toBe(before + 7_000);
+    expect((await rpc.send(tx)).error).toMatchObject({
+      code: -32002,
+      message: expect.stringContaining('already been processed') as unknown,
+    });
+    expect((await rpc.faults()).held).toBe(0);
+  });
+
+  it('records a delayed transaction that fails at its slot as a cluster does: error and fee', async () => {
+    const payer = wallet(3_000_000n);
+    const lamportsBefore = await connection.getBalance(payer.publicKey);
+    const blockhash = await rpc.blockhash();
+    const late = signed(payer, blockhash, usdcTo(payer, merchant.publicKey, 2_000_000n));
+    await rpc.setFaults({ delaySlots: 5 });
+    // Passes preflight at receipt (3 USDC cover 2)...
+    expect(await rpc.send(late)).toMatchObject({ result: late.signature });
+    // ...but 2 USDC leave in the meantime, through the chain itself (no fault applies there).
+    const spend = signed(payer, blockhash, usdcTo(payer, merchant.publicKey, 2_000_001n));
+    const spent = tc.chain.sendTransaction(Buffer.from(spend.wire, 'base64'));
+    expect(await rpc.status(spent)).toMatchObject({ err: null });
+
+    await landed(late.signature);
+    expect(await rpc.status(late.signature)).toMatchObject({
+      err: { InstructionError: [0, { Custom: 1 }] },
+    });
+    const recorded = await connection.getTransaction(late.signature, { commitment: 'confirmed' });
+    expect(recorded?.meta?.fee).toBe(FEE);
+    expect(await connection.getBalance(payer.publicKey)).toBe(lamportsBefore - 2 * FEE);
+    expect(await usdcBalance(payer.publicKey)).toBe(999_999n);
+  });
+
+  it('keeps what is held when the delay is switched off, and sends after that land at once', async () => {
+    const payer = wallet();
+    const blockhash = await rpc.blockhash();
+    const held = [1, 2, 3].map((n) =>
+      signed(payer, blockhash, lamportsTo(payer, merchant.publicKey, 100 + n)),
+    );
+    await rpc.setFaults({ delaySlots: 8 });
+    for (const tx of held) expect(await rpc.send(tx)).toMatchObject({ result: tx.signature });
+    expect(await rpc.faults()).toMatchObject({ held: 3 });
+
+    expect(await rpc.setFaults({ delaySlots: 0 })).toMatchObject({ delaySlots: 0, held: 3 });
+    const now = signed(payer, blockhash, lamportsTo(payer, merchant.publicKey, 200));
+    expect(await rpc.send(now)).toMatchObject({ result: now.signature });
+    expect(await rpc.status(now.signature)).toMatchObject({ err: null });
+    expect(await rpc.status(held[0].signature)).toBeNull();
+
+    await waitFor(
+      async () => (await rpc.faults()).held === 0,
+      15_000,
+      () => 'held to land',
+    );
+    for (const tx of held) {
+      expect(await rpc.status(tx.signature)).toMatchObject({ err: null });
+    }
+  });
+
+  it('hides every status for hideStatusesMs, then shows the real one; 0 turns it off at once', async () => {
+    const payer = wallet();
+    const tx = signed(payer, await rpc.blockhash(), lamportsTo(payer, merchant.publicKey, 5));
+    expect(await rpc.send(tx)).toMatchObject({ result: tx.signature });
+    const real = await rpc.status(tx.signature);
+    expect(real).toMatchObject({ err: null });
+
+    const state = await rpc.setFaults({ hideStatusesMs: 600_000 });
+    expect(state.hideStatusesMs).toBeGreaterThan(590_000);
+    expect(state.hideStatusesMs).toBeLessThanOrEqual(600_000);
+    expect(await rpc.status(tx.signature)).toBeNull();
+    // The transaction itself is there: only the status view lags.
+    expect(
+      await connection.getTransaction(tx.signature, { commitment: 'confirmed' }),
+    ).not.toBeNull();
+    expect((await rpc.setFaults({ hideStatusesMs: 0 })).hideStatusesMs).toBe(0);
+    expect(await rpc.status(tx.signature)).toMatchObject({ slot: real!.slot, err: null });
+
+    await rpc.setFaults({ hideStatusesMs: 3_000 });
+    expect(await rpc.status(tx.signature)).toBeNull();
+    await waitFor(async () => (await rpc.status(tx.signature)) !== null, 10_000);
+    expect(await rpc.status(tx.signature)).toMatchObject({ slot: real!.slot, err: null });
+    expect((await rpc.faults()).hideStatusesMs).toBe(0);
+  });
+
+  it('refuses batch requests whole with refuseBatches, and still serves single requests', async () => {
+    const batch = [
+      { jsonrpc: '2.0', id: 1, method: 'getHealth' },
+      { jsonrpc: '2.0', id: 2, method: 'localnet_getFaults' },
+    ];
+    expect(await rpc.setFaults({ refuseBatches: true })).toMatchObject({ refuseBatches: true });
+    expect(await rpc.post(batch)).toEqual({
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32600, message: 'Batch requests are not supported' },
+    });
+    expect(await rpc.post([])).toMatchObject({ error: { code: -32600 } });
+    expect(await rpc.result('getHealth')).toBe('ok');
+
+    await rpc.setFaults({ refuseBatches: false });
+    expect(await rpc.post(batch)).toEqual([
+      { jsonrpc: '2.0', id: 1, result: 'ok' },
+      { jsonrpc: '2.0', id: 2, result: { ...ALL_OFF, held: 0 } },
+    ]);
+  });
+
+  it('shares one set of switches between JSON-RPC and TestChain.faults, changing only what is given', async () => {
+    expect(tc.faults.set({ dropSends: 4, refuseBatches: true })).toEqual({
+      ...ALL_OFF,
+      dropSends: 4,
+      refuseBatches: true,
+      held: 0,
+    });
+    expect(await rpc.setFaults({ delaySlots: 2 })).toEqual({
+      ...ALL_OFF,
+      dropSends: 4,
+      delaySlots: 2,
+      refuseBatches: true,
+      held: 0,
+    });
+    expect(tc.faults.state()).toMatchObject({ dropSends: 4, delaySlots: 2, refuseBatches: true });
+    expect(() => tc.faults.set({ dropSends: -1 })).toThrow(/dropSends must be a whole number/);
+  });
+
+  it('refuses bad switches with -32602 and a clear message, changing nothing', async () => {
+    const cases: Array<[unknown[], RegExp]> = [
+      [[], /expected an object of switches/],
+      [[null], /expected an object of switches/],
+      [[[1]], /expected an object of switches/],
+      [['dropSends'], /expected an object of switches/],
+      [[{ dropSends: -1 }], /dropSends must be a whole number from 0 to 1000000/],
+      [[{ dropSends: 1.5 }], /dropSends must be a whole number/],
+      [[{ dropSends: '1' }], /dropSends must be a whole number/],
+      [[{ dropSends: 1_000_001 }], /dropSends must be a whole number from 0 to 1000000/],
+      [[{ delaySlots: 10_001 }], /delaySlots must be a whole number from 0 to 10000/],
+      [[{ delaySlots: null }], /delaySlots must be a whole number/],
+      [[{ hideStatusesMs: 600_001 }], /hideStatusesMs must be a whole number from 0 to 600000/],
+      [[{ hideStatusesMs: Number.MAX_SAFE_INTEGER + 2 }], /hideStatusesMs must be a whole/],
+      [[{ refuseBatches: 'yes' }], /refuseBatches must be a boolean/],
+      [[{ refuseBatches: 1 }], /refuseBatches must be a boolean/],
+      [[{ dropSend: 1 }], /unknown switch "dropSend"/],
+      // One bad field refuses the whole request: the good one is not applied either.
+      [[{ dropSends: 3, delaySlots: -1 }], /delaySlots must be a whole number/],
+    ];
+    for (const [params, message] of cases) {
+      const body = await rpc.call('localnet_setFaults', params);
+      expect(body.result).toBeUndefined();
+      expect(body.error?.code).toBe(-32602);
+      expect(body.error?.message).toMatch(/^Invalid params: /);
+      expect(body.error?.message).toMatch(message);
+    }
+    expect(await rpc.faults()).toEqual({ ...ALL_OFF, held: 0 });
+  });
+});
+
+describe('Localnet fault injection: a transaction delayed past its blockhash', () => {
+  let tc: TestChain;
+  let rpc: ReturnType<typeof rpcOf>;
+  let restoreClock: (() => void) | undefined;
+
+  beforeAll(async () => {
+    tc = await startTestChain();
+    rpc = rpcOf(tc);
+  });
+  afterAll(async () => {
+    await tc.close();
+    // Only once the chain is closed: it must not see wall time go back.
+    restoreClock?.();
+  });
+
+  it('never lands when its slot comes after its blockhash expired, while a fresh one lands', async () => {
+    const payer = Keypair.generate();
+    const payee = Keypair.generate().publicKey;
+    tc.chain.faucet({ wallet: payer.publicKey.toBase58(), lamports: 1_000_000_000n });
+    const { value } = await rpc.result<{
+      value: { blockhash: string; lastValidBlockHeight: number };
+    }>('getLatestBlockhash');
+    const doomed = signed(payer, value.blockhash, lamportsTo(payer, payee, 1_000_000));
+
+    // A minute of wall time passes at once: the blockhash has 3 slots left, instead of waiting
+    // 57 s for it. Chain slots follow Date.now, and keep advancing from there.
+    const realNow = Date.now.bind(Date);
+    const skipMs = (value.lastValidBlockHeight - 3 - tc.chain.slot()) * 400;
+    const clock = jest.spyOn(Date, 'now').mockImplementation(() => realNow() + skipMs);
+    restoreClock = () => clock.mockRestore();
+    expect(tc.chain.slot()).toBeGreaterThanOrEqual(value.lastValidBlockHeight - 3);
+    expect(
+      (await rpc.result<{ value: boolean }>('isBlockhashValid', [value.blockhash])).value,
+    ).toBe(true);
+    const fresh = signed(payer, await rpc.blockhash(), lamportsTo(payer, payee, 2_000_000));
+
+    await rpc.setFaults({ delaySlots: 10 });
+    expect(await rpc.send(doomed)).toMatchObject({ result: doomed.signature });
+    expect(await rpc.send(fresh)).toMatchObject({ result: fresh.signature });
+    expect((await rpc.faults()).held).toBe(2);
+
+    await waitFor(
+      async () => (await rpc.faults()).held === 0,
+      15_000,
+      () => 'held to clear',
+    );
+    expect(await rpc.status(fresh.signature)).toMatchObject({ err: null });
+    expect(await rpc.status(doomed.signature)).toBeNull();
+    expect(tc.chain.getTransaction(doomed.signature)).toBeUndefined();
+    expect(tc.chain.getBalance(payee.toBase58())).toBe(2_000_000n);
+    // Sent again, it is refused: its blockhash is gone.
+    await rpc.setFaults({ delaySlots: 0 });
+    expect((await rpc.send(doomed)).error).toMatchObject({
+      code: -32002,
+      message: expect.stringContaining('Blockhash not found') as unknown,
+    });
+  });
+});
