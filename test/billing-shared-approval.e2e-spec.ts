@@ -25,6 +25,8 @@ describe('Billing engine: one approval shared by a wallet’s subscriptions', ()
   let beta: TestMerchant;
   let chain: ChainPort;
   const plans: Record<'pro' | 'basic' | 'addon', { id: string; amount: bigint }> = {} as never;
+  /** Each plan's merchant's id. */
+  const planMerchant: Record<string, string> = {};
 
   let billing: ReturnType<typeof billingHelpers>;
   const balance = (wallet: string) => billing.balance(wallet);
@@ -60,8 +62,15 @@ describe('Billing engine: one approval shared by a wallet’s subscriptions', ()
   async function subscribe(customer: Keypair, planId: string): Promise<string> {
     const signature = await signAndSendTx(customer, await request(customer, planId));
     const res = await confirm(planId, signature).expect(200);
-    expect(res.body).toMatchObject({ planId, status: 'Active', created: true });
-    return res.body.id as string;
+    expect(res.body).toEqual({
+      planId,
+      created: true,
+      subscribed: true,
+      firstPayment: 'paid',
+      failureReason: null,
+    });
+    const merchant = [acme, beta].find((m) => m.id === planMerchant[planId])!;
+    return (await billing.subscriptionOf(merchant.auth, planId, customer.publicKey.toBase58())).id;
   }
   const share = (plan: { amount: bigint }) => PERIODS * plan.amount;
 
@@ -79,6 +88,7 @@ describe('Billing engine: one approval shared by a wallet’s subscriptions', ()
         .set(merchant.auth)
         .send({ label, mint: 'USDC', amount: String(amount), intervalSeconds: 30 * DAY })
         .expect(201);
+      planMerchant[res.body.plan.id as string] = merchant.id;
       return { id: res.body.plan.id as string, amount: amount * USDC };
     };
     plans.pro = await plan(acme, 'Pro', 10n);
@@ -221,7 +231,7 @@ describe('Billing engine: one approval shared by a wallet’s subscriptions', ()
 
     const basicSig = await signAndSendTx(customer, basicTx);
     const basic = await confirm(plans.basic.id, basicSig).expect(200);
-    expect(basic.body.status).toBe('Active');
+    expect(basic.body).toMatchObject({ subscribed: true, created: true });
 
     // Pro's approval (its share alone) replaces Basic's: it does not cover both, so Pro is
     // refused and nothing is created or charged for it. Basic is still covered.

@@ -69,14 +69,18 @@ describe('Billing engine: a subscription from checkout to its end', () => {
       .post(`/api/checkout/plans/${planId}/confirm`)
       .send({ signature })
       .expect(200);
-    expect(confirmed.body).toMatchObject({
+    // The public answer says what the page shows, nothing about the subscription itself.
+    expect(confirmed.body).toEqual({
       planId,
-      status: 'Active',
-      walletAddress: wallet,
       created: true,
+      subscribed: true,
+      firstPayment: 'paid',
+      failureReason: null,
     });
-    expect(confirmed.body.lastChargeAt).not.toBeNull();
-    const id = confirmed.body.id as string;
+    const subscription = await billing.subscriptionOf(acme.auth, planId, wallet);
+    expect(subscription).toMatchObject({ status: 'Active', customer: { walletAddress: wallet } });
+    expect(subscription.lastChargeAt).not.toBeNull();
+    const id = subscription.id;
     expect(await balance(wallet)).toBe(20n * USDC);
     expect(await balance(acme.walletAddress)).toBe(10n * USDC);
     // Idempotent per signature: the same subscription, nothing charged again.
@@ -84,7 +88,7 @@ describe('Billing engine: a subscription from checkout to its end', () => {
       .post(`/api/checkout/plans/${planId}/confirm`)
       .send({ signature })
       .expect(200);
-    expect(again.body).toMatchObject({ id, created: false });
+    expect(again.body).toMatchObject({ planId, created: false, subscribed: true });
     expect(await balance(wallet)).toBe(20n * USDC);
     // A second subscribe of the same plan by the same wallet is refused (409).
     await t.http
@@ -222,16 +226,30 @@ describe('Billing engine: a subscription from checkout to its end', () => {
     const wallet = customer.publicKey.toBase58();
     fund(t, wallet, { symbol: 'USDC', amount: 100n * USDC });
     const { signature } = await subscribe(customer);
-    const { body } = await t.http
-      .post(`/api/checkout/plans/${planId}/confirm`)
-      .send({ signature })
-      .expect(200);
+    await t.http.post(`/api/checkout/plans/${planId}/confirm`).send({ signature }).expect(200);
+    const { id } = await billing.subscriptionOf(acme.auth, planId, wallet);
     expect(await balance(wallet)).toBe(90n * USDC);
-    await t.http.post(`/api/subscriptions/${body.id}/cancel`).set(acme.auth).expect(200);
+    await t.http.post(`/api/subscriptions/${id}/cancel`).set(acme.auth).expect(200);
     await advance(90);
     await run();
     expect(await balance(wallet)).toBe(90n * USDC);
-    expect((await sub(body.id)).status).toBe('Cancelled');
+    expect((await sub(id)).status).toBe('Cancelled');
+    // Replaying the subscribe's signature at the public confirm revives nothing.
+    const replay = await t.http
+      .post(`/api/checkout/plans/${planId}/confirm`)
+      .send({ signature })
+      .expect(200);
+    expect(replay.body).toEqual({
+      planId,
+      created: false,
+      subscribed: false,
+      firstPayment: null,
+      failureReason: null,
+    });
+    await advance(30);
+    expect((await run()).charges.attempts).toBe(0);
+    expect(await balance(wallet)).toBe(90n * USDC);
+    expect((await sub(id)).status).toBe('Cancelled');
   });
 
   it('a customer who closes the tab after signing still gets a subscription (reconciling watcher)', async () => {

@@ -287,14 +287,14 @@ describe('Hosted checkout and customer portal in Chromium', () => {
       await expect(page.locator('h1').textContent()).resolves.toBe('Beans <monthly>');
       await expect(page.locator('.price').textContent()).resolves.toBe('9.99 USDC every 30 days');
       // The reconciling watcher may create the subscription before the page confirms, and its
-      // first charge may still be on its way: the page's confirm then answers without
-      // `lastChargeAt`. Play that race every time (the first answer loses its charge): the page
-      // must keep following until the payment is confirmed.
+      // first charge may still be on its way: the page's confirm then answers with the first
+      // payment `pending`. Play that race every time (the first answer loses its charge): the
+      // page must keep following until the payment is confirmed.
       let answers = 0;
       await page.route('**/api/checkout/plans/*/confirm', async (route) => {
         const response = await route.fetch();
         const body = (await response.json()) as Record<string, unknown>;
-        if (response.ok() && answers++ === 0) body.lastChargeAt = null;
+        if (response.ok() && answers++ === 0) body.firstPayment = 'pending';
         await route.fulfill({ response, json: body });
       });
       await page.getByRole('button', { name: 'Subscribe with a browser wallet' }).click();

@@ -32,18 +32,14 @@ describe('Customer portal API and hosted pages over HTTP', () => {
   async function subscriber(usdc: bigint) {
     const wallet = Keypair.generate();
     fund(t, wallet.publicKey.toBase58(), { symbol: 'USDC', amount: usdc });
-    const { signature } = await billing.signCheckout(wallet, planId);
-    const confirmed = await t.http
-      .post(`/api/checkout/plans/${planId}/confirm`)
-      .send({ signature })
-      .expect(200);
+    const { subscription } = await billing.subscribe(wallet, planId, acme.auth);
     const [row] = await t.sql<{ customer_id: string }>(
       `SELECT customer_id FROM subscriptions WHERE id = $1`,
-      [confirmed.body.id],
+      [subscription.id],
     );
     return {
       wallet,
-      id: confirmed.body.id as string,
+      id: subscription.id,
       customerId: row.customer_id,
       token: await session(acme, row.customer_id),
     };
@@ -224,7 +220,9 @@ describe('Customer portal API and hosted pages over HTTP', () => {
         .set(portal(sub.token))
         .send({ signature })
         .expect(400);
-      expect(notRevoke.body.error.message).toBe('signature is not the revoke of this subscription');
+      expect(notRevoke.body.error.message).toBe(
+        'signature is not the revoke of this subscription signed by its wallet',
+      );
 
       const confirmed = await t.http
         .post(`/api/portal/subscriptions/${sub.id}/reauthorize/confirm`)

@@ -7,6 +7,7 @@ import { PortalSessionsModule } from '../portal/portal-sessions.module';
 import { SubscriptionsModule } from '../subscriptions/subscriptions.module';
 import { BillingNotices } from './billing-notices';
 import { BillingService } from './billing.service';
+import { ChargeClaims } from './charge-claims';
 import { ChargeRunService } from './charge-run.service';
 import { ChargeSettlement } from './charge-settlement';
 import { InvoiceWatcherService } from './invoice-watcher.service';
@@ -28,6 +29,7 @@ import { SubscribeService } from './subscribe.service';
   providers: [
     BillingNotices,
     BillingService,
+    ChargeClaims,
     ChargeRunService,
     ChargeSettlement,
     InvoiceWatcherService,

@@ -1,18 +1,11 @@
 import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable, Logger } from '@nestjs/common';
-import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
 import { Clock } from '../common/clock';
 import { AppConfig } from '../config/app-config';
 import { ChainPort, ChargeFailedError, ChargeInput, TxOutcome } from '../solana/chain.port';
-import {
-  attemptSelect,
-  AttemptRow,
-  ChargeRunResult,
-  ChargeSettlement,
-  emptyResult,
-} from './charge-settlement';
+import { AttemptRow, ChargeRunResult, ChargeSettlement, emptyResult } from './charge-settlement';
 import { pgQuery } from '../database/pg-transaction';
+import { ChargeClaims } from './charge-claims';
 import { drainBatches } from './concurrency';
 import { unchangedSince, walletReservation, WalletReservation } from './reserved-allowance';
 
@@ -55,8 +48,6 @@ const IMPATIENT: Patience = { waits: 1, signings: 2 };
 @Injectable()
 export class ChargeRunService {
   private readonly logger = new Logger(ChargeRunService.name);
-  /** Who holds the leases this service takes (`lease_owner`): host, process and instance. */
-  private readonly instance = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
 
   constructor(
     private readonly em: EntityManager,
@@ -64,6 +55,7 @@ export class ChargeRunService {
     private readonly clock: Clock,
     private readonly config: AppConfig,
     private readonly settlement: ChargeSettlement,
+    private readonly claims: ChargeClaims,
   ) {}
 
   /**
@@ -77,8 +69,8 @@ export class ChargeRunService {
       this.config.CHARGE_CONCURRENCY,
       async () => {
         const rows = [
-          ...(await this.resumeStale(this.config.CHARGE_BATCH_SIZE)),
-          ...(await this.claimDue(this.config.CHARGE_BATCH_SIZE)),
+          ...(await this.claims.resumeStale(this.config.CHARGE_BATCH_SIZE)),
+          ...(await this.claims.claimDue(this.config.CHARGE_BATCH_SIZE)),
         ];
         result.attempts += rows.length;
         return rows;
@@ -94,84 +86,12 @@ export class ChargeRunService {
    */
   async chargeNow(subscriptionId: string): Promise<ChargeRunResult> {
     const result = emptyResult();
-    const rows = await this.claimDue(1, subscriptionId);
+    const rows = await this.claims.claimDue(1, subscriptionId);
     result.attempts = rows.length;
     // A customer's request is waiting: no waiting on the wallet's other charges (see
     // `quietReservation`); if one is in flight, the next run charges this one.
     for (const row of rows) await this.process(row, result, IMPATIENT);
     return result;
-  }
-
-  /**
-   * Claims due Active subscriptions and writes (or re-arms) their period's attempt, leased to
-   * this instance, in one statement. A subscription whose attempt for this period is still open
-   * (another instance holds it, or it waits on an outcome) is not claimed; that open attempt can
-   * only be the next period's, so it is looked up by its (subscription, period) key (see
-   * `reservedAllowance` for why not by state).
-   */
-  private async claimDue(limit: number, subscriptionId?: string): Promise<AttemptRow[]> {
-    const now = this.clock.now();
-    return pgQuery<AttemptRow[]>(
-      this.em,
-      `WITH due AS (
-         SELECT s.id, s.merchant_id, s.periods_charged + 1 AS period, p.amount, p.mint
-           FROM subscriptions s JOIN plans p ON p.id = s.plan_id
-          WHERE s.status = 'Active' AND s.current_period_end <= ?
-            ${subscriptionId ? 'AND s.id = ?' : ''}
-            AND NOT EXISTS (
-              SELECT 1 FROM charge_attempts o
-               WHERE o.subscription_id = s.id AND o.period = s.periods_charged + 1
-                 AND o.state IN ('pending', 'sent'))
-          ORDER BY s.current_period_end
-          LIMIT ?
-          FOR UPDATE OF s SKIP LOCKED
-       ), claimed AS (
-       INSERT INTO charge_attempts AS a (id, created_at, updated_at, merchant_id, subscription_id,
-         period, amount, mint, state, tries, lease_until, lease_owner)
-       SELECT gen_random_uuid(), ?, ?, due.merchant_id, due.id, due.period, due.amount, due.mint,
-              'pending', 1, now() + make_interval(secs => ?), ?
-         FROM due
-       ON CONFLICT (subscription_id, period) DO UPDATE
-          SET state = 'pending', tries = a.tries + 1, lease_until = EXCLUDED.lease_until,
-              lease_owner = EXCLUDED.lease_owner,
-              amount = EXCLUDED.amount, failure_reason = NULL, updated_at = EXCLUDED.updated_at
-        WHERE a.state IN ('failed', 'abandoned')
-       RETURNING a.*
-       )
-       ${attemptSelect('claimed')}`,
-      [
-        now,
-        ...(subscriptionId ? [subscriptionId] : []),
-        limit,
-        now,
-        now,
-        this.config.CHARGE_LEASE_SECONDS,
-        this.instance,
-      ],
-    );
-  }
-
-  /**
-   * Takes up attempts whose holder's lease ended (it crashed, or stalled past its lease: it no
-   * longer renews it). `takeovers` counts them, `lease_owner` says who holds each now.
-   */
-  private resumeStale(limit: number): Promise<AttemptRow[]> {
-    return pgQuery<AttemptRow[]>(
-      this.em,
-      `WITH resumed AS (
-         UPDATE charge_attempts SET lease_until = now() + make_interval(secs => ?),
-                lease_owner = ?, takeovers = takeovers + 1
-          WHERE id IN (
-            SELECT id FROM charge_attempts
-             WHERE state IN ('pending', 'sent') AND lease_until < now()
-             ORDER BY lease_until
-             LIMIT ?
-             FOR UPDATE SKIP LOCKED)
-         RETURNING *
-       )
-       ${attemptSelect('resumed')}`,
-      [this.config.CHARGE_LEASE_SECONDS, this.instance, limit],
-    );
   }
 
   /** One attempt, from wherever it stands, to an outcome (or deferred to a later run). */
@@ -346,7 +266,7 @@ export class ChargeRunService {
     const timer = setInterval(
       () => {
         if (!held) return;
-        this.settlement.renewLease({ id, signature }, this.instance, seconds).then(
+        this.settlement.renewLease({ id, signature }, this.claims.instance, seconds).then(
           (still) => (held = still),
           (error: unknown) =>
             this.logger.warn({ err: error, attemptId: id }, 'Could not renew a charge lease'),

@@ -1,5 +1,5 @@
 import { EntityManager } from '@mikro-orm/postgresql';
-import { pgQuery } from '../database/pg-transaction';
+import { pgQuery, type SqlTx } from '../database/pg-transaction';
 
 /**
  * A wallet's subscriptions (`s`, with their plans `p`), read customers by wallet, then theirs by
@@ -28,10 +28,12 @@ const STILL_NEEDED = `GREATEST(s.authorized_amount - s.charged_amount - COALESCE
  * state alone the planner took the partial index of open attempts, whose entries for attempts
  * long settled stay until a vacuum, and read all of them for every subscription.
  *
+ * @param db the caller's transaction (a confirm reads it under its per-wallet lock), or the
+ *   EntityManager for a read of its own.
  * @param exceptPlanId leaves out the wallet's subscription to this plan.
  */
 export async function reservedAllowance(
-  em: EntityManager,
+  db: EntityManager | SqlTx,
   wallet: string,
   mint: string,
   filter: { exceptPlanId?: string } = {},
@@ -42,13 +44,14 @@ export async function reservedAllowance(
     where += ' AND s.plan_id <> ?';
     params.push(filter.exceptPlanId);
   }
-  const [row] = await pgQuery<{ total: string }[]>(
-    em,
-    `SELECT COALESCE(SUM(${STILL_NEEDED}), 0)::text AS total
+  const sql = `SELECT COALESCE(SUM(${STILL_NEEDED}), 0)::text AS total
        ${WALLET_SUBSCRIPTIONS}
-      WHERE c.wallet_address = ? AND p.mint = ? AND s.status IN ('Active', 'PastDue') AND s.revoked_at IS NULL${where}`,
-    params,
-  );
+      WHERE c.wallet_address = ? AND p.mint = ? AND s.status IN ('Active', 'PastDue') AND s.revoked_at IS NULL${where}`;
+  // Outside a transaction: a prepared statement of its own; inside one: the caller's.
+  const [row] =
+    db instanceof EntityManager
+      ? await pgQuery<{ total: string }[]>(db, sql, params)
+      : await db.execute<{ total: string }[]>(sql, params);
   return BigInt(row.total);
 }
 

@@ -3,10 +3,12 @@ import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../common/clock';
 import {
+  DomainError,
   NotFoundError,
   ServiceUnavailableError,
   ValidationError,
 } from '../common/errors/domain-error';
+import { inPgTransaction, type SqlTx } from '../database/pg-transaction';
 import { ChainPort, ChainTransaction } from '../solana/chain.port';
 import type { MintSymbol } from '../solana/mints';
 import { planSubscribeReference } from '../solana/references';
@@ -87,32 +89,50 @@ export class SubscribeService {
   /**
    * Verifies the subscribe transaction `signature` on-chain and creates the subscription
    * `Active` (customer upserted, `subscription.created`), then charges its first period at once.
+   *
+   * A signature is used once, ever (`subscription_signatures`): the same subscribe confirmed
+   * again answers with the subscription it created; a signature used for anything else (another
+   * plan, a re-authorisation, a revoke) is refused; a valid subscribe of a plan the wallet is
+   * already subscribed to is bound to that live subscription, so it can never create one later.
+   * What the transaction did is read from its instructions: a subscribe (or approval) of this
+   * plan signed by the subscriber, in a successful transaction, and what it left on-chain
+   * still covers the plan. Confirms of one wallet in one mint are serialised (an advisory lock),
+   * so two subscribes racing over one shared approval cannot both be taken as covered.
    * @throws NotFoundError (plan); ValidationError when the transaction is not (yet) a confirmed,
    *   successful subscribe of this plan whose authorisation covers it, or the plan is inactive.
    */
   async confirm(planId: string, signature: string): Promise<ConfirmedSubscription> {
     const plan = await this.plan(planId);
-    const bySignature = await this.findBySignature(signature);
-    if (bySignature) {
-      if (bySignature.plan_id !== planId) {
-        throw invalidSignature('belongs to a subscribe of another plan');
-      }
-      return { subscriptionId: bySignature.id, created: false, firstCharge: null };
-    }
+    const used = await this.subscriptions.signatureUse(this.em, signature);
+    if (used) return this.usedBefore(used, planId);
     const tx = await this.readConfirmed(signature);
-    const subscriber = tx.feePayer;
-    const { onchainAddress, authorizedAmount } = await this.verify(plan, tx, subscriber);
+    const subscriber = await this.chain.authorizationSigner(tx, {
+      merchantWallet: plan.merchant_wallet,
+      planId: plan.id,
+      mint: plan.mint,
+    });
+    if (!subscriber) {
+      throw invalidSignature('is not a subscribe to this plan signed by its subscriber');
+    }
+    const onchain = await this.onchainAuthorization(plan, subscriber);
 
     let created = false;
     let subscriptionId: string;
     try {
-      subscriptionId = await this.em.fork().transactional(async (em) => {
-        const live = await this.liveSubscription(em, plan, subscriber);
-        if (live) return live;
-        const subscription = await this.subscriptions.create(em, plan.merchant_id, {
+      subscriptionId = await inPgTransaction(this.em, async (tx) => {
+        await lockWallet(tx, subscriber, plan.mint);
+        const usedMeanwhile = await this.subscriptions.signatureUse(tx, signature);
+        if (usedMeanwhile) return this.usedBefore(usedMeanwhile, planId).subscriptionId;
+        const live = await this.liveSubscription(tx, plan, subscriber);
+        if (live) {
+          await this.subscriptions.useSignature(tx, live, signature, 'subscribe');
+          return live;
+        }
+        const authorizedAmount = await this.covers(tx, plan, subscriber, onchain);
+        const subscription = await this.subscriptions.create(tx, plan.merchant_id, {
           planId,
           walletAddress: subscriber,
-          onchainAddress,
+          onchainAddress: onchain.address,
           subscribeSignature: signature,
           authorizedAmount,
         });
@@ -121,16 +141,29 @@ export class SubscribeService {
       });
     } catch (error) {
       if (!(error instanceof UniqueConstraintViolationException)) throw error;
-      // A concurrent confirm of this signature, or of this plan and wallet, won.
-      created = false;
-      const winner =
-        (await this.findBySignature(signature))?.id ??
-        (await this.liveSubscription(this.em.fork(), plan, subscriber));
+      // A confirm that did not take the lock (another version of the service) won the race.
+      const winner = await this.subscriptions.signatureUse(this.em, signature);
       if (!winner) throw error;
-      subscriptionId = winner;
+      created = false;
+      subscriptionId = this.usedBefore(winner, planId).subscriptionId;
     }
     const firstCharge = created ? await this.charges.chargeNow(subscriptionId) : null;
     return { subscriptionId, created, firstCharge };
+  }
+
+  /** A signature the service accepted before: the same subscribe again, or a refusal. */
+  private usedBefore(
+    used: { subscriptionId: string; planId: string; use: string },
+    planId: string,
+  ): ConfirmedSubscription {
+    if (used.use !== 'subscribe' || used.planId !== planId) {
+      throw invalidSignature(
+        used.use === 'subscribe'
+          ? 'belongs to a subscribe of another plan'
+          : 'was already used to change a subscription; a signature is used once',
+      );
+    }
+    return { subscriptionId: used.subscriptionId, created: false, firstCharge: null };
   }
 
   /**
@@ -143,7 +176,7 @@ export class SubscribeService {
       this.logger.warn({ err: error }, 'Could not read a transaction');
       throw new ServiceUnavailableError('The chain is not reachable; retry shortly');
     });
-    if (!tx) throw invalidSignature('is not confirmed on-chain (yet); retry in a few seconds');
+    if (!tx) throw new NotConfirmedYetError();
     if (tx.error) throw invalidSignature('is a transaction that failed on-chain');
     return tx;
   }
@@ -163,19 +196,33 @@ export class SubscribeService {
     for (const cursor of cursors) {
       try {
         const scan = await this.chain.signaturesAfter(cursor.address, cursor.cursor);
+        // The cursor moves past a signature only once it is settled: confirmed, or refused for
+        // what it is. A failure to judge it (the RPC or the database down) stops the scan there,
+        // and the next sweep reads it again: a real subscribe is never skipped for good.
+        let reached: string | null = scan.cursor;
+        let previous = cursor.cursor;
         for (const signature of scan.signatures) {
           try {
             if ((await this.confirm(cursor.plan_id, signature)).created) created++;
           } catch (error) {
+            if (!isRefusal(error)) {
+              this.logger.warn(
+                { err: error, planId: cursor.plan_id, signature },
+                'Could not judge a subscribe; the next sweep tries it again',
+              );
+              reached = previous;
+              break;
+            }
             // Not a valid subscribe of this plan (anyone can name the reference): skipped.
             this.logger.debug({ err: error, signature }, 'Skipped a transaction naming a plan');
           }
+          previous = signature;
         }
-        if (scan.cursor !== cursor.cursor) {
+        if (reached !== cursor.cursor) {
           await this.em.fork().execute(
             `UPDATE chain_cursors SET cursor = ?, updated_at = ?
               WHERE address = ? AND cursor IS NOT DISTINCT FROM ?`,
-            [scan.cursor, this.clock.now(), cursor.address, cursor.cursor],
+            [reached, this.clock.now(), cursor.address, cursor.cursor],
           );
         }
       } catch (error) {
@@ -186,17 +233,14 @@ export class SubscribeService {
   }
 
   /**
-   * The on-chain proof that `subscriber` authorised this plan. Token-delegate: the transaction
-   * is this plan's subscribe, and the service key's approval on the subscriber's token account
-   * now covers this plan's share on top of what their other live subscriptions in the mint
-   * still need. Program scheme: the subscription account exists with the plan's terms.
+   * What the subscriber's authorisation left on-chain, read before any database transaction
+   * opens. Token-delegate: the approval on their token account. Program scheme: the
+   * subscription account exists, running, with the plan's terms.
    */
-  private async verify(
+  private async onchainAuthorization(
     plan: PlanTerms,
-    tx: ChainTransaction,
     subscriber: string,
-  ): Promise<{ onchainAddress: string; authorizedAmount: bigint }> {
-    const amount = BigInt(plan.amount);
+  ): Promise<{ address: string; delegated: bigint | null }> {
     if (this.chain.scheme === 'program') {
       const state = await this.chain.readProgramSubscription(
         plan.merchant_wallet,
@@ -205,44 +249,51 @@ export class SubscribeService {
       );
       if (
         !state ||
-        state.terms.amount !== amount ||
+        state.terms.amount !== BigInt(plan.amount) ||
         state.terms.periodHours !== BigInt(plan.interval_seconds / 3600) ||
         state.expiresAtTs !== 0n
       ) {
-        throw invalidSignature("did not create a subscription with this plan's terms");
+        throw invalidSignature("did not leave a subscription with this plan's terms on-chain");
       }
-      return { onchainAddress: state.address, authorizedAmount: 0n };
-    }
-    if (!tx.memos.includes(`subscribe:v1:${plan.id}`)) {
-      throw invalidSignature('is not a subscribe to this plan');
+      return { address: state.address, delegated: null };
     }
     const authorization = await this.chain.readAuthorization(subscriber, plan.mint);
-    const share = this.chain.subscriptionAllowance(amount);
-    const needed = share + (await this.reserved(subscriber, plan.mint, plan.id));
-    if (!authorization.delegatedToService || authorization.delegatedAmount < needed) {
+    return {
+      address: authorization.tokenAccount,
+      delegated: authorization.delegatedToService ? authorization.delegatedAmount : 0n,
+    };
+  }
+
+  /**
+   * Token-delegate: the approval must cover this plan's share on top of what the wallet's other
+   * live subscriptions in the mint still need, read under the wallet's lock (a subscribe sent
+   * later replaces the approval of one sent earlier). @returns this subscription's share (0
+   * under the program scheme, where the program keeps the terms).
+   */
+  private async covers(
+    tx: SqlTx,
+    plan: PlanTerms,
+    subscriber: string,
+    onchain: { delegated: bigint | null },
+  ): Promise<bigint> {
+    if (onchain.delegated === null) return 0n;
+    const share = this.chain.subscriptionAllowance(BigInt(plan.amount));
+    const needed =
+      share + (await reservedAllowance(tx, subscriber, plan.mint, { exceptPlanId: plan.id }));
+    if (onchain.delegated < needed) {
       throw invalidSignature(
         'left an approval that does not cover this plan (a later approval replaced it?)',
       );
     }
-    return { onchainAddress: authorization.tokenAccount, authorizedAmount: share };
-  }
-
-  private async findBySignature(signature: string) {
-    const [row] = await this.em
-      .fork()
-      .execute<{ id: string; plan_id: string }[]>(
-        `SELECT id, plan_id FROM subscriptions WHERE subscribe_signature = ?`,
-        [signature],
-      );
-    return row ?? null;
+    return share;
   }
 
   private async liveSubscription(
-    em: EntityManager,
+    tx: SqlTx,
     plan: PlanTerms,
     wallet: string,
   ): Promise<string | null> {
-    const [row] = await em.execute<{ id: string }[]>(
+    const [row] = await tx.execute<{ id: string }[]>(
       `SELECT s.id FROM subscriptions s JOIN customers c ON c.id = s.customer_id
         WHERE s.plan_id = ? AND c.merchant_id = ? AND c.wallet_address = ?
           AND s.status IN ('Active', 'PastDue')`,
@@ -255,4 +306,31 @@ export class SubscribeService {
 /** A refusal of a `signature` field, with its detail. */
 export function invalidSignature(problem: string): ValidationError {
   return new ValidationError(`signature ${problem}`, [{ field: 'signature', message: problem }]);
+}
+
+/**
+ * Serialises, for the rest of the caller's transaction, everything that judges one wallet's
+ * shared approval in one mint: confirms of subscribes and of re-authorisations.
+ */
+export async function lockWallet(tx: SqlTx, wallet: string, mint: string): Promise<void> {
+  await tx.execute(`SELECT pg_advisory_xact_lock(hashtextextended(?, 0))`, [
+    `approval:${wallet}:${mint}`,
+  ]);
+}
+
+/** The chain has not (yet) shown the transaction: a 400 to a caller, who may retry. */
+export class NotConfirmedYetError extends ValidationError {
+  constructor() {
+    const problem = 'is not confirmed on-chain (yet); retry in a few seconds';
+    super(`signature ${problem}`, [{ field: 'signature', message: problem }]);
+  }
+}
+
+/** A refusal of the transaction itself (not a subscribe of the plan, not covered...), final. */
+function isRefusal(error: unknown): boolean {
+  return (
+    error instanceof DomainError &&
+    !(error instanceof ServiceUnavailableError) &&
+    !(error instanceof NotConfirmedYetError)
+  );
 }

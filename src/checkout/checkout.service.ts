@@ -13,7 +13,6 @@ import {
   toInvoiceResponse,
 } from '../invoices/invoice.mapper';
 import { pgQuery } from '../database/pg-transaction';
-import { isoTimestamp } from '../database/sql';
 import { ChainPort } from '../solana/chain.port';
 import { planSubscribeReference } from '../solana/references';
 import { everyText } from './every-text';
@@ -22,6 +21,7 @@ import {
   CheckoutInvoiceResponse,
   CheckoutPlanResponse,
   CheckoutSubscriptionResponse,
+  FirstPaymentState,
   TransactionRequestMetaResponse,
   TransactionRequestResponse,
 } from './dto/checkout.response';
@@ -169,35 +169,31 @@ export class CheckoutService {
     };
   }
 
-  /** Confirms a signed subscribe (see `SubscribeService.confirm`). */
+  /**
+   * Confirms a signed subscribe (see `SubscribeService.confirm`) and answers with what the page
+   * shows: whether it took and how the first payment went.
+   */
   async confirm(planId: string, signature: string): Promise<CheckoutSubscriptionResponse> {
     const confirmed = await this.subscribes.confirm(planId, signature);
-    const [row] = await this.em.fork().execute<
-      {
-        id: string;
-        plan_id: string;
-        status: SubscriptionStatus;
-        wallet_address: string;
-        current_period_end: string | null;
-        last_charge_at: string | null;
-        failure_reason: string | null;
-      }[]
-    >(
-      `SELECT s.id, s.plan_id, s.status, c.wallet_address,
-              ${isoTimestamp('s.current_period_end', 'current_period_end')},
-              ${isoTimestamp('s.last_charge_at', 'last_charge_at')}, s.failure_reason
-         FROM subscriptions s JOIN customers c ON c.id = s.customer_id WHERE s.id = ?`,
-      [confirmed.subscriptionId],
-    );
+    const [row] = await pgQuery<
+      { status: SubscriptionStatus; periods_charged: number; failure_reason: string | null }[]
+    >(this.em, `SELECT status, periods_charged, failure_reason FROM subscriptions WHERE id = ?`, [
+      confirmed.subscriptionId,
+    ]);
+    const live = row.status === 'Active' || row.status === 'PastDue';
+    const firstPayment: FirstPaymentState | null = !live
+      ? null
+      : row.periods_charged > 0
+        ? 'paid'
+        : row.status === 'PastDue' && row.failure_reason
+          ? 'failed'
+          : 'pending';
     return {
-      id: row.id,
-      planId: row.plan_id,
-      status: row.status,
-      walletAddress: row.wallet_address,
-      currentPeriodEnd: row.current_period_end,
-      lastChargeAt: row.last_charge_at,
-      failureReason: row.failure_reason,
+      planId,
       created: confirmed.created,
+      subscribed: live,
+      firstPayment,
+      failureReason: firstPayment === 'failed' ? row.failure_reason : null,
     };
   }
 

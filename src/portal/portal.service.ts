@@ -13,11 +13,13 @@ import { AppConfig } from '../config/app-config';
 import { inPgTransaction, pgQuery } from '../database/pg-transaction';
 import { isoTimestamp } from '../database/sql';
 import { ChargeRunService } from '../billing/charge-run.service';
-import { invalidSignature, SubscribeService } from '../billing/subscribe.service';
+import { reservedAllowance } from '../billing/reserved-allowance';
+import { invalidSignature, lockWallet, SubscribeService } from '../billing/subscribe.service';
 import { invoiceCheckoutUrl, invoiceNumber } from '../invoices/invoice.mapper';
-import { ChainPort, ChainTransaction } from '../solana/chain.port';
+import { ChainPort } from '../solana/chain.port';
 import type { MintSymbol } from '../solana/mints';
 import { SubscriptionsService } from '../subscriptions/subscriptions.service';
+import type { SignatureUse } from '../subscriptions/entities/subscription-signature.entity';
 import type { SubscriptionStatus } from '../subscriptions/subscription-status';
 import { everyText } from '../checkout/every-text';
 import type { PortalGrant } from './portal-token';
@@ -209,10 +211,14 @@ export class PortalService {
   }
 
   /**
-   * After the wallet sent the re-authorisation: verified on-chain (this wallet's successful
-   * subscribe of the plan, and the approval now covers a fresh share on top of the others'
-   * needs), the subscription's share starts again from what it has been charged.
-   * @throws ValidationError (not that transaction, or not confirmed yet); NotFoundError.
+   * After the wallet sent the re-authorisation: verified on-chain (a successful transaction
+   * holding this subscription's wallet's signed approval of the service key, with the plan's
+   * subscribe memo, and the approval now covers a fresh share on top of the others' needs, judged
+   * under the wallet's lock), the subscription's share starts again from what it has been
+   * charged. The signature is used once: the same confirm again answers as before; a signature
+   * used for anything else is refused.
+   * @throws ValidationError (not that transaction, or not confirmed yet); NotFoundError;
+   *   ConflictError (the subscription is no longer live).
    */
   async confirmReauthorize(
     grant: PortalGrant,
@@ -225,23 +231,27 @@ export class PortalService {
         'Subscriptions under the Subscriptions program need no re-authorising',
       );
     }
-    const tx = await this.readSigned(signature, row.wallet_address);
-    if (!tx.memos.includes(`subscribe:v1:${row.plan_id}`)) {
-      throw invalidSignature('is not an authorisation of this subscription');
+    if (await this.usedFor(signature, id, 'reauthorize')) {
+      return this.subscriptionView(await this.subscriptionRow(grant, id));
+    }
+    const tx = await this.subscribes.readConfirmed(signature);
+    const signer = await this.chain.authorizationSigner(tx, this.planRef(row));
+    if (signer !== row.wallet_address) {
+      throw invalidSignature('is not an authorisation of this subscription signed by its wallet');
     }
     const share = this.chain.subscriptionAllowance(BigInt(row.amount));
     const state = await this.readAuthorization(row.wallet_address, row.mint);
-    const others = await this.subscribes.reserved(row.wallet_address, row.mint, row.plan_id);
-    if (!state.delegatedToService || state.delegatedAmount < share + others) {
-      throw invalidSignature('left an approval that does not cover this subscription');
-    }
-    await pgQuery(
-      this.em,
-      `UPDATE subscriptions SET authorized_amount = charged_amount + ?::bigint, updated_at = ?
-        WHERE id = ? AND merchant_id = ? AND customer_id = ? AND status IN ('Active', 'PastDue')
-          AND revoked_at IS NULL`,
-      [share.toString(), this.clock.now(), id, grant.merchantId, grant.customerId],
-    );
+    const changed = await inPgTransaction(this.em, async (tx) => {
+      await lockWallet(tx, row.wallet_address, row.mint);
+      const others = await reservedAllowance(tx, row.wallet_address, row.mint, {
+        exceptPlanId: row.plan_id,
+      });
+      if (!state.delegatedToService || state.delegatedAmount < share + others) {
+        throw invalidSignature('left an approval that does not cover this subscription');
+      }
+      return this.subscriptions.reauthorize(tx, grant, id, share, signature);
+    });
+    if (!changed) throw new ConflictError('This subscription is no longer live');
     return this.subscriptionView(await this.subscriptionRow(grant, id));
   }
 
@@ -267,10 +277,11 @@ export class PortalService {
   }
 
   /**
-   * After the wallet sent the revoke, seen on-chain: the subscription is never charged again
-   * and ends per DESIGN section 8, `Completed` (`authorization_gone`) at the end of the period
-   * paid for: at once when it is `PastDue`, else when `currentPeriodEnd` passes (the charge
-   * run). Idempotent per subscription.
+   * After the wallet sent the revoke, seen on-chain (a successful transaction holding this
+   * subscription's wallet's signed revoke of it): the subscription is never charged again and
+   * ends per DESIGN section 8, `Completed` (`authorization_gone`) at the end of the period paid
+   * for: at once when it is `PastDue`, else when `currentPeriodEnd` passes (the charge run).
+   * Idempotent per subscription; the signature is used once.
    * @throws ValidationError (not this subscription's revoke, or not confirmed yet).
    */
   async confirmCancel(
@@ -279,13 +290,17 @@ export class PortalService {
     signature: string,
   ): Promise<PortalSubscriptionResponse> {
     const row = await this.subscriptionRow(grant, id);
+    if (await this.usedFor(signature, id, 'cancel')) return this.subscriptionView(row);
     if (row.revoked) return this.subscriptionView(row);
-    const tx = await this.readSigned(signature, row.wallet_address);
-    if (this.chain.scheme === 'token-delegate') {
-      if (!tx.memos.includes(`revoke:v1:${row.plan_id}`)) {
-        throw invalidSignature('is not the revoke of this subscription');
-      }
-    } else {
+    const tx = await this.subscribes.readConfirmed(signature);
+    const revoked = await this.chain.isRevocationBy(tx, {
+      ...this.planRef(row),
+      subscriber: row.wallet_address,
+    });
+    if (!revoked) {
+      throw invalidSignature('is not the revoke of this subscription signed by its wallet');
+    }
+    if (this.chain.scheme === 'program') {
       const state = await this.chain.readProgramSubscription(
         row.merchant_wallet,
         row.plan_id,
@@ -295,21 +310,23 @@ export class PortalService {
         throw invalidSignature('left the subscription authorised on-chain');
       }
     }
-    await inPgTransaction(this.em, async (tx) => {
-      const marked = await tx.execute<{ status: SubscriptionStatus }[]>(
-        `UPDATE subscriptions SET revoked_at = ?, revoke_signature = ?, updated_at = ?
-          WHERE id = ? AND merchant_id = ? AND customer_id = ? AND revoked_at IS NULL
-            AND status IN ('Active', 'PastDue')
-        RETURNING status`,
-        [this.clock.now(), signature, this.clock.now(), id, grant.merchantId, grant.customerId],
-      );
-      if (marked[0]?.status === 'PastDue') {
-        await this.subscriptions.transition(tx, grant.merchantId, id, 'complete', {
-          failureReason: 'authorization_gone',
-        });
-      }
-    });
+    await inPgTransaction(this.em, (tx) => this.subscriptions.revoke(tx, grant, id, signature));
     return this.subscriptionView(await this.subscriptionRow(grant, id));
+  }
+
+  /**
+   * Whether `signature` already did `use` to subscription `id` (a repeated confirm).
+   * @throws ValidationError when it was used for anything else: a signature is used once.
+   */
+  private async usedFor(signature: string, id: string, use: SignatureUse): Promise<boolean> {
+    const used = await this.subscriptions.signatureUse(this.em, signature);
+    if (!used) return false;
+    if (used.use === use && used.subscriptionId === id) return true;
+    throw invalidSignature('was already used to change a subscription; a signature is used once');
+  }
+
+  private planRef(row: PortalSubscriptionRow) {
+    return { merchantWallet: row.merchant_wallet, planId: row.plan_id, mint: row.mint };
   }
 
   private settleable(row: PortalSubscriptionRow): boolean {
@@ -410,13 +427,6 @@ export class PortalService {
       this.logger.warn({ err: error }, 'Could not read a token account');
       throw new ServiceUnavailableError('The chain is not reachable; retry shortly');
     });
-  }
-
-  /** A confirmed, successful transaction the wallet signed and paid for. */
-  private async readSigned(signature: string, wallet: string): Promise<ChainTransaction> {
-    const tx = await this.subscribes.readConfirmed(signature);
-    if (tx.feePayer !== wallet) throw invalidSignature('was not signed by the subscription wallet');
-    return tx;
   }
 }
 

@@ -181,6 +181,13 @@ export interface PaymentScan {
   signaturesScanned: number;
 }
 
+/** A top-level instruction of a transaction as the chain recorded it. */
+export interface ChainInstruction {
+  programId: string;
+  accounts: { address: string; signer: boolean; writable: boolean }[];
+  data: Uint8Array;
+}
+
 /** A transaction as the chain holds it, read by signature (verifying a customer's subscribe). */
 export interface ChainTransaction {
   signature: string;
@@ -192,6 +199,15 @@ export interface ChainTransaction {
   signers: string[];
   /** The text of its memo instructions. */
   memos: string[];
+  /** Its top-level instructions, in order (inner ones are not recorded). */
+  instructions: ChainInstruction[];
+}
+
+/** Which plan an authorisation or its withdrawal is about. */
+export interface PlanRef {
+  merchantWallet: string;
+  planId: string;
+  mint: MintSymbol;
 }
 
 /** The signatures naming an address after a cursor, oldest first, and the cursor to store. */
@@ -305,6 +321,19 @@ export abstract class ChainPort {
 
   /** The transaction by signature at `confirmed`, or null when the chain has not seen it. */
   abstract readTransaction(signature: string): Promise<ChainTransaction | null>;
+  /**
+   * The wallet whose signed authorisation of the plan `tx` holds, read from its instructions
+   * (never from the fee payer or an account's existence): the subscriber's `subscribe` of this
+   * plan (program scheme), or the subscriber's approval of the service key on their token
+   * account of the plan's mint, with this plan's subscribe memo (token-delegate). Null when it
+   * holds none. Whether it succeeded and what it left on-chain are the caller's to check.
+   */
+  abstract authorizationSigner(tx: ChainTransaction, plan: PlanRef): Promise<string | null>;
+  /** Whether `tx` holds `subscriber`'s signed withdrawal of its authorisation of the plan. */
+  abstract isRevocationBy(
+    tx: ChainTransaction,
+    plan: PlanRef & { subscriber: string },
+  ): Promise<boolean>;
   /** Every transaction naming `address` after `cursor` (a signature), oldest first. */
   abstract signaturesAfter(address: string, cursor: string | null): Promise<SignatureScan>;
 

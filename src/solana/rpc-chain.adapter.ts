@@ -22,6 +22,7 @@ import {
   InvoicePaymentInput,
   InvoiceRegistrationInput,
   PaymentScan,
+  PlanRef,
   PlanRegistrationInput,
   ProgramSubscriptionState,
   ResolvedMint,
@@ -49,15 +50,9 @@ import {
   SUBSCRIPTIONS_PROGRAM_ID,
 } from './subscriptions-program';
 import { doomedCharge, tokenAccountState } from './token-account-state';
+import { chainTransaction } from './chain-transaction';
 import { TransactionSender } from './transaction-sender';
-import {
-  memo,
-  MEMO_PROGRAM_ID,
-  ServiceSigner,
-  UnsignedTxBuilder,
-  withReference,
-  withTimeout,
-} from './transactions';
+import { memo, ServiceSigner, UnsignedTxBuilder, withReference, withTimeout } from './transactions';
 
 /** The longest an API request waits for the chain reads behind an unsigned transaction. */
 const BUILD_TIMEOUT_MS = 5_000;
@@ -69,11 +64,6 @@ const ACCOUNT_READ_TIMEOUT_MS = 10_000;
 const MAX_MULTIPLE_ACCOUNTS = 100;
 
 export { customErrorCode, MEMO_PROGRAM_ID } from './transactions';
-
-const MEMO_PROGRAM_IDS = new Set([
-  MEMO_PROGRAM_ID.toBase58(),
-  'Memo1UhkJRfHyvLMcVucJwxXeuD728EqVDDwQDxFMNo',
-]);
 
 export interface RpcChainOptions {
   cluster: SolanaCluster;
@@ -346,25 +336,18 @@ export class RpcChainAdapter extends ChainPort {
       commitment: 'confirmed',
       maxSupportedTransactionVersion: 0,
     });
-    if (!tx) return null;
-    const message = tx.transaction.message;
-    const keys = message
-      .getAccountKeys({ accountKeysFromLookups: tx.meta?.loadedAddresses })
-      .keySegments()
-      .flat()
-      .map((k) => k.toBase58());
-    const signers = keys.slice(0, message.header.numRequiredSignatures);
-    const memos = message.compiledInstructions
-      .filter((ix) => MEMO_PROGRAM_IDS.has(keys[ix.programIdIndex]))
-      .map((ix) => Buffer.from(ix.data).toString('utf8'));
-    return {
-      signature,
-      slot: tx.slot,
-      error: tx.meta?.err ? JSON.stringify(tx.meta.err) : null,
-      feePayer: signers[0],
-      signers,
-      memos,
-    };
+    return tx ? chainTransaction(signature, tx) : null;
+  }
+
+  async authorizationSigner(tx: ChainTransaction, plan: PlanRef): Promise<string | null> {
+    return this.subscriptions.authorizationSigner(tx, plan, await this.mints.mint(plan.mint));
+  }
+
+  async isRevocationBy(
+    tx: ChainTransaction,
+    plan: PlanRef & { subscriber: string },
+  ): Promise<boolean> {
+    return this.subscriptions.isRevocationBy(tx, plan, await this.mints.mint(plan.mint));
   }
 
   async signaturesAfter(address: string, cursor: string | null): Promise<SignatureScan> {

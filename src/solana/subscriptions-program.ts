@@ -10,6 +10,11 @@ import {
   decodePlan,
   decodeSubscriptionAuthority,
   decodeSubscriptionDelegation,
+  identifySubscriptionsInstruction,
+  parseCancelSubscriptionInstruction,
+  parseRevokeDelegationInstruction,
+  parseSubscribeInstruction,
+  SubscriptionsInstruction,
   findPlanPda,
   findSubscriptionAuthorityPda,
   findSubscriptionDelegationPda,
@@ -21,6 +26,7 @@ import {
   SUBSCRIPTIONS_PROGRAM_ADDRESS,
 } from '@solana/subscriptions';
 import { AccountInfo, PublicKey, TransactionInstruction } from '@solana/web3.js';
+import type { ChainInstruction } from './chain.port';
 
 /**
  * The Solana Foundation Subscriptions program (devnet and mainnet-beta), through its official
@@ -217,4 +223,104 @@ export function revokeSubscriptionInstruction(p: RevokeSubscriptionParams): Tran
       subscriptionPda: address(p.subscription),
     }),
   );
+}
+
+/** A recorded instruction as kit's instruction, which the official parsers take. */
+function asKitInstruction(ix: ChainInstruction) {
+  return {
+    programAddress: address(ix.programId),
+    accounts: ix.accounts.map((a) => ({
+      address: address(a.address),
+      role: a.signer
+        ? a.writable
+          ? AccountRole.WRITABLE_SIGNER
+          : AccountRole.READONLY_SIGNER
+        : a.writable
+          ? AccountRole.WRITABLE
+          : AccountRole.READONLY,
+    })),
+    data: ix.data,
+  };
+}
+
+/** The program's instructions of a transaction, identified by the official client. */
+function programInstructions(instructions: ChainInstruction[]) {
+  const found: { kind: SubscriptionsInstruction; ix: ReturnType<typeof asKitInstruction> }[] = [];
+  for (const ix of instructions) {
+    if (ix.programId !== SUBSCRIPTIONS_PROGRAM_ADDRESS) continue;
+    try {
+      found.push({ kind: identifySubscriptionsInstruction(ix.data), ix: asKitInstruction(ix) });
+    } catch {
+      // not an instruction of this program's interface
+    }
+  }
+  return found;
+}
+
+const signs = (role: AccountRole) =>
+  role === AccountRole.READONLY_SIGNER || role === AccountRole.WRITABLE_SIGNER;
+
+/**
+ * The subscriber of a signed `subscribe` of the plan (merchant, plan id) among the instructions,
+ * parsed by the official client: the subscriber signs, and the merchant, the plan PDA and the
+ * subscription PDA are this plan's and this subscriber's. Null when there is none.
+ */
+export async function subscribeSignerIn(
+  instructions: ChainInstruction[],
+  plan: { merchant: string; planId: bigint },
+): Promise<string | null> {
+  const planAddress = await planPda(plan.merchant, plan.planId);
+  for (const { kind, ix } of programInstructions(instructions)) {
+    if (kind !== SubscriptionsInstruction.Subscribe || ix.accounts.length < 4) continue;
+    const { accounts } = parseSubscribeInstruction(ix);
+    const subscriber = accounts.subscriber;
+    if (!signs(subscriber.role)) continue;
+    if (accounts.merchant.address !== plan.merchant || accounts.planPda.address !== planAddress) {
+      continue;
+    }
+    if (
+      accounts.subscriptionPda.address !== (await subscriptionPda(planAddress, subscriber.address))
+    ) {
+      continue;
+    }
+    return subscriber.address;
+  }
+  return null;
+}
+
+/**
+ * Whether the instructions hold the subscriber's signed withdrawal of its subscription to the
+ * plan: the revoke that closes the subscription PDA (what the portal builds), or the program's
+ * `cancel_subscription` (the customer cancelled elsewhere).
+ */
+export async function revokedIn(
+  instructions: ChainInstruction[],
+  plan: { merchant: string; planId: bigint; subscriber: string },
+): Promise<boolean> {
+  const planAddress = await planPda(plan.merchant, plan.planId);
+  const subscription = await subscriptionPda(planAddress, plan.subscriber);
+  for (const { kind, ix } of programInstructions(instructions)) {
+    if (kind === SubscriptionsInstruction.RevokeDelegation && ix.accounts.length >= 2) {
+      const { accounts } = parseRevokeDelegationInstruction(ix);
+      if (
+        signs(accounts.authority.role) &&
+        accounts.authority.address === plan.subscriber &&
+        accounts.delegationAccount.address === subscription
+      ) {
+        return true;
+      }
+    }
+    if (kind === SubscriptionsInstruction.CancelSubscription && ix.accounts.length >= 3) {
+      const { accounts } = parseCancelSubscriptionInstruction(ix);
+      if (
+        signs(accounts.subscriber.role) &&
+        accounts.subscriber.address === plan.subscriber &&
+        accounts.planPda.address === planAddress &&
+        accounts.subscriptionPda.address === subscription
+      ) {
+        return true;
+      }
+    }
+  }
+  return false;
 }

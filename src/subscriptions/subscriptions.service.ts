@@ -10,6 +10,7 @@ import { EventsService } from '../events/events.service';
 import { ListSubscriptionsQueryDto } from './dto/subscription.dto';
 import { SUBSCRIPTION_LIST_SELECT, subscriptionListItemJson } from './subscription-list';
 import { SubscriptionResponse } from './dto/subscription.response';
+import type { SignatureUse } from './entities/subscription-signature.entity';
 import {
   SUBSCRIPTION_TRANSITIONS,
   SubscriptionAction,
@@ -29,7 +30,7 @@ export interface NewSubscription {
   walletAddress: string;
   /** Where the authorisation lives on-chain (`ChainPort.subscriptionAddress`). */
   onchainAddress: string | null;
-  /** The confirmed subscribe transaction (one subscription per signature). */
+  /** The confirmed subscribe transaction (a signature creates at most one subscription). */
   subscribeSignature?: string | null;
   /** Token-delegate scheme: this subscription's share of the approval, in base units. */
   authorizedAmount?: bigint;
@@ -69,10 +70,11 @@ export class SubscriptionsService {
    *   to the plan.
    */
   async create(
-    em: EntityManager,
+    tx: SqlTx,
     merchantId: string,
     input: NewSubscription,
   ): Promise<SubscriptionResponse> {
+    const em = tx;
     const [plan] = await em.execute<{ active: boolean }[]>(
       'SELECT active FROM plans WHERE id = ? AND merchant_id = ? FOR SHARE',
       [input.planId, merchantId],
@@ -90,8 +92,8 @@ export class SubscriptionsService {
     const now = this.clock.now();
     await em.execute(
       `INSERT INTO subscriptions (id, merchant_id, plan_id, customer_id, status, current_period_end,
-         onchain_address, subscribe_signature, authorized_amount, created_at, updated_at)
-       VALUES (?, ?, ?, ?, 'Active', ?, ?, ?, ?, ?, ?)`,
+         onchain_address, authorized_amount, created_at, updated_at)
+       VALUES (?, ?, ?, ?, 'Active', ?, ?, ?, ?, ?)`,
       [
         id,
         merchantId,
@@ -99,12 +101,14 @@ export class SubscriptionsService {
         customer.id,
         now,
         input.onchainAddress,
-        input.subscribeSignature ?? null,
         (input.authorizedAmount ?? 0n).toString(),
         now,
         now,
       ],
     );
+    if (input.subscribeSignature) {
+      await this.useSignature(em, id, input.subscribeSignature, 'subscribe', { mustBeNew: true });
+    }
     const subscription = toSubscriptionResponse(await this.findRow(em, merchantId, id));
     await this.events.record(em, merchantId, 'subscription.created', subscription);
     return subscription;
@@ -280,6 +284,99 @@ export class SubscriptionsService {
       await this.events.record(em, merchantId, 'subscription.activated', subscription);
     }
     return subscription;
+  }
+
+  /**
+   * What an accepted customer signature did, if the service ever accepted it: the subscription
+   * it created or changed (any merchant's: a signature is used once, whatever for).
+   */
+  async signatureUse(
+    db: SqlTx,
+    signature: string,
+  ): Promise<{ subscriptionId: string; planId: string; use: SignatureUse } | null> {
+    const [row] = await db.execute<
+      { subscription_id: string; plan_id: string; use: SignatureUse }[]
+    >(
+      `SELECT g.subscription_id, s.plan_id, g.use
+         FROM subscription_signatures g JOIN subscriptions s ON s.id = g.subscription_id
+        WHERE g.signature = ?`,
+      [signature],
+    );
+    return row ? { subscriptionId: row.subscription_id, planId: row.plan_id, use: row.use } : null;
+  }
+
+  /**
+   * Records that `signature` created or changed subscription `id` (in the caller's transaction).
+   * A signature is used once, ever: @returns false when it was used before (for anything);
+   * with `mustBeNew` that is a unique violation instead (the caller's transaction fails).
+   */
+  async useSignature(
+    tx: SqlTx,
+    id: string,
+    signature: string,
+    use: SignatureUse,
+    options: { mustBeNew?: boolean } = {},
+  ): Promise<boolean> {
+    const rows = await tx.execute<{ signature: string }[]>(
+      `INSERT INTO subscription_signatures (signature, subscription_id, use, created_at)
+       VALUES (?, ?, ?, ?) ${options.mustBeNew ? '' : 'ON CONFLICT (signature) DO NOTHING'}
+       RETURNING signature`,
+      [signature, id, use, this.clock.now()],
+    );
+    return rows.length > 0;
+  }
+
+  /**
+   * A re-authorisation the customer signed (token-delegate scheme): the subscription's share
+   * of the approval starts again from what it has been charged. Only a live, unrevoked
+   * subscription of the customer is re-authorised; the signature is used once.
+   * @returns whether it changed.
+   */
+  async reauthorize(
+    tx: SqlTx,
+    owner: { merchantId: string; customerId: string },
+    id: string,
+    share: bigint,
+    signature: string,
+  ): Promise<boolean> {
+    const rows = await tx.execute<{ id: string }[]>(
+      `UPDATE subscriptions SET authorized_amount = charged_amount + ?::bigint, updated_at = ?
+        WHERE id = ? AND merchant_id = ? AND customer_id = ? AND status IN ('Active', 'PastDue')
+          AND revoked_at IS NULL
+        RETURNING id`,
+      [share.toString(), this.clock.now(), id, owner.merchantId, owner.customerId],
+    );
+    if (rows.length === 0) return false;
+    return this.useSignature(tx, id, signature, 'reauthorize', { mustBeNew: true });
+  }
+
+  /**
+   * The customer's revoke of its authorisation, seen on-chain (the portal): never charged again;
+   * a `PastDue` one (nothing paid it forward) is `Completed` at once (`authorization_gone`), an
+   * `Active` one when the period paid for ends (the charge run). The signature is used once.
+   * @returns whether it changed.
+   */
+  async revoke(
+    tx: SqlTx,
+    owner: { merchantId: string; customerId: string },
+    id: string,
+    signature: string,
+  ): Promise<boolean> {
+    const marked = await tx.execute<{ status: SubscriptionStatus }[]>(
+      `UPDATE subscriptions SET revoked_at = ?, updated_at = ?
+        WHERE id = ? AND merchant_id = ? AND customer_id = ? AND revoked_at IS NULL
+          AND status IN ('Active', 'PastDue')
+      RETURNING status`,
+      [this.clock.now(), this.clock.now(), id, owner.merchantId, owner.customerId],
+    );
+    if (marked.length === 0) return false;
+    await this.useSignature(tx, id, signature, 'cancel', { mustBeNew: true });
+    if (marked[0].status === 'PastDue') {
+      await this.transition(tx, owner.merchantId, id, 'complete', {
+        failureReason: 'authorization_gone',
+      });
+    }
+    return true;
   }
 
   private async findRow(em: SqlTx, merchantId: string, id: string): Promise<SubscriptionRow> {

@@ -1,4 +1,10 @@
-import { Connection, Keypair, PublicKey, Transaction } from '@solana/web3.js';
+import {
+  Connection,
+  Keypair,
+  PublicKey,
+  Transaction,
+  TransactionInstruction,
+} from '@solana/web3.js';
 import bs58 from 'bs58';
 import { ChainPort } from '../../src/solana/chain.port';
 import { signAndSend } from './chain-tx';
@@ -81,6 +87,29 @@ export function billingHelpers(t: TestApp) {
            FROM charge_attempts WHERE subscription_id = $1 ORDER BY period`,
         [subscriptionId],
       );
+    },
+    /**
+     * Sends `instructions` in one transaction paid by `payer` and signed by `signers` (a
+     * transaction of the test's own making: a forged, partial or foreign one); its signature
+     * once it landed and succeeded.
+     */
+    async sendInstructions(
+      payer: Keypair,
+      instructions: TransactionInstruction[],
+      ...signers: Keypair[]
+    ): Promise<string> {
+      const { blockhash, lastValidBlockHeight } = await connection.getLatestBlockhash();
+      const tx = new Transaction({ feePayer: payer.publicKey, blockhash, lastValidBlockHeight });
+      tx.add(...instructions);
+      tx.sign(payer, ...signers);
+      const signature = bs58.encode(tx.signature!);
+      const outcome = await chain.sendAndConfirm({
+        signature,
+        transaction: tx.serialize().toString('base64'),
+        lastValidBlockHeight,
+      });
+      if (outcome.state !== 'succeeded') throw new Error(`the transaction ${outcome.state}`);
+      return signature;
     },
     /** Signs a transaction the service built (base64) as the wallet and sends it; its signature. */
     async sendSigned(customer: Keypair, transaction: string): Promise<string> {

@@ -215,8 +215,8 @@ async function payInvoice(button: HTMLElement): Promise<void> {
 }
 
 interface SubscriptionView {
-  status: string;
-  lastChargeAt: string | null;
+  subscribed: boolean;
+  firstPayment: 'pending' | 'paid' | 'failed' | null;
   failureReason: string | null;
 }
 
@@ -232,25 +232,24 @@ async function subscribe(button: HTMLElement): Promise<void> {
   const confirm = `/api/checkout/plans/${plan}/confirm`;
   let subscription = await confirmWith<SubscriptionView>(confirm, signature);
   button.hidden = true;
-  for (let tries = 0; !subscription.lastChargeAt && subscription.status === 'Active'; tries++) {
-    show(
-      `Subscribed: your subscription is ${subscription.status}; the first payment is on its way…`,
-      'ok',
-    );
+  for (let tries = 0; subscription.firstPayment === 'pending'; tries++) {
+    show('Subscribed: your subscription is Active; the first payment is on its way…', 'ok');
     if (tries >= 60) return;
     await sleep(1500);
     subscription = await api<SubscriptionView>('POST', confirm, { signature });
   }
-  if (subscription.lastChargeAt) {
+  if (subscription.firstPayment === 'paid') {
     show(
-      `Subscribed: your subscription is ${subscription.status} and the first payment is confirmed on-chain.`,
+      'Subscribed: your subscription is Active and the first payment is confirmed on-chain.',
       'ok',
     );
-  } else {
+  } else if (subscription.subscribed) {
     show(
-      `Subscribed, but the first payment did not go through (${subscription.failureReason ?? subscription.status}).`,
+      `Subscribed, but the first payment did not go through (${subscription.failureReason ?? 'unknown reason'}).`,
       'error',
     );
+  } else {
+    show('This authorisation belongs to a subscription that has ended.', 'error');
   }
 }
 

@@ -2,10 +2,6 @@ import { ApiProperty } from '@nestjs/swagger';
 import { INVOICE_STATUSES, type InvoiceStatus } from '../../invoices/invoice-status';
 import { LineItemResponse } from '../../invoices/dto/invoice.response';
 import { MINT_SYMBOLS, type MintSymbol } from '../../solana/mints';
-import {
-  SUBSCRIPTION_STATUSES,
-  type SubscriptionStatus,
-} from '../../subscriptions/subscription-status';
 
 /** Solana Pay transaction request, GET: what the wallet shows before asking for the account. */
 export class TransactionRequestMetaResponse {
@@ -82,17 +78,27 @@ export class CheckoutPlanResponse {
   authorizedPeriods!: number | null;
 }
 
-/** A subscription as its subscriber may see it. */
+/** How the first payment of a subscription went. */
+export const FIRST_PAYMENT_STATES = ['pending', 'paid', 'failed'] as const;
+export type FirstPaymentState = (typeof FIRST_PAYMENT_STATES)[number];
+
+/**
+ * What the checkout page needs to know after a subscribe, and no more: anyone who knows a
+ * (public) transaction signature may ask, so no subscription id, wallet, status history or
+ * dates. The merchant reads the subscription itself through the API.
+ */
 export class CheckoutSubscriptionResponse {
-  id!: string;
   planId!: string;
-  @ApiProperty({ enum: SUBSCRIPTION_STATUSES })
-  status!: SubscriptionStatus;
-  /** The subscriber's wallet. */
-  walletAddress!: string;
-  currentPeriodEnd!: string | null;
-  lastChargeAt!: string | null;
-  failureReason!: string | null;
-  /** Whether this request created it (false: it existed). */
+  /**
+   * Whether this request created the subscription (false: the signature was confirmed before,
+   * or the wallet already had a live subscription to the plan).
+   */
   created!: boolean;
+  /** Whether the subscription the signature belongs to is live (Active or PastDue). */
+  subscribed!: boolean;
+  /** Its first payment; null once the subscription has ended. */
+  @ApiProperty({ enum: FIRST_PAYMENT_STATES, nullable: true, type: String })
+  firstPayment!: FirstPaymentState | null;
+  /** Why the first payment did not go through (`insufficient_funds`, ...), else null. */
+  failureReason!: string | null;
 }

@@ -8,6 +8,7 @@ import {
   ZERO_ADDRESS,
 } from '@solana/subscriptions';
 import {
+  ChainTransaction,
   ChargeFailedError,
   ChargeFailure,
   ChargeInput,
@@ -24,7 +25,9 @@ import {
   decodePlanAccount,
   onchainPlanId,
   planPda,
+  revokedIn,
   revokeSubscriptionInstruction,
+  subscribeSignerIn,
   subscribeInstructions,
   subscriptionAuthorityPda,
   subscriptionPda,
@@ -187,6 +190,27 @@ export class ProgramScheme implements SubscriptionScheme {
         amount: input.amount,
       }),
     ];
+  }
+
+  authorizationSigner(
+    tx: ChainTransaction,
+    plan: { merchantWallet: string; planId: string },
+  ): Promise<string | null> {
+    return subscribeSignerIn(tx.instructions, {
+      merchant: plan.merchantWallet,
+      planId: onchainPlanId(plan.planId),
+    });
+  }
+
+  isRevocationBy(
+    tx: ChainTransaction,
+    plan: { merchantWallet: string; planId: string; subscriber: string },
+  ): Promise<boolean> {
+    return revokedIn(tx.instructions, {
+      merchant: plan.merchantWallet,
+      planId: onchainPlanId(plan.planId),
+      subscriber: plan.subscriber,
+    });
   }
 
   classifyProgramError(_input: ChargeInput, error: string): Promise<ChargeFailure> {

@@ -1,6 +1,7 @@
 import { AccountInfo, Commitment, Connection, TransactionInstruction } from '@solana/web3.js';
 import type { SubscriptionScheme as SchemeName } from '../../config/app-config';
 import type {
+  ChainTransaction,
   ChargeFailure,
   ChargeInput,
   PlanRegistrationInput,
@@ -69,6 +70,22 @@ export interface SubscriptionScheme {
     mint: ResolvedMint,
     accounts: ChargeAccounts,
   ): Promise<TransactionInstruction[]>;
+
+  /**
+   * The wallet whose signed authorisation of the plan the transaction holds (see
+   * `ChainPort.authorizationSigner`), or null.
+   */
+  authorizationSigner(
+    tx: ChainTransaction,
+    plan: { merchantWallet: string; planId: string },
+    mint: ResolvedMint,
+  ): Promise<string | null>;
+  /** Whether the transaction holds the subscriber's signed withdrawal of that authorisation. */
+  isRevocationBy(
+    tx: ChainTransaction,
+    plan: { merchantWallet: string; planId: string; subscriber: string },
+    mint: ResolvedMint,
+  ): Promise<boolean>;
 
   /** Classifies a failed charge whose account states did not already explain it. */
   classifyProgramError(input: ChargeInput, error: string): Promise<ChargeFailure>;

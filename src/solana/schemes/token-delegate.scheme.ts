@@ -2,9 +2,12 @@ import {
   createApproveCheckedInstruction,
   createRevokeInstruction,
   createTransferCheckedInstruction,
+  TokenInstruction,
 } from '@solana/spl-token';
 import { PublicKey, TransactionInstruction } from '@solana/web3.js';
 import {
+  ChainInstruction,
+  ChainTransaction,
   ChargeFailedError,
   reservedOf,
   ChargeFailure,
@@ -75,7 +78,7 @@ export class TokenDelegateScheme implements SubscriptionScheme {
     // Extra accounts after the owner are ignored by the token program unless the owner is a
     // multisig, so the reference can ride on the approve as it does on a Solana Pay transfer.
     withReference(approve, input.reference);
-    return Promise.resolve([memo(`subscribe:v1:${input.planId}`), approve]);
+    return Promise.resolve([memo(subscribeMemo(input.planId)), approve]);
   }
 
   revoke(input: RevokeInput, mint: ResolvedMint): Promise<TransactionInstruction[]> {
@@ -97,7 +100,52 @@ export class TokenDelegateScheme implements SubscriptionScheme {
             [],
             program,
           );
-    return Promise.resolve([memo(`revoke:v1:${input.planId}`), instruction]);
+    return Promise.resolve([memo(revokeMemo(input.planId)), instruction]);
+  }
+
+  /**
+   * A subscribe (or re-authorisation) of the plan: its memo, and an approval of the service key
+   * on the token account of the plan's mint of the wallet that signs it as the account's owner.
+   * That owner is the subscriber (not the fee payer: anyone may pay the fee).
+   */
+  authorizationSigner(
+    tx: ChainTransaction,
+    plan: { planId: string },
+    mint: ResolvedMint,
+  ): Promise<string | null> {
+    if (!tx.memos.includes(subscribeMemo(plan.planId))) return Promise.resolve(null);
+    const service = this.ctx.signer.publicKey.toBase58();
+    for (const ix of tx.instructions) {
+      const approval = approvalOf(ix, mint);
+      if (approval?.delegate === service) return Promise.resolve(approval.owner);
+    }
+    return Promise.resolve(null);
+  }
+
+  /**
+   * The subscriber's revoke of the plan (what `revoke` builds): its memo, and a revoke of their
+   * token account's delegate, or an approval of what their other subscriptions still need,
+   * signed by them as the account's owner.
+   */
+  isRevocationBy(
+    tx: ChainTransaction,
+    plan: { planId: string; subscriber: string },
+    mint: ResolvedMint,
+  ): Promise<boolean> {
+    if (!tx.memos.includes(revokeMemo(plan.planId))) return Promise.resolve(false);
+    const account = ataOf(mint, plan.subscriber).toBase58();
+    const service = this.ctx.signer.publicKey.toBase58();
+    return Promise.resolve(
+      tx.instructions.some((ix) => {
+        if (ix.programId !== mint.tokenProgram) return false;
+        if (ix.data[0] === Number(TokenInstruction.Revoke)) {
+          const [source, owner] = ix.accounts;
+          return source?.address === account && owner?.address === plan.subscriber && owner.signer;
+        }
+        const approval = approvalOf(ix, mint);
+        return approval?.owner === plan.subscriber && approval.delegate === service;
+      }),
+    );
   }
 
   async charge(
@@ -139,4 +187,30 @@ export class TokenDelegateScheme implements SubscriptionScheme {
   classifyProgramError(): Promise<ChargeFailure> {
     return Promise.resolve('transient');
   }
+}
+
+/** The memo that names the plan a subscribe (or re-authorisation) is for. */
+const subscribeMemo = (planId: string) => `subscribe:v1:${planId}`;
+/** The memo that names the plan a revoke withdraws. */
+const revokeMemo = (planId: string) => `revoke:v1:${planId}`;
+
+/**
+ * An SPL `approve` or `approveChecked` (of the mint's token program) on the owner's own
+ * associated token account of the mint, signed by that owner: its delegate and owner.
+ */
+function approvalOf(
+  ix: ChainInstruction,
+  mint: ResolvedMint,
+): { delegate: string; owner: string } | null {
+  if (ix.programId !== mint.tokenProgram) return null;
+  let source, delegate, owner;
+  if (ix.data[0] === Number(TokenInstruction.Approve)) [source, delegate, owner] = ix.accounts;
+  else if (ix.data[0] === Number(TokenInstruction.ApproveChecked)) {
+    let mintAccount;
+    [source, mintAccount, delegate, owner] = ix.accounts;
+    if (mintAccount?.address !== mint.address) return null;
+  } else return null;
+  if (!source || !delegate || !owner?.signer) return null;
+  if (source.address !== ataOf(mint, owner.address).toBase58()) return null;
+  return { delegate: delegate.address, owner: owner.address };
 }

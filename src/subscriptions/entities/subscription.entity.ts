@@ -1,13 +1,4 @@
-import {
-  BigIntType,
-  Entity,
-  Enum,
-  Index,
-  ManyToOne,
-  Property,
-  Unique,
-  type Ref,
-} from '@mikro-orm/core';
+import { BigIntType, Entity, Enum, Index, ManyToOne, Property, type Ref } from '@mikro-orm/core';
 import { BaseEntity } from '../../common/base.entity';
 import { Customer } from '../../customers/entities/customer.entity';
 import { Merchant } from '../../merchants/entities/merchant.entity';
@@ -37,7 +28,6 @@ import { SUBSCRIPTION_STATUSES, type SubscriptionStatus } from '../subscription-
   name: 'subscriptions_due_idx',
   expression: `create index "subscriptions_due_idx" on "subscriptions" ("current_period_end") where "status" = 'Active'`,
 })
-@Unique({ name: 'subscriptions_subscribe_signature_unique', properties: ['subscribeSignature'] })
 export class Subscription extends BaseEntity {
   @ManyToOne(() => Merchant, { ref: true, deleteRule: 'cascade' })
   merchant!: Ref<Merchant>;
@@ -76,10 +66,6 @@ export class Subscription extends BaseEntity {
   @Property({ type: 'string', length: 44, nullable: true })
   onchainAddress: string | null = null;
 
-  /** The confirmed subscribe transaction it was created from (one subscription per signature). */
-  @Property({ type: 'string', length: 88, nullable: true })
-  subscribeSignature: string | null = null;
-
   /**
    * Token-delegate scheme: this subscription's share of the shared approval (amount x approval
    * periods), in base units; 0 under the program scheme, where the program keeps the terms.
@@ -102,8 +88,4 @@ export class Subscription extends BaseEntity {
    */
   @Property({ type: 'datetime', columnType: 'timestamptz(3)', nullable: true })
   revokedAt: Date | null = null;
-
-  /** The confirmed revoke transaction (one per subscription). */
-  @Property({ type: 'string', length: 88, nullable: true })
-  revokeSignature: string | null = null;
 }
