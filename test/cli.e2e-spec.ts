@@ -6,17 +6,24 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { startTestChain, freePortPair } from './helpers/test-chain';
+import { ensureBuilt } from './helpers/dist';
 import { randomWallet } from './helpers/test-app';
 import { createTestDatabase } from './setup/test-database';
 
 /**
- * The compiled entry points as a user runs them (`npm test` builds first): `npm start`'s
- * main.js and the merchant bootstrap CLI, sharing one DATA_DIR and its embedded PostgreSQL.
+ * The compiled entry points as a user runs them (built first when the sources are newer, as
+ * `npm test` does): `npm start`'s main.js and the merchant bootstrap CLI, sharing one DATA_DIR
+ * and its embedded PostgreSQL.
  */
 const ROOT = join(__dirname, '..');
 const execFileAsync = promisify(execFile);
 const MAIN = join(ROOT, 'dist', 'src', 'main.js');
 const CLI = join(ROOT, 'dist', 'src', 'cli', 'merchant-create.js');
+
+// Builds dist/ first when a source is newer (a fresh clone, an edit): allow for a build.
+beforeAll(() => {
+  ensureBuilt();
+}, 300_000);
 
 function env(dataDir: string, port = 0, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const { DATABASE_URL: _omit, ...rest } = process.env;

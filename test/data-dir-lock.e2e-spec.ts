@@ -4,17 +4,18 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ChainDirectoryInUseError, ChainDirectoryLock } from '../src/localnet/data-dir-lock';
+import { ensureBuilt } from './helpers/dist';
 
 /**
  * The data-directory lock of localnet across real processes (the compiled lock, as `npm start`
  * runs it): a lock being rewritten is never mistaken for a stale one, and a stale lock is taken
  * over by exactly one of several processes starting at once.
  */
-const LOCK = join(__dirname, '..', 'dist', 'src', 'localnet', 'data-dir-lock.js');
+let lockModule: string;
 
-function node(script: string, args: string[]): ChildProcess {
-  return spawn(process.execPath, ['-e', script, LOCK, ...args], {
-    stdio: ['ignore', 'pipe', 'inherit'],
+function node(script: string, args: string[], stdin: 'ignore' | 'pipe' = 'ignore'): ChildProcess {
+  return spawn(process.execPath, ['-e', script, lockModule, ...args], {
+    stdio: [stdin, 'pipe', 'inherit'],
   });
 }
 
@@ -26,8 +27,26 @@ function output(child: ChildProcess): Promise<string> {
   });
 }
 
+/** The first thing a process writes (one word), or all it wrote if it exits first. */
+function answer(child: ChildProcess): Promise<string> {
+  return new Promise((resolve) => {
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => resolve((out += d.toString())));
+    child.on('exit', () => resolve(out));
+  });
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => child.once('exit', () => resolve()));
+}
+
 describe('localnet data-directory lock across processes', () => {
   let dir: string;
+  // Builds dist/ first when a source is newer (a fresh clone, an edit): allow for a build.
+  beforeAll(() => {
+    lockModule = ensureBuilt('src', 'localnet', 'data-dir-lock.js');
+  }, 300_000);
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), 'lock-'));
   });
@@ -73,19 +92,23 @@ describe('localnet data-directory lock across processes', () => {
       // Left by a process that is gone (kill -9).
       writeFileSync(ChainDirectoryLock.path(roundDir), JSON.stringify({ pid: 2 ** 22 + 4321 }));
       const start = Date.now() + 300;
+      // The winner holds the lock until every racer has answered (its stdin is closed then): a
+      // racer slow to start (a busy machine) would otherwise find the lock of a winner that had
+      // already exited, a stale lock it rightly takes over, and the round would see two wins.
       const racers = Array.from({ length: 6 }, () =>
-        output(
-          node(
-            `const { ChainDirectoryLock } = require(process.argv[1]);
-             while (Date.now() < Number(process.argv[3])) {}
-             try { ChainDirectoryLock.acquire(process.argv[2]); process.stdout.write('won');
-                   setTimeout(() => process.exit(0), 500); }
-             catch (e) { process.stdout.write(e.name === 'ChainDirectoryInUseError' ? 'refused' : 'error ' + e.message); }`,
-            [roundDir, String(start)],
-          ),
+        node(
+          `const { ChainDirectoryLock } = require(process.argv[1]);
+           while (Date.now() < Number(process.argv[3])) {}
+           try { ChainDirectoryLock.acquire(process.argv[2]); process.stdout.write('won');
+                 process.stdin.on('end', () => process.exit(0)).resume(); }
+           catch (e) { process.stdout.write(e.name === 'ChainDirectoryInUseError' ? 'refused' : 'error ' + e.message); }`,
+          [roundDir, String(start)],
+          'pipe',
         ),
       );
-      const results = await Promise.all(racers);
+      const results = await Promise.all(racers.map(answer));
+      racers.forEach((racer) => racer.stdin!.end());
+      await Promise.all(racers.map(exited));
       expect(results.filter((r) => r === 'won')).toHaveLength(1);
       expect(results.filter((r) => r === 'refused')).toHaveLength(5);
     }

@@ -19,7 +19,7 @@ describe('Idempotency-Key', () => {
     acme = await t.createMerchant('Acme');
     globex = await t.createMerchant('Globex');
   });
-  afterAll(() => t.close());
+  afterAll(() => t?.close()); // unset if createTestApp failed (it released what it started)
 
   const invoiceBody = (wallet = randomWallet()) => ({
     walletAddress: wallet,
@@ -39,6 +39,59 @@ describe('Idempotency-Key', () => {
   const invoicesOf = (m: TestMerchant) => count('invoices WHERE merchant_id = $1', [m.id]);
   const createdEvents = (m: TestMerchant) =>
     count(`events WHERE merchant_id = $1 AND type = 'invoice.created'`, [m.id]);
+
+  /** A trigger name and literal of its own for one test's key (a random UUID: no quoting). */
+  const triggerFor = (key: string) => {
+    if (!/^[0-9a-f-]{36}$/.test(key)) throw new Error(`not a UUID: ${key}`);
+    return { name: `test_${key.replace(/-/g, '')}`, literal: `'${key}'` };
+  };
+
+  /** Makes PostgreSQL refuse to store a response for this key, until `drop`. */
+  async function failStoringResponse(key: string) {
+    const { name, literal } = triggerFor(key);
+    await t.sql(`CREATE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'storing the response failed (test fault)'; END $$`);
+    await t.sql(`CREATE TRIGGER ${name} BEFORE UPDATE ON idempotency_keys FOR EACH ROW
+      WHEN (NEW.key = ${literal} AND NEW.response_status IS NOT NULL) EXECUTE FUNCTION ${name}()`);
+    return {
+      drop: async () => {
+        await t.sql(`DROP TRIGGER IF EXISTS ${name} ON idempotency_keys`);
+        await t.sql(`DROP FUNCTION IF EXISTS ${name}()`);
+      },
+    };
+  }
+
+  /**
+   * Counts the attempts to claim this key from now on: each one is an INSERT ... ON CONFLICT,
+   * whose BEFORE INSERT row triggers fire even when the row conflicts.
+   */
+  async function recordClaimAttempts(key: string) {
+    const { name, literal } = triggerFor(key);
+    await t.sql(
+      `CREATE TABLE ${name}_attempts (at timestamptz NOT NULL DEFAULT clock_timestamp())`,
+    );
+    await t.sql(`CREATE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN INSERT INTO ${name}_attempts DEFAULT VALUES; RETURN NEW; END $$`);
+    await t.sql(`CREATE TRIGGER ${name} BEFORE INSERT ON idempotency_keys FOR EACH ROW
+      WHEN (NEW.key = ${literal}) EXECUTE FUNCTION ${name}()`);
+    return {
+      count: () => count(`${name}_attempts`, []),
+      drop: async () => {
+        await t.sql(`DROP TRIGGER IF EXISTS ${name} ON idempotency_keys`);
+        await t.sql(`DROP FUNCTION IF EXISTS ${name}()`);
+        await t.sql(`DROP TABLE IF EXISTS ${name}_attempts`);
+      },
+    };
+  }
+
+  /** Polls a condition every 20 ms, failing after 5 s. */
+  async function until(condition: () => Promise<boolean>): Promise<void> {
+    const deadline = Date.now() + 5000;
+    while (!(await condition())) {
+      if (Date.now() > deadline) throw new Error('condition not met within 5 s');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
 
   it('a retry gets the first response byte for byte, marked replayed, and creates nothing', async () => {
     const key = randomUUID();
@@ -175,12 +228,20 @@ describe('Idempotency-Key', () => {
       key,
       service.fingerprint('POST', '/api/invoices', body),
     );
-    const retry = postInvoice(acme, key, body).then((r) => r); // starts waiting
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    await service.complete(claim, 201, JSON.stringify({ stored: true }));
-    const res = await retry;
-    expect(res.status).toBe(201);
-    expect(res.body).toEqual({ stored: true });
+    // Completed only once the retry was refused the key at least once (seen in the database):
+    // it is waiting, not arriving after the response was stored.
+    const attempts = await recordClaimAttempts(key);
+    try {
+      const retry = postInvoice(acme, key, body).then((r) => r); // sent now, not when awaited
+      await until(async () => (await attempts.count()) >= 1);
+      await service.complete(claim, 201, JSON.stringify({ stored: true }));
+      const res = await retry;
+      expect(res.status).toBe(201);
+      expect(res.body).toEqual({ stored: true });
+      expect(res.headers['idempotent-replayed']).toBe('true');
+    } finally {
+      await attempts.drop();
+    }
   });
 
   it(`a retry still running after ${WAIT_MS / 1000} s is 409 CONFLICT, and nothing runs twice`, async () => {
@@ -259,29 +320,36 @@ describe('Idempotency-Key', () => {
   });
 
   it('a success whose response could not be stored is still answered, and the key stays held', async () => {
-    const service = t.app.get(IdempotencyService);
-    const spy = jest
-      .spyOn(service, 'complete')
-      .mockRejectedValueOnce(new Error('connection terminated'));
     const key = randomUUID();
     const body = { walletAddress: randomWallet() };
+    const send = () =>
+      t.http.post('/api/customers').set(acme.auth).set('Idempotency-Key', key).send(body);
+    // The customer upsert stores its response after its transaction, in an UPDATE of its own
+    // (IdempotencyService.complete): a real fault there, raised by PostgreSQL for this key only.
+    const fault = await failStoringResponse(key);
+    let first;
     try {
-      await t.http
-        .post('/api/customers')
-        .set(acme.auth)
-        .set('Idempotency-Key', key)
-        .send(body)
-        .expect(201);
+      first = await send().expect(201);
     } finally {
-      spy.mockRestore();
+      await fault.drop();
     }
+    expect(first.body.walletAddress).toBe(body.walletAddress);
     // Not released: a retry within the lease cannot run the request again.
     const [row] = await t.sql<{ response_status: number | null }>(
       'SELECT response_status FROM idempotency_keys WHERE merchant_id = $1 AND key = $2',
       [acme.id, key],
     );
     expect(row).toEqual({ response_status: null });
-  });
+    const retry = await send().expect(409);
+    expect(retry.body.error.code).toBe('CONFLICT');
+    expect(await count('customers WHERE wallet_address = $1', [body.walletAddress])).toBe(1);
+    expect(
+      await count(`events WHERE merchant_id = $1 AND payload->'data'->'object'->>'id' = $2`, [
+        acme.id,
+        first.body.id,
+      ]),
+    ).toBe(1); // its customer.created, once
+  }, 30_000);
 
   it('GET and requests without the header are untouched; no row is written', async () => {
     const m = await t.createMerchant('Plain');
@@ -309,7 +377,7 @@ describe('Idempotency-Key with the chain unreachable', () => {
     t = await createTestApp({ env: { SOLANA_RPC_URL: 'http://127.0.0.1:9' } });
     m = await t.createMerchant();
   });
-  afterAll(() => t.close());
+  afterAll(() => t?.close()); // unset if createTestApp failed (it released what it started)
 
   it('a 5xx is not kept: the retry runs again', async () => {
     const key = randomUUID();

@@ -76,8 +76,11 @@ async function signedTransfer(
   return tx;
 }
 
-// web3.js keeps polling the block height (a 1 s sleep) for a moment after it confirms; let that
-// timer run out so the test worker exits cleanly.
+// A fixed wait, kept on purpose: sendAndConfirmTransaction confirms with web3.js's block-height
+// strategy, whose poll loop (`await sleep(1000); if (done) return;`) leaves a 1 s timer behind
+// each confirmation. It sends nothing more (every socket is closed by now), but web3.js neither
+// cancels nor exposes it, so there is no condition to wait on; a jest worker whose last file
+// this is would outlive jest-worker's 500 ms exit grace and be force-exited with a warning.
 afterAll(() => new Promise((resolve) => setTimeout(resolve, 1100)));
 
 describe('Localnet chain over JSON-RPC (web3.js, spl-token, Solana Pay)', () => {
