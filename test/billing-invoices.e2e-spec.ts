@@ -187,13 +187,17 @@ describe('Billing engine: invoice payments', () => {
     expect(types).not.toContain('invoice.paid');
   });
 
-  it('reference spam does not hide a payment', async () => {
+  it('reference spam in the merchant account’s history does not hide a payment, and is no payment itself', async () => {
     const k = payer();
     const inv = await create(k.publicKey.toBase58(), '2');
-    // 40 transactions naming the reference without paying the merchant (1-unit self-transfers).
+    await run(); // the merchant's account has its cursor
+    // 40 transactions carrying the invoice's reference that name the merchant's account (so
+    // they are in its history, which the watcher reads) but move nothing into it: 1-unit
+    // self-transfers of the spammer's.
     const spammer = payer();
     const mint = await chain.mint('USDC');
     const ata = new PublicKey(await chain.tokenAccount(spammer.publicKey.toBase58(), 'USDC'));
+    const merchantAccount = new PublicKey(await chain.tokenAccount(acme.walletAddress, 'USDC'));
     const builder = (chain as unknown as { unsigned: UnsignedTxBuilder }).unsigned;
     for (let i = 0; i < 40; i++) {
       const ix = createTransferCheckedInstruction(
@@ -207,11 +211,19 @@ describe('Billing engine: invoice payments', () => {
         new PublicKey(mint.tokenProgram),
       );
       ix.keys.push({ pubkey: new PublicKey(inv.onchainId), isSigner: false, isWritable: false });
+      ix.keys.push({ pubkey: merchantAccount, isSigner: false, isWritable: false });
       const tx = await builder.build(spammer.publicKey, [ix]);
-      await signAndSend(t, tx.transaction, tx.lastValidBlockHeight, spammer);
+      expect((await signAndSend(t, tx.transaction, tx.lastValidBlockHeight, spammer)).state).toBe(
+        'succeeded',
+      );
     }
     await pay(k, inv.id);
+    const { invoices } = await run();
+    expect(invoices.signaturesScanned).toBeGreaterThanOrEqual(41); // the spam was read
+    expect(invoices).toMatchObject({ paymentsRecorded: 1, paymentsUnattributed: 0 });
     await runUntil(inv.id, 'Paid');
+    const ledger = await t.http.get(`/api/payments?invoiceId=${inv.id}`).set(acme.auth).expect(200);
+    expect(ledger.body).toMatchObject([{ amount: '2', payer: k.publicKey.toBase58() }]);
   });
 
   it('overdue once when dueDate passes; Expired after INVOICE_EXPIRY_DAYS (test clock)', async () => {

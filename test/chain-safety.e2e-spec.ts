@@ -157,6 +157,23 @@ describe('Chain layer safety on localnet', () => {
     return mint.publicKey;
   }
 
+  /** Creates `owner`'s associated token account of a configured mint, paid by `payer`. */
+  async function openAccount(owner: string, mint: 'USDC' | 'PYUSD' | 'USDG', payer: Keypair) {
+    const m = await adapter.mint(mint);
+    await send(
+      [
+        createAssociatedTokenAccountIdempotentInstruction(
+          payer.publicKey,
+          new PublicKey(await adapter.tokenAccount(owner, mint)),
+          new PublicKey(owner),
+          new PublicKey(m.address),
+          new PublicKey(m.tokenProgram),
+        ),
+      ],
+      payer,
+    );
+  }
+
   /** Creates `owner`'s token account of a test mint and mints `amount` into it. */
   async function mintTo(mint: PublicKey, program: PublicKey, owner: PublicKey, amount: bigint) {
     const ata = getAssociatedTokenAddressSync(mint, owner, true, program);
@@ -186,6 +203,8 @@ describe('Chain layer safety on localnet', () => {
       await fund(payer.publicKey, 'USDC', 50_000_000n);
       await fund(spammer.publicKey, 'USDC', 100_000_000n);
       const reference = Keypair.generate().publicKey.toBase58();
+      const merchantAccount = await adapter.tokenAccount(merchant, 'USDC');
+      await openAccount(merchant, 'USDC', payer); // what the merchant's registration does
       const unsigned = await adapter.buildInvoicePayment({
         payer: payer.publicKey.toBase58(),
         merchantWallet: merchant,
@@ -194,7 +213,6 @@ describe('Chain layer safety on localnet', () => {
         reference,
       });
       expect(await signAndSend(unsigned, payer)).toMatchObject({ state: 'succeeded' });
-      const merchantAccount = await adapter.tokenAccount(merchant, 'USDC');
 
       // 6,000 cheap transfers into the merchant's account, each carrying the same public
       // reference (amounts differ so no two are the same bytes), written straight to the chain.
@@ -229,17 +247,20 @@ describe('Chain layer safety on localnet', () => {
 
       const byAccount = await adapter.scanTokenAccount(merchantAccount, null);
       const byReference = await adapter.scanReference(reference, null);
+      // The account's history also holds its creation (no tokens moved: no receipt).
+      expect(byAccount.signaturesScanned).toBe(6_002);
+      expect(byReference.signaturesScanned).toBe(6_001);
       for (const scan of [byAccount, byReference]) {
-        expect(scan.signaturesScanned).toBe(6_001);
-        expect(scan.payments).toHaveLength(6_001);
-        expect(scan.payments[0]).toMatchObject({
-          amount: 10_000_000n,
+        expect(scan.receipts).toHaveLength(6_001);
+        expect(scan.receipts[0]).toMatchObject({
+          received: 10_000_000n,
+          transfers: [expect.objectContaining({ amount: 10_000_000n, references: [reference] })],
           payer: payer.publicKey.toBase58(),
           destination: merchantAccount,
           references: [reference],
         });
-        expect(scan.payments[6_000]).toMatchObject({
-          amount: 6_000n,
+        expect(scan.receipts[6_000]).toMatchObject({
+          received: 6_000n,
           payer: spammer.publicKey.toBase58(),
         });
         expect(scan.cursor).toBe(newest[0].signature);
@@ -247,7 +268,7 @@ describe('Chain layer safety on localnet', () => {
 
       // From the stored cursor, nothing is read twice, and the next payment is all there is.
       expect(await adapter.scanTokenAccount(merchantAccount, byAccount.cursor)).toEqual({
-        payments: [],
+        receipts: [],
         cursor: byAccount.cursor,
         signaturesScanned: 0,
       });
@@ -261,12 +282,12 @@ describe('Chain layer safety on localnet', () => {
       expect(await signAndSend(next, payer)).toMatchObject({ state: 'succeeded' });
       const after = await adapter.scanReference(reference, byReference.cursor);
       expect(after.signaturesScanned).toBe(1);
-      expect(after.payments).toMatchObject([{ amount: 2_500_000n }]);
+      expect(after.receipts).toMatchObject([{ received: 2_500_000n }]);
     }, 180_000);
   });
 
-  describe('payments are read from token balances', () => {
-    it('two transfers into the merchant in one transaction are one payment of their sum', async () => {
+  describe('payments are read per transfer instruction, checked against token balances', () => {
+    it('two transfers into the merchant in one transaction: each instruction with what it brought', async () => {
       const payer = Keypair.generate();
       const merchant = Keypair.generate().publicKey.toBase58();
       await fund(payer.publicKey, 'USDC', 10_000_000n);
@@ -287,10 +308,19 @@ describe('Chain layer safety on localnet', () => {
         return ix;
       };
       const signature = await send([transfer(1_000_000n), transfer(2_500_000n)], payer);
-      const { payments } = await adapter.scanReference(reference, null);
-      // Reading the first instruction's data would say 1.0; the balance rose by 3.5.
-      expect(payments).toEqual([
-        expect.objectContaining({ signature, amount: 3_500_000n, references: [reference] }),
+      const { receipts } = await adapter.scanReference(reference, null);
+      // The balance rose by 3.5: one receipt, each instruction with its own amount.
+      expect(receipts).toEqual([
+        expect.objectContaining({
+          signature,
+          received: 3_500_000n,
+          unexplained: 0n,
+          references: [reference],
+          transfers: [
+            expect.objectContaining({ instruction: 0, gross: 1_000_000n, amount: 1_000_000n }),
+            expect.objectContaining({ instruction: 1, gross: 2_500_000n, amount: 2_500_000n }),
+          ],
+        }),
       ]);
     });
 
@@ -302,6 +332,7 @@ describe('Chain layer safety on localnet', () => {
       await fundSol(payer.publicKey);
       await mintTo(mint, TOKEN_2022_PROGRAM_ID, payer.publicKey, 50_000_000n);
       const reference = Keypair.generate().publicKey.toBase58();
+      await mintTo(mint, TOKEN_2022_PROGRAM_ID, new PublicKey(merchant), 0n);
       const unsigned = await feeAdapter.buildInvoicePayment({
         payer: payer.publicKey.toBase58(),
         merchantWallet: merchant,
@@ -311,9 +342,15 @@ describe('Chain layer safety on localnet', () => {
       });
       expect(await signAndSend(unsigned, payer)).toMatchObject({ state: 'succeeded' });
       const account = await feeAdapter.tokenAccount(merchant, 'PYUSD');
-      const { payments } = await feeAdapter.scanTokenAccount(account, null);
-      expect(payments).toMatchObject([
-        { amount: 9_900_000n, mint: mint.toBase58(), references: [reference] },
+      const { receipts } = await feeAdapter.scanTokenAccount(account, null);
+      expect(receipts).toMatchObject([
+        {
+          received: 9_900_000n,
+          mint: mint.toBase58(),
+          references: [reference],
+          transfers: [{ gross: 10_000_000n, fee: 100_000n, amount: 9_900_000n }],
+          unexplained: 0n,
+        },
       ]);
       const onChain = await connection.getTokenAccountBalance(new PublicKey(account));
       expect(onChain.value.amount).toBe('9900000');
@@ -343,13 +380,16 @@ describe('Chain layer safety on localnet', () => {
       const signature = await send([transfer], payer);
       const expected = {
         signature,
-        amount: 9_900_000n,
+        received: 9_900_000n,
         references: [reference.toBase58()],
+        transfers: [
+          expect.objectContaining({ gross: 10_000_000n, fee: 100_000n, amount: 9_900_000n }),
+        ],
       };
       const byReference = await feeAdapter.scanReference(reference.toBase58(), null);
-      expect(byReference.payments).toEqual([expect.objectContaining(expected)]);
+      expect(byReference.receipts).toEqual([expect.objectContaining(expected)]);
       const byAccount = await feeAdapter.scanTokenAccount(destination.toBase58(), null);
-      expect(byAccount.payments).toEqual([expect.objectContaining(expected)]);
+      expect(byAccount.receipts).toEqual([expect.objectContaining(expected)]);
     });
 
     it('a failed transaction carrying the reference, or a reference elsewhere, is no payment', async () => {
@@ -357,6 +397,7 @@ describe('Chain layer safety on localnet', () => {
       const merchant = Keypair.generate().publicKey.toBase58();
       await fund(payer.publicKey, 'USDC', 1_000_000n);
       const reference = Keypair.generate().publicKey.toBase58();
+      await openAccount(merchant, 'USDC', payer);
       const unsigned = await adapter.buildInvoicePayment({
         payer: payer.publicKey.toBase58(),
         merchantWallet: merchant,
@@ -376,7 +417,7 @@ describe('Chain layer safety on localnet', () => {
       anchor.keys.push({ pubkey: new PublicKey(reference), isSigner: false, isWritable: false });
       await send([anchor], payer);
       const scan = await adapter.scanReference(reference, null);
-      expect(scan).toMatchObject({ payments: [], signaturesScanned: 2 });
+      expect(scan).toMatchObject({ receipts: [], signaturesScanned: 2 });
     });
   });
 
@@ -423,6 +464,8 @@ describe('Chain layer safety on localnet', () => {
     async function landedCharge(): Promise<{ signed: SignedTx; wallet: Keypair }> {
       const wallet = Keypair.generate();
       await fund(wallet.publicKey, 'USDC', 20_000_000n);
+      const merchant = Keypair.generate().publicKey.toBase58();
+      await openAccount(merchant, 'USDC', wallet);
       const subscribe = await adapter.buildSubscribe({
         subscriber: wallet.publicKey.toBase58(),
         merchantWallet: Keypair.generate().publicKey.toBase58(),
@@ -435,7 +478,7 @@ describe('Chain layer safety on localnet', () => {
       const signed = await adapter.signCharge({
         chargeId: randomUUID(),
         subscriber: wallet.publicKey.toBase58(),
-        merchantWallet: Keypair.generate().publicKey.toBase58(),
+        merchantWallet: merchant,
         planId: randomUUID(),
         mint: 'USDC',
         amount: 5_000_000n,
@@ -522,6 +565,7 @@ describe('Chain layer safety on localnet', () => {
     beforeAll(async () => {
       mint = await createMint(TOKEN_PROGRAM_ID);
       frozenAdapter = adapterWith({ mints: mintTable('localnet', { USDC: mint.toBase58() }) });
+      await mintTo(mint, TOKEN_PROGRAM_ID, merchant.publicKey, 0n); // its receiving account
     });
 
     async function subscriber(): Promise<Keypair> {

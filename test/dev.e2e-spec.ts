@@ -92,6 +92,12 @@ describe('Localnet dev endpoints and the chain behind the app', () => {
         .set(m.auth)
         .send({ walletAddress: payer.publicKey.toBase58(), mint: 'USDC', amount: '20' })
         .expect(200);
+      // The merchant's receiving account exists (a registration created it; here the faucet).
+      await t.http
+        .post('/api/dev/faucet')
+        .set(m.auth)
+        .send({ walletAddress: merchantWallet, mint: 'USDC', amount: '0.000001' })
+        .expect(200);
       const chain = t.app.get(ChainPort);
       const reference = Keypair.generate().publicKey.toBase58();
       const unsigned = await chain.buildInvoicePayment({
@@ -110,11 +116,11 @@ describe('Localnet dev endpoints and the chain behind the app', () => {
       });
       expect(outcome).toMatchObject({ state: 'succeeded' });
       expect(await tokenBalance(payer.publicKey.toBase58(), 'USDC')).toBe('12750000');
-      expect(await tokenBalance(merchantWallet, 'USDC')).toBe('7250000');
+      expect(await tokenBalance(merchantWallet, 'USDC')).toBe('7250001');
       const scan = await chain.scanReference(reference, null);
-      expect(scan.payments).toMatchObject([
+      expect(scan.receipts).toMatchObject([
         {
-          amount: 7_250_000n,
+          received: 7_250_000n,
           destination: await chain.tokenAccount(merchantWallet, 'USDC'),
           payer: payer.publicKey.toBase58(),
           references: [reference],

@@ -1,5 +1,6 @@
 import { EntityManager } from '@mikro-orm/postgresql';
 import { PublicKey, Transaction } from '@solana/web3.js';
+import { createHash } from 'node:crypto';
 import { invoiceCommitment } from '../src/invoices/invoice-commitment';
 import { InvoicesService } from '../src/invoices/invoices.service';
 import { ChainPort } from '../src/solana/chain.port';
@@ -7,6 +8,45 @@ import { fund, signAndSend } from './helpers/chain-tx';
 import { createTestApp, randomWallet, TestApp, TestMerchant } from './helpers/test-app';
 
 const MEMO = 'MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr';
+
+/**
+ * SHA-256 (hex) of a registration memo's preimage. The preimages in this file are written out by
+ * hand from the documented format (docs/api-decisions.md: `invoice:v1`, onchainId, mint symbol,
+ * total in base units, merchant wallet, due date or empty, one per line), never built by the
+ * code under test, so a change of format or hash fails here.
+ */
+const sha256Hex = (preimage: string) =>
+  createHash('sha256').update(Buffer.from(preimage, 'utf8')).digest('hex');
+
+describe('invoice commitment (known vectors)', () => {
+  const onchainId = '7Xf1D9kqS3vHh2PcJbnUeZ8WmYrLtQa4gN6oRiE5sBdA';
+  const merchantWallet = '9aE476sH92Vz7DMPyq5WLPkrKWivxeuTKEFKd2sZZcde';
+  // Digests computed once, from the preimages as written.
+  it.each([
+    [
+      'with a due date',
+      {
+        onchainId,
+        mint: 'USDC',
+        total: 488_207_500n,
+        merchantWallet,
+        dueDate: '2099-06-01T00:00:00.000Z',
+      },
+      `invoice:v1\n${onchainId}\nUSDC\n488207500\n${merchantWallet}\n2099-06-01T00:00:00.000Z`,
+      '23f6eafb8bbb28db1fb73d906b1059677b7047acdc5cc0877284ea69d5ed9edd',
+    ],
+    [
+      'without one: an empty last line',
+      { onchainId, mint: 'PYUSD', total: 1n, merchantWallet, dueDate: null },
+      `invoice:v1\n${onchainId}\nPYUSD\n1\n${merchantWallet}\n`,
+      '07a0a0fe8b2118813cb46b52729dd5752222804493c43ff4dcb29ffc64ef326f',
+    ],
+  ] as const)('%s', (_, terms, preimage, hex) => {
+    expect(sha256Hex(preimage)).toBe(hex);
+    expect(invoiceCommitment(terms).toString('hex')).toBe(hex);
+  });
+});
+
 const INVOICE_KEYS = [
   'amountDue',
   'amountPaid',
@@ -58,7 +98,7 @@ describe('Invoices API', () => {
     acme = await t.createMerchant('Acme');
     globex = await t.createMerchant('Globex');
   });
-  afterAll(() => t.close());
+  afterAll(() => t?.close()); // unset if createTestApp failed (it released what it started)
 
   describe('POST /api/invoices', () => {
     it('creates an invoice (D10 fields), upserts its customer in the same transaction, records both events', async () => {
@@ -144,28 +184,24 @@ describe('Invoices API', () => {
       const { invoice } = res.body;
       const tx = Transaction.from(Buffer.from(res.body.unsignedTx, 'base64'));
       expect(tx.feePayer?.toBase58()).toBe(acme.walletAddress);
-      const [memo, anchor] = tx.instructions;
-      const commitment = invoiceCommitment({
-        onchainId: invoice.onchainId,
-        mint: 'USDC',
-        total: 488_207_500n,
-        merchantWallet: acme.walletAddress,
-        dueDate: '2099-06-01T00:00:00.000Z',
-      });
-      expect(memo.programId.toBase58()).toBe(MEMO);
-      expect(memo.data.toString('utf8')).toBe(
-        `invoice:v1:${invoice.onchainId}:${commitment.toString('hex')}`,
+      // After the instruction creating the merchant's receiving account (if missing).
+      const [, memo, anchor] = tx.instructions;
+      // 488.2075 USDC is 488207500 base units.
+      const commitment = sha256Hex(
+        `invoice:v1\n${invoice.onchainId}\nUSDC\n488207500\n${acme.walletAddress}\n2099-06-01T00:00:00.000Z`,
       );
+      expect(memo.programId.toBase58()).toBe(MEMO);
+      expect(memo.data.toString('utf8')).toBe(`invoice:v1:${invoice.onchainId}:${commitment}`);
       expect(anchor.keys.map((k) => k.pubkey.toBase58())).toContain(invoice.onchainId);
       fund(t, acme.walletAddress);
       expect(await signAndSend(t, res.body.unsignedTx, 1e9, acme.wallet)).toMatchObject({
         state: 'succeeded',
       });
       // Findable by its reference on-chain.
-      const { payments, signaturesScanned } = await t.app
+      const { receipts, signaturesScanned } = await t.app
         .get(ChainPort)
         .scanReference(invoice.onchainId, null);
-      expect([payments.length, signaturesScanned]).toEqual([0, 1]);
+      expect([receipts.length, signaturesScanned]).toEqual([0, 1]);
     });
 
     it('numbers invoices per merchant, sequentially and uniquely under concurrency', async () => {

@@ -1,3 +1,4 @@
+import { ASSOCIATED_TOKEN_PROGRAM_ID } from '@solana/spl-token';
 import { PublicKey, Transaction } from '@solana/web3.js';
 import { ChainPort } from '../src/solana/chain.port';
 import { fund, signAndSend } from './helpers/chain-tx';
@@ -76,13 +77,23 @@ describe('Plans API', () => {
       });
     });
 
-    it('returns the registration the merchant signs: a memo committing to the terms, landing on localnet', async () => {
+    it('returns the registration the merchant signs: its receiving account (at its own expense) and a memo committing to the terms, landing on localnet', async () => {
       const res = await create(acme, { ...valid, mint: 'PYUSD', amount: '25' }).expect(201);
       const tx = Transaction.from(Buffer.from(res.body.unsignedTx, 'base64'));
       expect(tx.feePayer?.toBase58()).toBe(acme.walletAddress);
       expect(tx.signatures.every((s) => s.signature === null)).toBe(true);
-      expect(tx.instructions).toHaveLength(1);
-      const [ix] = tx.instructions;
+      expect(tx.instructions).toHaveLength(2);
+      const [account, ix] = tx.instructions;
+      // The merchant's PYUSD account (where the plan's charges go), created if missing, paid by it.
+      expect(account.programId.toBase58()).toBe(ASSOCIATED_TOKEN_PROGRAM_ID.toBase58());
+      expect(account.keys[0]).toEqual({
+        pubkey: new PublicKey(acme.walletAddress),
+        isSigner: true,
+        isWritable: true,
+      });
+      expect(account.keys[1].pubkey.toBase58()).toBe(
+        await t.app.get(ChainPort).tokenAccount(acme.walletAddress, 'PYUSD'),
+      );
       expect(ix.programId.toBase58()).toBe(MEMO);
       // The merchant signs the memo (it is also the fee payer, hence writable on the wire).
       expect(ix.keys).toEqual([
@@ -245,7 +256,7 @@ describe('Plans API', () => {
       expect(Object.keys(res.body).sort()).toEqual(['lastValidBlockHeight', 'unsignedTx']);
       const tx = Transaction.from(Buffer.from(res.body.unsignedTx, 'base64'));
       expect(tx.feePayer?.toBase58()).toBe(acme.walletAddress);
-      expect(tx.instructions[0].data.toString('utf8')).toContain(body.plan.id);
+      expect(tx.instructions[1].data.toString('utf8')).toContain(body.plan.id);
       fund(t, acme.walletAddress);
       expect(
         await signAndSend(t, res.body.unsignedTx, res.body.lastValidBlockHeight, acme.wallet),

@@ -83,6 +83,7 @@ describe('Platform: health, request ids, docs', () => {
           'GET /api/invoices/{id}',
           'POST /api/invoices/{id}/void',
           'POST /api/invoices/{id}/registration-tx',
+          'POST /api/invoices/{id}/payments',
           'GET /api/subscriptions',
           'GET /api/subscriptions/{id}',
           'POST /api/subscriptions/{id}/pause',

@@ -146,16 +146,22 @@ describe('Chain port on localnet (RpcChainAdapter over JSON-RPC)', () => {
     },
   );
 
-  it('registers an invoice: a merchant-signed memo with the commitment, findable by reference', async () => {
+  it('registers an invoice: a merchant-signed memo with the commitment, findable by reference; the merchant creates (and pays for) its receiving account', async () => {
     const merchant = newWallet();
     await fund(merchant.publicKey);
     const reference = newReference();
     const commitment = randomBytes(32);
     const unsigned = await adapter.buildInvoiceRegistration({
       merchantWallet: merchant.publicKey.toBase58(),
+      mint: 'PYUSD',
       reference,
       commitment,
     });
+    const account = new PublicKey(
+      await adapter.tokenAccount(merchant.publicKey.toBase58(), 'PYUSD'),
+    );
+    expect(await connection.getAccountInfo(account)).toBeNull();
+    const lamportsBefore = await connection.getBalance(merchant.publicKey);
     const tx = Transaction.from(Buffer.from(unsigned.transaction, 'base64'));
     expect(tx.feePayer?.toBase58()).toBe(merchant.publicKey.toBase58());
     expect(tx.signatures.every((s) => s.signature === null)).toBe(true);
@@ -165,41 +171,67 @@ describe('Chain port on localnet (RpcChainAdapter over JSON-RPC)', () => {
     expect(found).toMatchObject({ err: null, memo: `[${text.length}] ${text}` });
     // Registered, not paid: the registration moves no tokens, so it holds no payment.
     expect(await adapter.scanReference(reference, null)).toEqual({
-      payments: [],
+      receipts: [],
       cursor: found.signature,
       signaturesScanned: 1,
     });
+    // Its receiving account of the invoice's mint now exists, its rent paid by the merchant.
+    const created = await connection.getAccountInfo(account);
+    expect(created?.owner.toBase58()).toBe((await adapter.mint('PYUSD')).tokenProgram);
+    expect(lamportsBefore - (await connection.getBalance(merchant.publicKey))).toBe(
+      created!.lamports + 5_000,
+    );
   });
 
   describe.each(['USDC', 'PYUSD', 'USDG'] as const)('invoice payment in %s', (mint) => {
-    it('moves exactly the amount, creates the merchant account once, and validates as Solana Pay', async () => {
+    it("moves exactly the amount, never pays the merchant account's rent, and validates as Solana Pay", async () => {
       const payer = newWallet();
       const merchant = newWallet();
       await fund(payer.publicKey, mint, 100_000_000n);
       const reference = newReference();
-      const unsigned = await adapter.buildInvoicePayment({
+      const payment = {
         payer: payer.publicKey.toBase58(),
         merchantWallet: merchant.publicKey.toBase58(),
         mint,
         amount: 12_500_000n,
         reference,
         memo: 'INV-1',
+      };
+      // The merchant has no receiving account yet: paying would make the payer pay its rent.
+      await expect(adapter.buildInvoicePayment(payment)).rejects.toMatchObject({
+        code: 'CONFLICT',
+        message: expect.stringMatching(
+          /cannot receive .* its receiving token account does not exist/,
+        ),
       });
-      // ATA creation (the merchant has none yet), memo, transfer last.
+      await fund(merchant.publicKey, mint, 1n); // the merchant's registration created it
+      const unsigned = await adapter.buildInvoicePayment(payment);
+      // Memo, transfer last: nothing else.
       expect(
         Transaction.from(Buffer.from(unsigned.transaction, 'base64')).instructions,
-      ).toHaveLength(3);
+      ).toHaveLength(2);
       const outcome = await signAndSend(unsigned, payer);
       expect(outcome).toMatchObject({ state: 'succeeded' });
       expect(await balance(payer.publicKey, mint)).toBe(87_500_000n);
-      expect(await balance(merchant.publicKey, mint)).toBe(12_500_000n);
+      expect(await balance(merchant.publicKey, mint)).toBe(12_500_001n);
 
       const m0 = await adapter.mint(mint);
       const destination = await adapter.tokenAccount(merchant.publicKey.toBase58(), mint);
-      const { payments } = await adapter.scanReference(reference, null);
-      expect(payments).toEqual([
+      const { receipts } = await adapter.scanReference(reference, null);
+      expect(receipts).toEqual([
         expect.objectContaining({
-          amount: 12_500_000n,
+          received: 12_500_000n,
+          transfers: [
+            {
+              instruction: 1,
+              gross: 12_500_000n,
+              fee: 0n,
+              amount: 12_500_000n,
+              references: [reference],
+              authority: payer.publicKey.toBase58(),
+            },
+          ],
+          unexplained: 0n,
           payer: payer.publicKey.toBase58(),
           destination,
           destinationOwner: merchant.publicKey.toBase58(),
@@ -208,9 +240,9 @@ describe('Chain port on localnet (RpcChainAdapter over JSON-RPC)', () => {
           memo: 'INV-1',
         }),
       ]);
-      // The merchant-account scan sees the same payment.
+      // The merchant-account scan sees the same payment (and the faucet's mint before it).
       const byAccount = await adapter.scanTokenAccount(destination, null);
-      expect(byAccount.payments.map((p) => p.signature)).toEqual([payments[0].signature]);
+      expect(byAccount.receipts.map((r) => r.signature)).toContain(receipts[0].signature);
 
       // Solana Pay's own helpers agree. (`validateTransfer` of @solana/pay 0.2 derives the
       // recipient's token account with the classic token program only, so it cannot check a
@@ -219,7 +251,7 @@ describe('Chain port on localnet (RpcChainAdapter over JSON-RPC)', () => {
       const found = await findReference(connection, new PublicKey(reference), {
         finality: 'confirmed',
       });
-      expect(found.signature).toBe(payments[0].signature);
+      expect(found.signature).toBe(receipts[0].signature);
       if (mint === 'USDC') {
         await expect(
           validateTransfer(
@@ -248,18 +280,6 @@ describe('Chain port on localnet (RpcChainAdapter over JSON-RPC)', () => {
           ),
         ).rejects.toThrow();
       }
-
-      // The merchant's account exists now: the next payment only transfers.
-      const again = await adapter.buildInvoicePayment({
-        payer: payer.publicKey.toBase58(),
-        merchantWallet: merchant.publicKey.toBase58(),
-        mint,
-        amount: 1n,
-        reference: newReference(),
-      });
-      expect(Transaction.from(Buffer.from(again.transaction, 'base64')).instructions).toHaveLength(
-        1,
-      );
     });
   });
 
@@ -322,6 +342,11 @@ describe('Chain port on localnet (RpcChainAdapter over JSON-RPC)', () => {
   describe('subscriptions (token-delegate scheme)', () => {
     const merchant = newWallet();
     const planId = randomUUID();
+    // The merchant's receiving accounts exist (its plan registration created them).
+    beforeAll(async () => {
+      for (const mint of ['USDC', 'PYUSD', 'USDG'] as const)
+        await fund(merchant.publicKey, mint, 1n);
+    });
 
     async function subscriber(mint: MintSymbol, tokens: bigint, periods?: number) {
       const wallet = newWallet();
@@ -370,6 +395,21 @@ describe('Chain port on localnet (RpcChainAdapter over JSON-RPC)', () => {
       },
     );
 
+    it('a merchant without a receiving account: refused before anything is signed, the service key pays no rent', async () => {
+      const wallet = await subscriber('USDC', 20_000_000n);
+      const stranger = newWallet(); // a merchant that never registered anything
+      const service = serviceKey.publicKey;
+      const lamports = await connection.getBalance(service);
+      await expect(
+        adapter.signCharge({ ...charge(wallet), merchantWallet: stranger.publicKey.toBase58() }),
+      ).rejects.toMatchObject({
+        reason: 'merchant_account_missing',
+        message: "the merchant's receiving token account does not exist",
+      });
+      expect(await connection.getBalance(service)).toBe(lamports);
+      expect(await balance(wallet.publicKey, 'USDC')).toBe(20_000_000n);
+    });
+
     it('two equal charges within one blockhash are two transfers, not one', async () => {
       const wallet = await subscriber('USDC', 20_000_000n);
       const first = await adapter.signCharge(charge(wallet));
@@ -400,7 +440,7 @@ describe('Chain port on localnet (RpcChainAdapter over JSON-RPC)', () => {
         .add(createRevokeInstruction(ata, wallet.publicKey))
         .serialize({ requireAllSignatures: false });
       await signAndSend(
-        { transaction: revoke.toString('base64'), blockhash, lastValidBlockHeight },
+        { transaction: revoke.toString('base64'), blockhash, lastValidBlockHeight, slot: 0 },
         wallet,
       );
       await expect(adapter.signCharge(charge(wallet))).rejects.toMatchObject({
@@ -423,7 +463,7 @@ describe('Chain port on localnet (RpcChainAdapter over JSON-RPC)', () => {
       // The subscriber spends them before the charge is sent.
       const elsewhere = await adapter.buildInvoicePayment({
         payer: wallet.publicKey.toBase58(),
-        merchantWallet: newWallet().publicKey.toBase58(),
+        merchantWallet: merchant.publicKey.toBase58(),
         mint: 'USDC',
         amount: 5_000_000n,
         reference: newReference(),

@@ -13,7 +13,11 @@ import {
   SUBSCRIPTIONS_PROGRAM_ADDRESS,
   ZERO_ADDRESS,
 } from '@solana/subscriptions';
-import { getAssociatedTokenAddressSync, TOKEN_2022_PROGRAM_ID } from '@solana/spl-token';
+import {
+  ASSOCIATED_TOKEN_PROGRAM_ID,
+  getAssociatedTokenAddressSync,
+  TOKEN_2022_PROGRAM_ID,
+} from '@solana/spl-token';
 import {
   Connection,
   Keypair,
@@ -121,7 +125,7 @@ describe('Subscriptions-program scheme on localnet', () => {
   const instructions = (base64: string) =>
     Transaction.from(Buffer.from(base64, 'base64')).instructions;
 
-  it('plan registration is create_plan, merchant-signed and merchant-paid', async () => {
+  it("plan registration is the merchant's receiving account and create_plan, merchant-signed and merchant-paid", async () => {
     const unsigned = await adapter.buildPlanRegistration({
       merchantWallet: merchant,
       planId,
@@ -131,7 +135,26 @@ describe('Subscriptions-program scheme on localnet', () => {
     });
     const tx = Transaction.from(Buffer.from(unsigned.transaction, 'base64'));
     expect(tx.feePayer?.toBase58()).toBe(merchant);
-    expect(tx.instructions.map(wire)).toEqual([
+    const merchantAta = getAssociatedTokenAddressSync(
+      new PublicKey(PYUSD),
+      new PublicKey(merchant),
+      true,
+      TOKEN_2022_PROGRAM_ID,
+    );
+    // The merchant's receiving account of the plan's mint (where charges go), paid by the
+    // merchant, then the official create_plan.
+    const [account, createPlan] = tx.instructions;
+    expect(tx.instructions).toHaveLength(2);
+    expect(account.programId.toBase58()).toBe(ASSOCIATED_TOKEN_PROGRAM_ID.toBase58());
+    expect(account.keys.map((k) => k.pubkey.toBase58())).toEqual([
+      merchant,
+      merchantAta.toBase58(),
+      merchant,
+      PYUSD,
+      '11111111111111111111111111111111',
+      TOKEN_2022,
+    ]);
+    expect(wire(createPlan)).toEqual(
       wire(
         await createPlanInstruction({
           merchant,
@@ -143,7 +166,7 @@ describe('Subscriptions-program scheme on localnet', () => {
           puller: serviceKey.publicKey.toBase58(),
         }),
       ),
-    ]);
+    );
     expect(await adapter.planAddress(merchant, planId)).toBe(
       await planPda(merchant, onchainPlanId(planId)),
     );
@@ -368,6 +391,8 @@ describe('Subscriptions-program scheme on localnet', () => {
         mint: 'PYUSD',
         amount: 50_000_000n,
       });
+      // The merchant's receiving account (its plan registration created it).
+      tc.chain.faucet({ wallet: merchant, mint: 'PYUSD', amount: 1n });
     });
 
     it('decodes to the state written', async () => {
@@ -412,8 +437,9 @@ describe('Subscriptions-program scheme on localnet', () => {
         tokenProgram: address(TOKEN_2022),
         amount: terms.amount,
       });
-      const [createAta, memo, pull] = tx.instructions;
-      expect(createAta.programId.toBase58()).toBe('ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL');
+      // The memo and the pull, nothing else: never the merchant's account, at the service's cost.
+      expect(tx.instructions).toHaveLength(2);
+      const [memo, pull] = tx.instructions;
       expect(memo.data.toString()).toBe(`charge:v1:${planId}:${input.chargeId}`);
       expect(wire(pull)).toEqual(officialWire(official));
     });

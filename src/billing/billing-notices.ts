@@ -11,6 +11,7 @@ const FAILURE_TEXT: Record<ChargeFailure, string> = {
   insufficient_funds: 'your wallet did not hold enough to cover it',
   authorization_gone: 'the authorisation you gave has been withdrawn or used up',
   account_frozen: 'the token account involved is frozen by the stablecoin issuer',
+  merchant_account_missing: 'the merchant could not receive it yet',
   transient: 'the network could not process it',
 };
 

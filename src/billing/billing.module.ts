@@ -7,6 +7,7 @@ import { PortalSessionsModule } from '../portal/portal-sessions.module';
 import { SubscriptionsModule } from '../subscriptions/subscriptions.module';
 import { BillingNotices } from './billing-notices';
 import { BillingService } from './billing.service';
+import { ChainCursors } from './chain-cursors';
 import { ChargeClaims } from './charge-claims';
 import { ChargeRunService } from './charge-run.service';
 import { ChargeSettlement } from './charge-settlement';
@@ -29,6 +30,7 @@ import { SubscribeService } from './subscribe.service';
   providers: [
     BillingNotices,
     BillingService,
+    ChainCursors,
     ChargeClaims,
     ChargeRunService,
     ChargeSettlement,

@@ -65,6 +65,9 @@ export class ChargeRunService {
    */
   async run(): Promise<ChargeRunResult> {
     const result = emptyResult();
+    await this.settlement.clearRestoredAccounts().catch((error: unknown) => {
+      this.logger.warn({ err: error }, 'Could not check the missing receiving accounts');
+    });
     await drainBatches(
       this.config.CHARGE_CONCURRENCY,
       async () => {
@@ -149,10 +152,14 @@ export class ChargeRunService {
     if (row.s_status !== 'Active') return this.settlement.abandon(row, result);
     if (row.s_revoked) return this.settlement.complete(row, 'authorization_gone', result);
 
-    // 3. Token-delegate: its own share of the approval must hold another period.
+    // 3. Token-delegate: the pull is the price plus the mint's transfer fee (the price arrives
+    //    whole: the rule invoices follow too), and its own share of the approval must hold it.
     if (this.chain.scheme === 'token-delegate') {
+      const pull = await this.chain.grossAmount(row.mint, BigInt(row.price));
+      row.amount = pull.toString();
+      input.amount = pull;
       const left = BigInt(row.s_authorized_amount) - BigInt(row.s_charged_amount);
-      if (left < BigInt(row.amount)) return this.settlement.complete(row, 'term_ended', result);
+      if (left < pull) return this.settlement.complete(row, 'term_ended', result);
     }
 
     // 4. Sign (a charge the accounts already doom is not sent), then record it before sending,
@@ -184,6 +191,11 @@ export class ChargeRunService {
         signed = await this.chain.signCharge(input);
       } catch (error) {
         if (!(error instanceof ChargeFailedError)) throw error;
+        if (error.reason === 'merchant_account_missing') {
+          await this.settlement.waitForMerchantAccount(row, error.message);
+          result.deferred++;
+          return;
+        }
         // Doomed by the accounts as read; but if another charge of the wallet moved meanwhile,
         // the allowance and the reservation were not read of one state: read both again.
         if (seen && tries < patience.signings && (await this.walletMoved(row, seen))) continue;
@@ -196,8 +208,8 @@ export class ChargeRunService {
             WHERE id = ? AND status = 'Active' AND revoked_at IS NULL FOR SHARE
          )
          UPDATE charge_attempts a SET state = 'sent', signature = ?, transaction = ?,
-                last_valid_block_height = ?, lease_until = now() + make_interval(secs => ?),
-                updated_at = ?
+                last_valid_block_height = ?, amount = ?::bigint,
+                lease_until = now() + make_interval(secs => ?), updated_at = ?
            FROM s
           WHERE a.id = ? AND a.state = 'pending' AND a.signature IS NULL
             ${unchanged ? `AND ${unchanged.sql}` : ''}
@@ -207,6 +219,7 @@ export class ChargeRunService {
           signed.signature,
           signed.transaction,
           signed.lastValidBlockHeight,
+          row.amount,
           this.config.CHARGE_LEASE_SECONDS,
           this.clock.now(),
           row.id,
@@ -305,14 +318,19 @@ export class ChargeRunService {
         return true;
       case 'failed': {
         const reason = await this.chain.classifyChargeFailure(input, outcome.error);
-        if (reason === 'transient') return false; // landed failed: it moved nothing, sign anew
+        // Landed failed, through no fault of the customer's: it moved nothing, sign anew (a
+        // receiving account closed meanwhile is found missing before anything is signed).
+        if (reason === 'transient' || reason === 'merchant_account_missing') {
+          await this.settlement.landedFailed({ id: row.id, signature });
+          return false;
+        }
         await this.settlement.fail(row, input, reason, outcome.error, signature, result, true);
         return true;
       }
       case 'rejected': {
         if (outcome.replaceable) return false;
         const reason = await this.chain.classifyChargeFailure(input, outcome.error);
-        if (reason === 'transient') {
+        if (reason === 'transient' || reason === 'merchant_account_missing') {
           if (await this.settlement.defer({ id: row.id, signature }, outcome.error)) {
             result.deferred++;
           }

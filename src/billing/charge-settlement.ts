@@ -37,7 +37,13 @@ export interface AttemptRow {
   merchant_id: string;
   subscription_id: string;
   period: number;
+  /**
+   * What the charge pulls (base units): the plan's price, plus the mint's transfer fee under the
+   * token-delegate scheme (so that the price arrives whole); recorded with the try.
+   */
   amount: string;
+  /** The plan's price: what the merchant is to receive each period. */
+  price: string;
   mint: MintSymbol;
   state: ChargeAttemptState;
   signature: string | null;
@@ -58,12 +64,14 @@ export interface AttemptRow {
 /** An attempt row with what charging it needs, read from `a` (a table or a CTE of attempts). */
 export const attemptSelect = (from: string): string =>
   `SELECT a.id, a.merchant_id, a.subscription_id, a.period, a.amount::text AS amount,
+    p.amount::text AS price,
     a.mint, a.state, a.signature, a.transaction, a.last_valid_block_height::text AS last_valid_block_height,
     s.status AS s_status, s.revoked_at IS NOT NULL AS s_revoked, s.customer_id AS s_customer_id, s.plan_id AS s_plan_id,
     s.authorized_amount::text AS s_authorized_amount, s.charged_amount::text AS s_charged_amount,
     s.created_at AS s_created_at, c.wallet_address AS subscriber, m.wallet_address AS merchant_wallet
   FROM ${from} a
   JOIN subscriptions s ON s.id = a.subscription_id
+  JOIN plans p ON p.id = s.plan_id
   JOIN customers c ON c.id = s.customer_id
   JOIN merchants m ON m.id = a.merchant_id`;
 
@@ -83,6 +91,8 @@ function chargeLine(row: AttemptRow, signature: string | null) {
 
 /** How long a transiently failed attempt waits before a run takes it up again (seconds). */
 const TRANSIENT_RETRY_SECONDS = 20;
+/** How long a charge waits for a merchant to create its receiving account (seconds). */
+const MERCHANT_ACCOUNT_RETRY_SECONDS = 300;
 
 /**
  * Applies a charge attempt's outcome, each in one short transaction of its own (never across an
@@ -117,21 +127,25 @@ export class ChargeSettlement {
     finalized: boolean,
     result: ChargeRunResult,
   ): Promise<void> {
+    // What the pull consumed of the authorisation, and what arrived of it (net of a fee).
+    const pulled = BigInt(row.amount);
+    const fee = await this.chain.feeOn(row.mint, pulled);
     // Successes of the charges in flight are committed together (`GroupCommit`).
     const settled = await this.successes.run(async (em) => {
       // Only the try that landed settles it: compare-and-set on its signature.
       const won = await em.execute<{ id: string }[]>(
         `UPDATE charge_attempts SET state = 'succeeded', lease_until = NULL, last_error = NULL,
-            updated_at = ?
+            network_fee = network_fee + ?::bigint, updated_at = ?
           WHERE id = ? AND state IN ('pending', 'sent') AND signature = ? RETURNING id`,
-        [this.clock.now(), row.id, signature],
+        [this.chain.chargeFeeLamports.toString(), this.clock.now(), row.id, signature],
       );
       if (won.length === 0) return false; // another instance settled it
-      const amount = BigInt(row.amount);
+      const amount = pulled;
       const payment = await this.payments.insertIn(em, {
         ...chargeLine(row, signature),
         status: finalized ? 'finalized' : 'confirmed',
-        amount,
+        amount: pulled - fee,
+        fee,
         slot,
       });
       const subscription = await this.subscriptions.recordCharge(
@@ -177,11 +191,18 @@ export class ChargeSettlement {
     const settled = await inPgTransaction(this.em, async (em) => {
       const won = await em.execute<{ id: string }[]>(
         `UPDATE charge_attempts SET state = 'failed', failure_reason = ?, last_error = ?,
-            lease_until = NULL, updated_at = ?
+            lease_until = NULL, updated_at = ?, network_fee = network_fee + ?::bigint
             ${landed ? ', signature = NULL, transaction = NULL, last_valid_block_height = NULL' : ''}
           WHERE id = ? AND state IN ('pending', 'sent') AND signature IS NOT DISTINCT FROM ?
           RETURNING id`,
-        [reason, message.slice(0, 1000), this.clock.now(), row.id, tried],
+        [
+          reason,
+          message.slice(0, 1000),
+          this.clock.now(),
+          (landed ? this.chain.chargeFeeLamports : 0n).toString(),
+          row.id,
+          tried,
+        ],
       );
       if (won.length === 0) return false;
       await this.payments.insertIn(em, {
@@ -262,6 +283,19 @@ export class ChargeSettlement {
   }
 
   /**
+   * A try that landed and failed through no fault of the customer's (it moved nothing, a new
+   * one will be signed): the service key paid its network fee all the same.
+   */
+  async landedFailed(attempt: { id: string; signature: string }): Promise<void> {
+    await pgQuery(
+      this.em,
+      `UPDATE charge_attempts SET network_fee = network_fee + ?::bigint, updated_at = ?
+        WHERE id = ? AND state IN ('pending', 'sent') AND signature = ?`,
+      [this.chain.chargeFeeLamports.toString(), this.clock.now(), attempt.id, attempt.signature],
+    );
+  }
+
+  /**
    * Extends the lease of an attempt while its try is being confirmed (a confirmation can take
    * longer than the lease). Compare-and-set on that try and its holder: nothing is renewed once
    * the attempt was settled or taken over by another instance.
@@ -280,6 +314,55 @@ export class ChargeSettlement {
       [seconds, attempt.id, attempt.signature, owner],
     );
     return rows.length > 0;
+  }
+
+  /**
+   * The merchant's receiving account of the mint does not exist: nothing is sent (the service
+   * never pays its rent), the attempt waits `MERCHANT_ACCOUNT_RETRY_SECONDS` and the
+   * subscription stays as it is, and the merchant is told once
+   * (`merchant.receiving_account_missing`) until the account exists again.
+   */
+  async waitForMerchantAccount(row: AttemptRow, message: string): Promise<void> {
+    await this.defer({ id: row.id, signature: null }, message, {
+      retrySeconds: MERCHANT_ACCOUNT_RETRY_SECONDS,
+    });
+    const address = await this.chain.tokenAccount(row.merchant_wallet, row.mint);
+    const now = this.clock.now();
+    await inPgTransaction(this.em, async (tx) => {
+      const added = await tx.execute<{ mint: string }[]>(
+        `INSERT INTO receiving_account_alerts (merchant_id, mint, address, created_at)
+         VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING mint`,
+        [row.merchant_id, row.mint, address, now],
+      );
+      if (added.length === 0) return; // told already
+      await this.events.record(tx, row.merchant_id, 'merchant.receiving_account_missing', {
+        object: 'receiving_account',
+        walletAddress: row.merchant_wallet,
+        mint: row.mint,
+        address,
+        missingSince: now.toISOString(),
+      });
+    });
+  }
+
+  /**
+   * Forgets the alerts of receiving accounts that exist again (one account read for all of
+   * them; usually there are none), so that a later disappearance is told again.
+   */
+  async clearRestoredAccounts(): Promise<void> {
+    const alerts = await pgQuery<{ merchant_id: string; mint: MintSymbol; address: string }[]>(
+      this.em,
+      `SELECT merchant_id, mint, address FROM receiving_account_alerts LIMIT 100`,
+    );
+    if (alerts.length === 0) return;
+    const present = await this.chain.existingAccounts(alerts.map((a) => a.address));
+    for (const alert of alerts.filter((a) => present.has(a.address))) {
+      await pgQuery(
+        this.em,
+        `DELETE FROM receiving_account_alerts WHERE merchant_id = ? AND mint = ? AND address = ?`,
+        [alert.merchant_id, alert.mint, alert.address],
+      );
+    }
   }
 
   /** Moves the subscription if it is still in a status the move starts from. */

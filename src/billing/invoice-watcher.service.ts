@@ -2,13 +2,14 @@ import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../common/clock';
 import { AppConfig } from '../config/app-config';
-import { inPgTransaction, pgQuery, type SqlTx } from '../database/pg-transaction';
-import { EventsService, NewEvent } from '../events/events.service';
+import { inPgTransaction, pgQuery } from '../database/pg-transaction';
+import { EventsService } from '../events/events.service';
+import { InvoicePaymentsService } from '../invoices/invoice-payments.service';
 import { InvoicesService } from '../invoices/invoices.service';
-import { PaymentResponse } from '../payments/dto/payment.response';
 import { PaymentsService } from '../payments/payments.service';
-import { ChainPort, ScannedPayment } from '../solana/chain.port';
-import { MINT_SYMBOLS, type MintSymbol } from '../solana/mints';
+import { ChainPort, SignatureEntry } from '../solana/chain.port';
+import { MINT_SYMBOLS } from '../solana/mints';
+import { ChainCursors, CursorRow, WalkBudget } from './chain-cursors';
 
 /** What one sweep of the watchers did. */
 export interface WatchResult {
@@ -17,6 +18,8 @@ export interface WatchResult {
   signaturesScanned: number;
   /** Invoice payments recorded (new ledger lines). */
   paymentsRecorded: number;
+  /** Money that paid no invoice, recorded as unattributed (new ledger lines). */
+  paymentsUnattributed: number;
   /** Ledger lines seen finalized. */
   paymentsFinalized: number;
   invoicesPaid: number;
@@ -24,43 +27,33 @@ export interface WatchResult {
   invoicesExpired: number;
 }
 
-interface CursorRow {
-  address: string;
-  merchant_id: string;
-  mint: MintSymbol;
-  cursor: string | null;
-}
-
-interface InvoiceTarget {
-  id: string;
-  status: string;
-  total: string;
-  amount_paid: string;
-  customer_id: string;
-  mint: MintSymbol;
-}
-
 /** Ledger lines finalized per sweep (their statuses are read 256 per RPC call). */
 const FINALITY_BATCH = 1024;
 /** Invoices moved per statement by the overdue and expiry sweep. */
 const DUE_BATCH = 500;
+/** Merchant accounts walked at once: one busy account never holds up the others. */
+const SCAN_LANES = 4;
+/** What one sweep reads of one merchant account at most; the rest waits for the next sweep. */
+const SCAN_BUDGET: WalkBudget = { pages: 5, ms: 3_000 };
 
 /**
- * Finds invoice payments and follows them to finality (DESIGN sections 6 and 8).
+ * Finds what arrives in merchants' receiving accounts and follows it to finality (DESIGN
+ * sections 6, 8 and 10); what it pays is the invoices' rules (`InvoicePaymentsService`).
  *
- * **Scans by merchant account, not by invoice.** Each merchant's receiving token account of
- * each mint is scanned forward from a stored cursor (`chain_cursors`): a sweep with nothing new
- * costs one RPC call per account, however many invoices are open, and every new transaction is
- * read once. A transfer into the account carrying an invoice's reference (`onchainId`) of that
- * merchant, in the invoice's mint, is a payment of it: partial payments accumulate
- * (`amountPaid`), the one that crosses the total records the excess, and a payment to an invoice
- * that is no longer Open is recorded with `note: invoice_not_open` and reported, never lost.
- * Spam (transactions naming a reference without paying the account) never reaches the account's
- * history; a cursor scan reads everything after it, so nothing can push a payment out of view.
+ * **Scans by merchant account, not by invoice.** A merchant with Open invoices has each of its
+ * receiving token accounts (one per mint: a payment in the wrong mint is found too) scanned
+ * forward from a cursor (`ChainCursors`): a sweep with nothing new costs one RPC call per
+ * account, however many invoices are open, and every new transaction is read once. A new
+ * cursor starts at the slot of the merchant's earliest Open invoice (what came before cannot
+ * pay it), and a long history is read in bounded steps that save their progress, a few accounts
+ * at a time, so one merchant with a busy wallet delays nobody. Spam (transactions naming a
+ * reference without paying the account) never reaches the account's history; a cursor scan
+ * reads everything after it, so nothing can push a payment out of view.
  *
- * Two instances scanning one account at once record each payment once (a unique index on
- * (signature, invoice)); the cursor moves by compare-and-set. No transaction is held open
- * across an RPC call.
+ * The service's own charges into a merchant's account are the charge engine's, recorded by
+ * their signature: the scan leaves them out. Two instances never scan one account at once (a
+ * lease), and a receipt seen twice is recorded once. No transaction is held open across an RPC
+ * call.
  */
 @Injectable()
 export class InvoiceWatcherService {
@@ -74,6 +67,8 @@ export class InvoiceWatcherService {
     private readonly events: EventsService,
     private readonly payments: PaymentsService,
     private readonly invoices: InvoicesService,
+    private readonly invoicePayments: InvoicePaymentsService,
+    private readonly cursors: ChainCursors,
   ) {}
 
   /** One sweep: payments, finality, then overdue and expired invoices. */
@@ -82,6 +77,7 @@ export class InvoiceWatcherService {
       accountsScanned: 0,
       signaturesScanned: 0,
       paymentsRecorded: 0,
+      paymentsUnattributed: 0,
       paymentsFinalized: 0,
       invoicesPaid: 0,
       invoicesOverdue: 0,
@@ -93,121 +89,96 @@ export class InvoiceWatcherService {
     return result;
   }
 
-  /** Every (merchant, mint) that has invoices gets a cursor; every cursor is scanned. */
+  /** Every merchant with Open invoices has its receiving accounts scanned, a few at a time. */
   private async scanAccounts(result: WatchResult): Promise<void> {
     await this.addCursors();
-    const cursors = await pgQuery<CursorRow[]>(
-      this.em,
-      `SELECT address, merchant_id, mint, cursor FROM chain_cursors WHERE kind = 'merchant_account' ORDER BY address`,
-    );
-    for (const cursor of cursors) {
+    await this.cursors.walkAll('merchant_account', SCAN_LANES, async (cursor) => {
       try {
-        await this.scanAccount(cursor, result);
+        const walked = await this.cursors.walk(
+          cursor,
+          (entries) => this.settle(cursor, entries, result),
+          SCAN_BUDGET,
+        );
+        result.accountsScanned++;
+        result.signaturesScanned += walked.signatures;
       } catch (error) {
         this.logger.warn(
           { err: error, account: cursor.address },
           'Scan of a merchant account failed; the next sweep retries from its cursor',
         );
       }
-    }
+    });
   }
 
-  /** Cursors for the (merchant, mint) pairs of invoices that have none yet. */
+  /**
+   * Cursors for every receiving account (one per mint) of merchants with Open invoices that lack
+   * them, starting at the slot of the merchant's earliest Open invoice (the chain's current slot
+   * when an invoice predates slots being recorded).
+   */
   private async addCursors(): Promise<void> {
-    const missing = await pgQuery<{ merchant_id: string; mint: MintSymbol; wallet: string }[]>(
+    const missing = await pgQuery<
+      { merchant_id: string; wallet: string; start_slot: string | null; unknown: boolean }[]
+    >(
       this.em,
-      `SELECT DISTINCT i.merchant_id, i.mint, m.wallet_address AS wallet
+      `SELECT i.merchant_id, m.wallet_address AS wallet, min(i.chain_slot)::text AS start_slot,
+              bool_or(i.chain_slot IS NULL) AS unknown
          FROM invoices i JOIN merchants m ON m.id = i.merchant_id
         WHERE i.status = 'Open'
-          AND NOT EXISTS (
-            SELECT 1 FROM chain_cursors k
-             WHERE k.kind = 'merchant_account' AND k.merchant_id = i.merchant_id AND k.mint = i.mint)`,
+          AND (SELECT count(*) FROM chain_cursors k
+                WHERE k.kind = 'merchant_account' AND k.merchant_id = i.merchant_id) < ?
+        GROUP BY i.merchant_id, m.wallet_address`,
+      [MINT_SYMBOLS.length],
     );
-    for (const pair of missing) {
-      if (!MINT_SYMBOLS.includes(pair.mint)) continue;
-      const address = await this.chain.tokenAccount(pair.wallet, pair.mint);
-      await pgQuery(
-        this.em,
-        `INSERT INTO chain_cursors (address, kind, merchant_id, mint, cursor, updated_at)
-         VALUES (?, 'merchant_account', ?, ?, NULL, ?) ON CONFLICT (address) DO NOTHING`,
-        [address, pair.merchant_id, pair.mint, this.clock.now()],
-      );
-    }
-  }
-
-  private async scanAccount(cursor: CursorRow, result: WatchResult): Promise<void> {
-    const scan = await this.chain.scanTokenAccount(cursor.address, cursor.cursor);
-    result.accountsScanned++;
-    result.signaturesScanned += scan.signaturesScanned;
-    const mint = await this.chain.mint(cursor.mint);
-    for (const payment of scan.payments) {
-      if (payment.mint !== mint.address || payment.destination !== cursor.address) continue;
-      for (const reference of payment.references) {
-        if (await this.recordPayment(cursor, reference, payment)) result.paymentsRecorded++;
+    for (const merchant of missing) {
+      const startSlot =
+        merchant.unknown || merchant.start_slot === null
+          ? await this.chain.currentSlot()
+          : Number(merchant.start_slot);
+      for (const mint of MINT_SYMBOLS) {
+        await this.cursors.add({
+          address: await this.chain.tokenAccount(merchant.wallet, mint),
+          kind: 'merchant_account',
+          merchantId: merchant.merchant_id,
+          mint,
+          startSlot,
+        });
       }
-    }
-    if (scan.cursor !== cursor.cursor) {
-      await pgQuery(
-        this.em,
-        `UPDATE chain_cursors SET cursor = ?, updated_at = ? WHERE address = ? AND cursor IS NOT DISTINCT FROM ?`,
-        [scan.cursor, this.clock.now(), cursor.address, cursor.cursor],
-      );
     }
   }
 
   /**
-   * Records a transfer carrying `reference` as a payment of that merchant's invoice, if it is
-   * one, in the invoice's mint. @returns whether a new ledger line was written.
+   * One page of a merchant account's transactions, oldest first: what each brought the account
+   * goes to the invoices' rules, except the service's own charges. @returns false when one is
+   * not served by the RPC yet (the page is read again next sweep).
    */
-  private async recordPayment(
+  private async settle(
     cursor: CursorRow,
-    reference: string,
-    scanned: ScannedPayment,
+    entries: SignatureEntry[],
+    result: WatchResult,
   ): Promise<boolean> {
-    return inPgTransaction(this.em, async (em) => {
-      const [invoice] = await em.execute<InvoiceTarget[]>(
-        `SELECT id, status, total::text AS total, amount_paid::text AS amount_paid, customer_id, mint
-           FROM invoices WHERE onchain_id = ? AND merchant_id = ? FOR UPDATE`,
-        [reference, cursor.merchant_id],
-      );
-      if (!invoice || invoice.mint !== cursor.mint) return false;
-      const open = invoice.status === 'Open';
-      const total = BigInt(invoice.total);
-      const paidBefore = BigInt(invoice.amount_paid);
-      const paidAfter = paidBefore + scanned.amount;
-      const excess = !open
-        ? scanned.amount
-        : paidAfter > total
-          ? paidAfter - (paidBefore > total ? paidBefore : total)
-          : 0n;
-      const payment = await this.payments.insertIn(em, {
-        merchantId: cursor.merchant_id,
-        kind: 'invoice',
-        status: scanned.finalized ? 'finalized' : 'confirmed',
-        amount: scanned.amount,
-        excess,
-        mint: invoice.mint,
-        signature: scanned.signature,
-        payer: scanned.payer,
-        customerId: invoice.customer_id,
-        invoiceId: invoice.id,
-        note: open ? null : 'invoice_not_open',
-        slot: scanned.slot,
-      });
-      if (!payment) return false; // recorded before (another scan or instance)
-      if (open) {
-        await em.execute(
-          `UPDATE invoices SET amount_paid = amount_paid + ?::bigint, updated_at = ? WHERE id = ?`,
-          [scanned.amount.toString(), this.clock.now(), invoice.id],
-        );
-      }
-      const events: NewEvent[] = [{ type: 'payment.received', object: payment }];
-      if (payment.status === 'finalized')
-        events.push({ type: 'payment.confirmed', object: payment });
-      await this.events.recordAll(em, cursor.merchant_id, events);
-      if (payment.status === 'finalized') await this.payIfCovered(em, payment);
-      return true;
-    });
+    const reads = await this.chain.receiptsInto(cursor.address, entries);
+    if (reads.some((read) => !read.served)) return false;
+    const receipts = reads.flatMap((read) => (read.served && read.receipt ? [read.receipt] : []));
+    if (receipts.length === 0) return true;
+    const charges = await this.chargeSignatures(receipts.map((r) => r.signature));
+    for (const receipt of receipts) {
+      if (charges.has(receipt.signature)) continue;
+      const outcome = await this.invoicePayments.record(cursor.merchant_id, cursor.mint, receipt);
+      result.paymentsRecorded += outcome.lines - outcome.unattributed;
+      result.paymentsUnattributed += outcome.unattributed;
+      result.invoicesPaid += outcome.paid;
+    }
+    return true;
+  }
+
+  /** Which of these signatures are the charge engine's (recorded before they were sent). */
+  private async chargeSignatures(signatures: string[]): Promise<Set<string>> {
+    const rows = await pgQuery<{ signature: string }[]>(
+      this.em,
+      `SELECT signature FROM charge_attempts WHERE signature = ANY(?)`,
+      [signatures],
+    );
+    return new Set(rows.map((r) => r.signature));
   }
 
   /** Ledger lines seen at `confirmed` are followed until `finalized` (any kind). */
@@ -234,36 +205,10 @@ export class InvoiceWatcherService {
         if (!payment) return null;
         await this.events.record(em, line.merchant_id, 'payment.confirmed', payment);
         result.paymentsFinalized++;
-        return payment.kind === 'invoice' ? this.payIfCovered(em, payment) : false;
+        return this.invoicePayments.payIfCovered(em, payment);
       });
       if (paid) result.invoicesPaid++;
     }
-  }
-
-  /**
-   * The invoice becomes Paid (`invoice.paid`) once its finalized payments reach the total.
-   * @returns whether it moved now.
-   */
-  private async payIfCovered(em: SqlTx, payment: PaymentResponse): Promise<boolean> {
-    if (!payment.invoiceId || payment.note) return false;
-    const [covered] = await em.execute<{ covered: boolean }[]>(
-      `SELECT i.status = 'Open' AND COALESCE((
-                SELECT SUM(pm.amount) FROM payments pm
-                 WHERE pm.invoice_id = i.id AND pm.kind = 'invoice' AND pm.status = 'finalized'
-                   AND pm.note IS NULL), 0) >= i.total AS covered
-         FROM invoices i WHERE i.id = ? FOR UPDATE`,
-      [payment.invoiceId],
-    );
-    if (!covered?.covered) return false;
-    const merchantId = (
-      await em.execute<{ merchant_id: string }[]>(`SELECT merchant_id FROM invoices WHERE id = ?`, [
-        payment.invoiceId,
-      ])
-    )[0].merchant_id;
-    await this.invoices.transition(em, merchantId, payment.invoiceId, 'pay', {
-      signature: payment.signature!,
-    });
-    return true;
   }
 
   /** `invoice.overdue` once past `dueDate`; `Expired` past `dueDate + INVOICE_EXPIRY_DAYS`. */

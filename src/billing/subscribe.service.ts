@@ -9,11 +9,17 @@ import {
   ValidationError,
 } from '../common/errors/domain-error';
 import { inPgTransaction, type SqlTx } from '../database/pg-transaction';
-import { ChainPort, ChainTransaction } from '../solana/chain.port';
+import { ChainPort, ChainTransaction, SignatureEntry } from '../solana/chain.port';
 import type { MintSymbol } from '../solana/mints';
 import { planSubscribeReference } from '../solana/references';
 import { SubscriptionsService } from '../subscriptions/subscriptions.service';
+import { ChainCursors, WalkBudget } from './chain-cursors';
 import { ChargeRunService, ChargeRunResult } from './charge-run.service';
+
+/** Plans whose subscribes are read at once. */
+const SWEEP_LANES = 4;
+/** What one sweep reads of one plan's subscribes at most; the rest waits for the next sweep. */
+const SWEEP_BUDGET: WalkBudget = { pages: 5, ms: 3_000 };
 import { reservedAllowance } from './reserved-allowance';
 
 /** A plan with what a subscribe needs of its merchant. */
@@ -55,6 +61,7 @@ export class SubscribeService {
     private readonly clock: Clock,
     private readonly subscriptions: SubscriptionsService,
     private readonly charges: ChargeRunService,
+    private readonly cursors: ChainCursors,
   ) {}
 
   /** @throws NotFoundError when there is no such plan. */
@@ -77,13 +84,19 @@ export class SubscribeService {
     return reservedAllowance(this.em, wallet, mint, { exceptPlanId });
   }
 
-  /** The reconciling watcher starts following a plan's subscribes (its checkout was opened). */
-  async watch(plan: PlanTerms): Promise<void> {
-    await this.em.fork().execute(
-      `INSERT INTO chain_cursors (address, kind, merchant_id, plan_id, mint, cursor, updated_at)
-       VALUES (?, 'plan_subscribes', ?, ?, ?, NULL, ?) ON CONFLICT (address) DO NOTHING`,
-      [planSubscribeReference(plan.id), plan.merchant_id, plan.id, plan.mint, this.clock.now()],
-    );
+  /**
+   * The reconciling watcher starts following a plan's subscribes (its checkout was opened),
+   * from `startSlot` (a slot before the checkout's transaction: nothing earlier can be one).
+   */
+  async watch(plan: PlanTerms, startSlot: number): Promise<void> {
+    await this.cursors.add({
+      address: planSubscribeReference(plan.id),
+      kind: 'plan_subscribes',
+      merchantId: plan.merchant_id,
+      planId: plan.id,
+      mint: plan.mint,
+      startSlot,
+    });
   }
 
   /**
@@ -115,6 +128,12 @@ export class SubscribeService {
       throw invalidSignature('is not a subscribe to this plan signed by its subscriber');
     }
     const onchain = await this.onchainAuthorization(plan, subscriber);
+    // Token-delegate: each period pulls the price plus the mint's transfer fee (read now, before
+    // any database transaction opens).
+    const pull =
+      this.chain.scheme === 'token-delegate'
+        ? await this.chain.grossAmount(plan.mint, BigInt(plan.amount))
+        : BigInt(plan.amount);
 
     let created = false;
     let subscriptionId: string;
@@ -128,7 +147,7 @@ export class SubscribeService {
           await this.subscriptions.useSignature(tx, live, signature, 'subscribe');
           return live;
         }
-        const authorizedAmount = await this.covers(tx, plan, subscriber, onchain);
+        const authorizedAmount = await this.covers(tx, plan, subscriber, onchain, pull);
         const subscription = await this.subscriptions.create(tx, plan.merchant_id, {
           planId,
           walletAddress: subscriber,
@@ -183,53 +202,58 @@ export class SubscribeService {
 
   /**
    * The reconciling watcher: every subscribe carrying a watched plan's reference since its
-   * cursor is confirmed as the page would have. One RPC call per watched plan when idle.
+   * cursor is confirmed as the page would have, a few plans at a time, each read in bounded
+   * steps (`ChainCursors`). One RPC call per watched plan when idle.
    * @returns the subscriptions it created.
    */
   async sweep(): Promise<number> {
-    const cursors = await this.em
-      .fork()
-      .execute<{ address: string; plan_id: string; cursor: string | null }[]>(
-        `SELECT address, plan_id, cursor FROM chain_cursors WHERE kind = 'plan_subscribes'`,
-      );
     let created = 0;
-    for (const cursor of cursors) {
+    await this.cursors.walkAll('plan_subscribes', SWEEP_LANES, async (cursor) => {
       try {
-        const scan = await this.chain.signaturesAfter(cursor.address, cursor.cursor);
-        // The cursor moves past a signature only once it is settled: confirmed, or refused for
-        // what it is. A failure to judge it (the RPC or the database down) stops the scan there,
-        // and the next sweep reads it again: a real subscribe is never skipped for good.
-        let reached: string | null = scan.cursor;
-        let previous = cursor.cursor;
-        for (const signature of scan.signatures) {
-          try {
-            if ((await this.confirm(cursor.plan_id, signature)).created) created++;
-          } catch (error) {
-            if (!isRefusal(error)) {
-              this.logger.warn(
-                { err: error, planId: cursor.plan_id, signature },
-                'Could not judge a subscribe; the next sweep tries it again',
-              );
-              reached = previous;
-              break;
-            }
-            // Not a valid subscribe of this plan (anyone can name the reference): skipped.
-            this.logger.debug({ err: error, signature }, 'Skipped a transaction naming a plan');
-          }
-          previous = signature;
-        }
-        if (reached !== cursor.cursor) {
-          await this.em.fork().execute(
-            `UPDATE chain_cursors SET cursor = ?, updated_at = ?
-              WHERE address = ? AND cursor IS NOT DISTINCT FROM ?`,
-            [reached, this.clock.now(), cursor.address, cursor.cursor],
-          );
-        }
+        await this.cursors.walk(
+          cursor,
+          async (entries) => {
+            const settled = await this.confirmAll(cursor.plan_id!, entries);
+            created += settled.created;
+            return settled.done;
+          },
+          SWEEP_BUDGET,
+        );
       } catch (error) {
         this.logger.warn({ err: error, planId: cursor.plan_id }, 'Subscribe scan failed');
       }
-    }
+    });
     return created;
+  }
+
+  /**
+   * Confirms each transaction that names a plan's reference, oldest first. A transaction is
+   * settled once it is confirmed or refused for what it is; a failure to judge it (the RPC or
+   * the database down) stops there, and the next sweep reads it again: a real subscribe is never
+   * skipped for good.
+   */
+  private async confirmAll(
+    planId: string,
+    entries: SignatureEntry[],
+  ): Promise<{ created: number; done: boolean }> {
+    let created = 0;
+    for (const entry of entries) {
+      if (entry.failed) continue; // it authorised nothing
+      try {
+        if ((await this.confirm(planId, entry.signature)).created) created++;
+      } catch (error) {
+        if (!isRefusal(error)) {
+          this.logger.warn(
+            { err: error, planId, signature: entry.signature },
+            'Could not judge a subscribe; the next sweep tries it again',
+          );
+          return { created, done: false };
+        }
+        // Not a valid subscribe of this plan (anyone can name the reference): skipped.
+        this.logger.debug({ err: error, signature: entry.signature }, 'Skipped a transaction');
+      }
+    }
+    return { created, done: true };
   }
 
   /**
@@ -275,9 +299,10 @@ export class SubscribeService {
     plan: PlanTerms,
     subscriber: string,
     onchain: { delegated: bigint | null },
+    pull: bigint,
   ): Promise<bigint> {
     if (onchain.delegated === null) return 0n;
-    const share = this.chain.subscriptionAllowance(BigInt(plan.amount));
+    const share = this.chain.subscriptionAllowance(pull);
     const needed =
       share + (await reservedAllowance(tx, subscriber, plan.mint, { exceptPlanId: plan.id }));
     if (onchain.delegated < needed) {

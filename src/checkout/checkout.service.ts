@@ -13,7 +13,9 @@ import {
   toInvoiceResponse,
 } from '../invoices/invoice.mapper';
 import { pgQuery } from '../database/pg-transaction';
+import { ChainUnavailableError } from '../solana/blockhash-cache';
 import { ChainPort } from '../solana/chain.port';
+import type { MintSymbol } from '../solana/mints';
 import { planSubscribeReference } from '../solana/references';
 import { everyText } from './every-text';
 import type { SubscriptionStatus } from '../subscriptions/subscription-status';
@@ -53,6 +55,7 @@ export class CheckoutService {
   async invoice(id: string): Promise<CheckoutInvoiceResponse> {
     const row = await this.invoiceRow(id);
     const invoice = toInvoiceResponse(row, this.config.publicBaseUrl);
+    const toPay = await this.toPay(row.mint, BigInt(row.amount_due));
     return {
       id: invoice.id,
       number: invoice.number,
@@ -67,6 +70,7 @@ export class CheckoutService {
       total: invoice.total,
       amountPaid: invoice.amountPaid,
       amountDue: invoice.amountDue,
+      amountToPay: formatAmount(toPay),
       reference: invoice.onchainId,
       dueDate: invoice.dueDate,
       paidAt: invoice.paidAt,
@@ -88,17 +92,33 @@ export class CheckoutService {
     if (row.status !== 'Open') throw new InvoiceNotOpenError(row.status);
     const due = BigInt(row.amount_due);
     if (due === 0n) throw new InvoiceNotOpenError('paid in full, waiting for finality');
+    // The transfer fee (if the mint has one) comes on top: what is due arrives whole.
+    const amount = await this.chain.grossAmount(row.mint, due).catch(() => {
+      throw new ChainUnavailableError();
+    });
     const tx = await this.chain.buildInvoicePayment({
       payer: account,
       merchantWallet: row.merchant_wallet,
       mint: row.mint,
-      amount: due,
+      amount,
       reference: row.onchain_id,
     });
+    const fee =
+      amount > due ? ` (${formatAmount(due)} + ${formatAmount(amount - due)} network fee)` : '';
     return {
       transaction: tx.transaction,
-      message: `Pay ${invoiceNumber(row.number)} to ${row.merchant_name}: ${formatAmount(due)} ${row.mint}`,
+      message: `Pay ${invoiceNumber(row.number)} to ${row.merchant_name}: ${formatAmount(amount)} ${row.mint}${fee}`,
     };
+  }
+
+  /**
+   * What a payer sends for `due` to arrive (the mint's transfer fee on top). The page renders
+   * with the RPC down: then the amount due itself (never more than asked; the invoice says what
+   * is still due after).
+   */
+  private toPay(mint: MintSymbol, due: bigint): Promise<bigint> {
+    if (due === 0n) return Promise.resolve(0n);
+    return this.chain.grossAmount(mint, due).catch(() => due);
   }
 
   async plan(id: string): Promise<CheckoutPlanResponse> {
@@ -110,6 +130,11 @@ export class CheckoutService {
       ]);
     const amount = BigInt(plan.amount);
     const delegate = this.chain.scheme === 'token-delegate';
+    // What each period pulls: the price, plus the mint's transfer fee under the token-delegate
+    // scheme (the price arrives whole). The page renders with the RPC down: the price then.
+    const pull = delegate
+      ? await this.chain.grossAmount(plan.mint, amount).catch(() => amount)
+      : amount;
     return {
       id: plan.id,
       label: plan.label,
@@ -119,10 +144,9 @@ export class CheckoutService {
       amount: formatAmount(amount),
       intervalSeconds: plan.interval_seconds,
       active: plan.active,
-      authorizedAmount: delegate ? formatAmount(this.chain.subscriptionAllowance(amount)) : null,
-      authorizedPeriods: delegate
-        ? Number(this.chain.subscriptionAllowance(amount) / amount)
-        : null,
+      amountPerPeriod: formatAmount(pull),
+      authorizedAmount: delegate ? formatAmount(this.chain.subscriptionAllowance(pull)) : null,
+      authorizedPeriods: delegate ? Number(this.chain.subscriptionAllowance(pull) / pull) : null,
     };
   }
 
@@ -151,8 +175,13 @@ export class CheckoutService {
       [id, account],
     );
     if (live) throw new ConflictError('This wallet already has a live subscription to the plan');
-    await this.subscribes.watch(plan);
-    const amount = BigInt(plan.amount);
+    const price = BigInt(plan.amount);
+    const amount =
+      this.chain.scheme === 'token-delegate'
+        ? await this.chain.grossAmount(plan.mint, price).catch(() => {
+            throw new ChainUnavailableError();
+          })
+        : price;
     const tx = await this.chain.buildSubscribe({
       subscriber: account,
       merchantWallet: plan.merchant_wallet,
@@ -163,9 +192,11 @@ export class CheckoutService {
       reference: planSubscribeReference(plan.id),
       otherSubscriptionsAllowance: await this.subscribes.reserved(account, plan.mint, plan.id),
     });
+    // The reconciling watcher follows the plan's subscribes from before this one.
+    await this.subscribes.watch(plan, tx.slot);
     return {
       transaction: tx.transaction,
-      message: `Subscribe to ${plan.label} (${plan.merchant_name}): ${formatAmount(amount)} ${plan.mint} every ${everyText(plan.interval_seconds)}`,
+      message: `Subscribe to ${plan.label} (${plan.merchant_name}): ${formatAmount(amount)} ${plan.mint} every ${everyText(plan.interval_seconds)}${amount > price ? ` (${formatAmount(price)} + ${formatAmount(amount - price)} network fee)` : ''}`,
     };
   }
 

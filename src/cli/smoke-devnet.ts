@@ -59,6 +59,7 @@ runCli(async (out) => {
     .digest();
   const registration = await chain.buildInvoiceRegistration({
     merchantWallet: merchant.publicKey.toBase58(),
+    mint,
     reference,
     commitment,
   });
@@ -75,10 +76,20 @@ runCli(async (out) => {
   out(`invoice paid: ${await land(chain, payment, payer)}`);
   const destination = await chain.tokenAccount(merchant.publicKey.toBase58(), mint);
   const scan = await chain.scanReference(reference, null);
-  const found = scan.payments.find((p) => p.destination === destination && p.amount === amount);
-  if (!found) throw new Error(`payment not found by reference: ${JSON.stringify(scan.payments)}`);
+  const found = scan.receipts.find(
+    (r) =>
+      r.destination === destination &&
+      r.transfers.some((t) => t.references.includes(reference) && t.amount === amount),
+  );
+  if (!found) {
+    throw new Error(
+      `payment not found by reference: ${JSON.stringify(scan.receipts, (_k, v: unknown) =>
+        typeof v === 'bigint' ? v.toString() : v,
+      )}`,
+    );
+  }
   const byAccount = await chain.scanTokenAccount(destination, null);
-  if (!byAccount.payments.some((p) => p.signature === found.signature)) {
+  if (!byAccount.receipts.some((r) => r.signature === found.signature)) {
     throw new Error('payment not found by the merchant-account scan');
   }
   out(`payment found by reference and by the merchant's account: ${found.signature}`);

@@ -17,6 +17,8 @@ export const EVENT_TYPES = [
   'customer.updated',
   'payment.received',
   'payment.confirmed',
+  'payment.unattributed',
+  'merchant.receiving_account_missing',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -12,7 +12,7 @@ import {
 } from '../common/swagger/api-errors.decorator';
 import { UnsignedTxResponse } from '../common/dto/unsigned-tx.response';
 import { JsonArrayResponse } from '../common/http/json-array-response';
-import { CreateInvoiceDto, ListInvoicesQueryDto } from './dto/invoice.dto';
+import { AttachPaymentDto, CreateInvoiceDto, ListInvoicesQueryDto } from './dto/invoice.dto';
 import {
   CreateInvoiceResponse,
   InvoiceDetailResponse,
@@ -20,6 +20,7 @@ import {
 } from './dto/invoice.response';
 import { Idempotency } from '../idempotency/idempotency-claim.decorator';
 import type { IdempotencyClaim } from '../idempotency/idempotency.service';
+import { InvoicePaymentsService } from './invoice-payments.service';
 import { InvoicesService } from './invoices.service';
 
 const NOT_FOUND: [ErrorCode, string] = [ErrorCode.INVOICE_NOT_FOUND, 'Invoice not found'];
@@ -36,7 +37,10 @@ const CHAIN_DOWN: [ErrorCode, string] = [
 @ApiAuthenticated()
 @Controller('api/invoices')
 export class InvoicesController {
-  constructor(private readonly invoices: InvoicesService) {}
+  constructor(
+    private readonly invoices: InvoicesService,
+    private readonly payments: InvoicePaymentsService,
+  ) {}
 
   /**
    * Creates an invoice for the customer with this wallet (created or updated in the same
@@ -94,6 +98,32 @@ export class InvoicesController {
     @IdParam('Invoice', ErrorCode.INVOICE_NOT_FOUND) id: string,
   ): Promise<InvoiceWithCustomerResponse> {
     return this.invoices.void(merchantId, id);
+  }
+
+  /**
+   * Attaches an unattributed payment (money that reached the merchant's receiving account but
+   * paid no invoice by the attribution rule: several invoices' references, none, another mint's
+   * invoice) to this Open invoice of the same mint, as if its transfer had carried the invoice's
+   * reference: `payment.received`, and `invoice.paid` once finalized payments cover the total.
+   * Once: a payment already attached is 409.
+   */
+  @IdempotentPost(':id/payments')
+  @HttpCode(HttpStatus.OK)
+  @ApiOperation({ summary: 'Attach an unattributed payment to an invoice' })
+  @ApiJsonBodyErrors(
+    NOT_FOUND,
+    [ErrorCode.NOT_FOUND, 'Payment not found'],
+    NOT_OPEN,
+    [ErrorCode.VALIDATION_ERROR, 'paymentId: the payment is in PYUSD, the invoice in USDC'],
+    [ErrorCode.CONFLICT, 'This payment is not unattributed (it was attached already)'],
+  )
+  @ApiOkResponse({ type: InvoiceWithCustomerResponse })
+  attachPayment(
+    @MerchantId() merchantId: string,
+    @IdParam('Invoice', ErrorCode.INVOICE_NOT_FOUND) id: string,
+    @Body() body: AttachPaymentDto,
+  ): Promise<InvoiceWithCustomerResponse> {
+    return this.payments.attach(merchantId, id, body.paymentId);
   }
 
   /** A fresh registration transaction for an Open invoice (the first goes stale in a minute). */

@@ -4,13 +4,22 @@ import { EmailModule } from '../email/email.module';
 import { EventsModule } from '../events/events.module';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { MerchantsModule } from '../merchants/merchants.module';
+import { PaymentsModule } from '../payments/payments.module';
+import { InvoicePaymentsService } from './invoice-payments.service';
 import { InvoicesController } from './invoices.controller';
 import { InvoicesService } from './invoices.service';
 
 @Module({
-  imports: [CustomersModule, EmailModule, EventsModule, IdempotencyModule, MerchantsModule],
+  imports: [
+    CustomersModule,
+    EmailModule,
+    EventsModule,
+    IdempotencyModule,
+    MerchantsModule,
+    PaymentsModule,
+  ],
   controllers: [InvoicesController],
-  providers: [InvoicesService],
-  exports: [InvoicesService],
+  providers: [InvoicesService, InvoicePaymentsService],
+  exports: [InvoicesService, InvoicePaymentsService],
 })
 export class InvoicesModule {}

@@ -102,6 +102,7 @@ export class InvoicesService {
     const merchant = await this.merchants.account(merchantId);
     const registration = await this.chain.buildInvoiceRegistration({
       merchantWallet: merchant.walletAddress,
+      mint: input.mint,
       reference: onchainId,
       commitment: invoiceCommitment({
         onchainId,
@@ -160,8 +161,8 @@ export class InvoicesService {
           {
             sql: `INSERT INTO invoices (id, merchant_id, customer_id, number, status, onchain_id,
                     memo, mint, line_items, line_items_json, subtotal, tax_bps, tax, total,
-                    amount_paid, due_date, created_at, updated_at)
-                  VALUES (?, ?, ?, ?, 'Open', ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)`,
+                    amount_paid, due_date, chain_slot, created_at, updated_at)
+                  VALUES (?, ?, ?, ?, 'Open', ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)`,
             params: [
               id,
               merchantId,
@@ -177,6 +178,7 @@ export class InvoicesService {
               row.tax,
               row.total,
               dueDate,
+              registration.slot,
               now,
               now,
             ],
@@ -374,6 +376,7 @@ export class InvoicesService {
     const merchant = await this.merchants.account(merchantId);
     const tx = await this.chain.buildInvoiceRegistration({
       merchantWallet: merchant.walletAddress,
+      mint: row.mint,
       reference: row.onchain_id,
       commitment: invoiceCommitment({
         onchainId: row.onchain_id,

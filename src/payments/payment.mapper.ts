@@ -11,6 +11,9 @@ export interface PaymentRow {
   kind: PaymentKind;
   status: PaymentStatus;
   amount: string;
+  fee: string;
+  destination: string | null;
+  references: string[] | null;
   excess: string;
   mint: MintSymbol;
   signature: string | null;
@@ -28,7 +31,7 @@ export interface PaymentRow {
 
 /** Every column a `PaymentResponse` needs, for `payments` aliased `pm`. */
 export const PAYMENT_COLUMNS = `pm.id, pm.merchant_id, pm.kind, pm.status, pm.amount::text AS amount,
-  pm.excess::text AS excess, pm.mint, pm.signature, pm.payer, pm.invoice_id, pm.subscription_id,
+  pm.fee::text AS fee, pm.destination, pm."references", pm.excess::text AS excess, pm.mint, pm.signature, pm.payer, pm.invoice_id, pm.subscription_id,
   pm.period, pm.customer_id, pm.note, pm.slot::text AS slot,
   ${isoTimestamp('pm.created_at', 'created_at')}, ${isoTimestamp('pm.finalized_at', 'finalized_at')},
   ${isoTimestamp('pm.updated_at', 'updated_at')}`;
@@ -39,6 +42,9 @@ export function toPaymentResponse(row: PaymentRow): PaymentResponse {
     kind: row.kind,
     status: row.status,
     amount: formatUnits(row.amount),
+    fee: formatUnits(row.fee),
+    destination: row.destination,
+    references: row.references ?? [],
     excess: formatUnits(row.excess),
     mint: row.mint,
     signature: row.signature,

@@ -14,6 +14,13 @@ export interface NewPayment {
   kind: PaymentKind;
   status: PaymentStatus;
   amount: bigint;
+  /** What the chain withheld of it; `amount` is net of it. */
+  fee?: bigint;
+  /** The merchant's token account that received (invoice and unattributed payments). */
+  destination?: string | null;
+  /** The transfer instruction's index; null for money that came without one. */
+  instruction?: number | null;
+  references?: string[] | null;
   excess?: bigint;
   mint: string;
   signature: string | null;
@@ -47,6 +54,7 @@ export class PaymentsService {
       ['subscription_id', query.subscriptionId],
       ['customer_id', query.customerId],
       ['status', query.status],
+      ['kind', query.kind],
     ] as const) {
       if (value !== undefined) {
         where += ` AND pm.${column} = ?`;
@@ -71,9 +79,9 @@ export class PaymentsService {
     const rows = await tx.execute<PaymentRow[]>(
       `WITH pm AS (
          INSERT INTO payments (id, created_at, updated_at, merchant_id, kind, status, customer_id,
-           invoice_id, subscription_id, period, signature, mint, amount, excess, payer, note, slot,
-           finalized_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+           invoice_id, subscription_id, period, signature, mint, amount, fee, destination,
+           instruction, "references", excess, payer, note, slot, finalized_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT DO NOTHING
          RETURNING *
        )
@@ -92,6 +100,10 @@ export class PaymentsService {
         payment.signature,
         payment.mint,
         payment.amount.toString(),
+        (payment.fee ?? 0n).toString(),
+        payment.destination ?? null,
+        payment.instruction ?? null,
+        payment.references ?? null,
         (payment.excess ?? 0n).toString(),
         payment.payer,
         payment.note ?? null,
@@ -100,6 +112,45 @@ export class PaymentsService {
       ],
     );
     return rows[0] ? toPaymentResponse(rows[0]) : null;
+  }
+
+  /**
+   * Attaches an unattributed line of the merchant to one of its invoices (the merchant's
+   * resolution), in the caller's transaction: compare-and-set on the line still being
+   * unattributed, so it is attached once. @returns the line as now, or null when it is not an
+   * unattributed line of this merchant (any more).
+   */
+  async attachIn(
+    tx: SqlTx,
+    merchantId: string,
+    id: string,
+    to: { invoiceId: string; customerId: string; excess: bigint },
+  ): Promise<PaymentResponse | null> {
+    const rows = await tx.execute<PaymentRow[]>(
+      `WITH pm AS (
+         UPDATE payments SET kind = 'invoice', invoice_id = ?, customer_id = ?, excess = ?::bigint,
+                note = NULL, updated_at = ?
+          WHERE id = ? AND merchant_id = ? AND kind = 'unattributed'
+          RETURNING *
+       )
+       SELECT ${PAYMENT_COLUMNS} FROM pm`,
+      [to.invoiceId, to.customerId, to.excess.toString(), this.clock.now(), id, merchantId],
+    );
+    return rows[0] ? toPaymentResponse(rows[0]) : null;
+  }
+
+  /** An unattributed line of the merchant, locked for the caller's transaction; null if none. */
+  async unattributedIn(
+    tx: SqlTx,
+    merchantId: string,
+    id: string,
+  ): Promise<{ amount: bigint; mint: string; status: PaymentStatus } | null> {
+    const [row] = await tx.execute<{ amount: string; mint: string; status: PaymentStatus }[]>(
+      `SELECT amount::text AS amount, mint, status FROM payments
+        WHERE id = ? AND merchant_id = ? AND kind = 'unattributed' FOR UPDATE`,
+      [id, merchantId],
+    );
+    return row ? { amount: BigInt(row.amount), mint: row.mint, status: row.status } : null;
   }
 
   /** Marks a confirmed line finalized; null when another sweep did it first. */

@@ -7,6 +7,7 @@ import { PortalController, PortalSessionsController } from './portal.controller'
 import { PortalPageController } from './portal-page.controller';
 import { PortalSessionGuard } from './portal-session.guard';
 import { PortalSessionsModule } from './portal-sessions.module';
+import { PortalSubscriptions } from './portal-subscriptions';
 import { PortalService } from './portal.service';
 
 /** Customer self-service (DESIGN section 9): portal sessions and the portal page's API. */
@@ -19,6 +20,6 @@ import { PortalService } from './portal.service';
     SubscriptionsModule,
   ],
   controllers: [PortalSessionsController, PortalController, PortalPageController],
-  providers: [PortalService, PortalSessionGuard],
+  providers: [PortalService, PortalSubscriptions, PortalSessionGuard],
 })
 export class PortalModule {}

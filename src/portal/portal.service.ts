@@ -7,7 +7,6 @@ import {
   ServiceUnavailableError,
   ValidationError,
 } from '../common/errors/domain-error';
-import { ErrorCode } from '../common/errors/error-codes';
 import { formatAmount } from '../common/money';
 import { AppConfig } from '../config/app-config';
 import { inPgTransaction, pgQuery } from '../database/pg-transaction';
@@ -20,9 +19,8 @@ import { ChainPort } from '../solana/chain.port';
 import type { MintSymbol } from '../solana/mints';
 import { SubscriptionsService } from '../subscriptions/subscriptions.service';
 import type { SignatureUse } from '../subscriptions/entities/subscription-signature.entity';
-import type { SubscriptionStatus } from '../subscriptions/subscription-status';
-import { everyText } from '../checkout/every-text';
 import type { PortalGrant } from './portal-token';
+import { maxZero, PortalSubscriptionRow, PortalSubscriptions } from './portal-subscriptions';
 import {
   PortalInvoiceResponse,
   PortalResponse,
@@ -32,28 +30,6 @@ import { TransactionRequestResponse } from '../checkout/dto/checkout.response';
 
 /** How many times settle tries to claim its charge (100 ms apart) while the row is locked. */
 const SETTLE_CLAIM_TRIES = 20;
-
-/** Failures a customer can put right by topping up: the next charge may succeed. */
-const SETTLEABLE_FAILURES = ['insufficient_funds', 'transient'];
-
-interface PortalSubscriptionRow {
-  id: string;
-  plan_id: string;
-  status: SubscriptionStatus;
-  failure_reason: string | null;
-  paused: boolean;
-  revoked: boolean;
-  current_period_end: string | null;
-  last_charge_at: string | null;
-  authorized_amount: string;
-  charged_amount: string;
-  label: string;
-  amount: string;
-  mint: MintSymbol;
-  interval_seconds: number;
-  merchant_wallet: string;
-  wallet_address: string;
-}
 
 /**
  * The customer portal (DESIGN section 9, Stripe's customer portal for wallets): what one
@@ -74,6 +50,7 @@ export class PortalService {
     private readonly subscriptions: SubscriptionsService,
     private readonly subscribes: SubscribeService,
     private readonly charges: ChargeRunService,
+    private readonly subscriptionsView: PortalSubscriptions,
   ) {}
 
   async view(grant: PortalGrant): Promise<PortalResponse> {
@@ -87,7 +64,7 @@ export class PortalService {
       [grant.customerId, grant.merchantId],
     );
     if (!customer) throw new NotFoundError('Customer');
-    const subscriptions = await this.subscriptionRows(grant);
+    const subscriptions = await this.subscriptionsView.rows(grant);
     const invoices = await pgQuery<
       {
         id: string;
@@ -110,7 +87,7 @@ export class PortalService {
       merchantName: customer.merchant_name,
       walletAddress: customer.wallet_address,
       expiresAt: grant.expiresAt.toISOString(),
-      subscriptions: subscriptions.map((row) => this.subscriptionView(row)),
+      subscriptions: subscriptions.map((row) => this.subscriptionsView.view(row)),
       invoices: invoices.map((row): PortalInvoiceResponse => ({
         id: row.id,
         number: invoiceNumber(row.number),
@@ -133,15 +110,15 @@ export class PortalService {
    * @throws NotFoundError; ConflictError (not settleable, or the wallet cannot cover it yet).
    */
   async settle(grant: PortalGrant, id: string): Promise<PortalSubscriptionResponse> {
-    const row = await this.subscriptionRow(grant, id);
-    if (!this.settleable(row)) {
+    const row = await this.subscriptionsView.row(grant, id);
+    if (!this.subscriptionsView.settleable(row)) {
       throw new ConflictError(
         row.status === 'PastDue' && row.paused
           ? 'The merchant paused this subscription; only the merchant can resume it'
           : `Only a subscription paused by a failed payment can be settled (it is ${row.status})`,
       );
     }
-    const amount = BigInt(row.amount);
+    const amount = BigInt(row.pull);
     const state = await this.readAuthorization(row.wallet_address, row.mint);
     if (state.frozen) {
       throw new ConflictError('Your token account is frozen by the stablecoin issuer');
@@ -172,7 +149,7 @@ export class PortalService {
       if ((await this.charges.chargeNow(id)).attempts > 0) break;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    return this.subscriptionView(await this.subscriptionRow(grant, id));
+    return this.subscriptionsView.view(await this.subscriptionsView.row(grant, id));
   }
 
   /**
@@ -193,7 +170,7 @@ export class PortalService {
         'Subscriptions under the Subscriptions program need no re-authorising',
       );
     }
-    const amount = BigInt(row.amount);
+    const amount = BigInt(row.pull);
     const tx = await this.chain.buildSubscribe({
       subscriber: account,
       merchantWallet: row.merchant_wallet,
@@ -225,21 +202,21 @@ export class PortalService {
     id: string,
     signature: string,
   ): Promise<PortalSubscriptionResponse> {
-    const row = await this.subscriptionRow(grant, id);
+    const row = await this.subscriptionsView.row(grant, id);
     if (this.chain.scheme !== 'token-delegate') {
       throw new ConflictError(
         'Subscriptions under the Subscriptions program need no re-authorising',
       );
     }
     if (await this.usedFor(signature, id, 'reauthorize')) {
-      return this.subscriptionView(await this.subscriptionRow(grant, id));
+      return this.subscriptionsView.view(await this.subscriptionsView.row(grant, id));
     }
     const tx = await this.subscribes.readConfirmed(signature);
     const signer = await this.chain.authorizationSigner(tx, this.planRef(row));
     if (signer !== row.wallet_address) {
       throw invalidSignature('is not an authorisation of this subscription signed by its wallet');
     }
-    const share = this.chain.subscriptionAllowance(BigInt(row.amount));
+    const share = this.chain.subscriptionAllowance(BigInt(row.pull));
     const state = await this.readAuthorization(row.wallet_address, row.mint);
     const changed = await inPgTransaction(this.em, async (tx) => {
       await lockWallet(tx, row.wallet_address, row.mint);
@@ -252,7 +229,7 @@ export class PortalService {
       return this.subscriptions.reauthorize(tx, grant, id, share, signature);
     });
     if (!changed) throw new ConflictError('This subscription is no longer live');
-    return this.subscriptionView(await this.subscriptionRow(grant, id));
+    return this.subscriptionsView.view(await this.subscriptionsView.row(grant, id));
   }
 
   /**
@@ -289,9 +266,9 @@ export class PortalService {
     id: string,
     signature: string,
   ): Promise<PortalSubscriptionResponse> {
-    const row = await this.subscriptionRow(grant, id);
-    if (await this.usedFor(signature, id, 'cancel')) return this.subscriptionView(row);
-    if (row.revoked) return this.subscriptionView(row);
+    const row = await this.subscriptionsView.row(grant, id);
+    if (await this.usedFor(signature, id, 'cancel')) return this.subscriptionsView.view(row);
+    if (row.revoked) return this.subscriptionsView.view(row);
     const tx = await this.subscribes.readConfirmed(signature);
     const revoked = await this.chain.isRevocationBy(tx, {
       ...this.planRef(row),
@@ -311,7 +288,7 @@ export class PortalService {
       }
     }
     await inPgTransaction(this.em, (tx) => this.subscriptions.revoke(tx, grant, id, signature));
-    return this.subscriptionView(await this.subscriptionRow(grant, id));
+    return this.subscriptionsView.view(await this.subscriptionsView.row(grant, id));
   }
 
   /**
@@ -329,15 +306,6 @@ export class PortalService {
     return { merchantWallet: row.merchant_wallet, planId: row.plan_id, mint: row.mint };
   }
 
-  private settleable(row: PortalSubscriptionRow): boolean {
-    return (
-      row.status === 'PastDue' &&
-      !row.paused &&
-      !row.revoked &&
-      SETTLEABLE_FAILURES.includes(row.failure_reason ?? '')
-    );
-  }
-
   /** Whether the approval covers this subscription's next charge after the older ones' needs. */
   private covered(
     row: PortalSubscriptionRow,
@@ -346,34 +314,9 @@ export class PortalService {
     const left = BigInt(row.authorized_amount) - BigInt(row.charged_amount);
     return (
       state.delegatedToService &&
-      state.delegatedAmount >= BigInt(row.amount) &&
-      left >= BigInt(row.amount)
+      state.delegatedAmount >= BigInt(row.pull) &&
+      left >= BigInt(row.pull)
     );
-  }
-
-  private subscriptionView(row: PortalSubscriptionRow): PortalSubscriptionResponse {
-    const amount = BigInt(row.amount);
-    const live = (row.status === 'Active' || row.status === 'PastDue') && !row.revoked;
-    const delegate = this.chain.scheme === 'token-delegate';
-    const left = BigInt(row.authorized_amount) - BigInt(row.charged_amount);
-    return {
-      id: row.id,
-      planId: row.plan_id,
-      label: row.label,
-      mint: row.mint,
-      amount: formatAmount(amount),
-      every: everyText(row.interval_seconds),
-      status: row.status,
-      failureReason: row.failure_reason,
-      pausedByMerchant: row.paused,
-      cancelled: row.revoked,
-      currentPeriodEnd: row.current_period_end,
-      lastChargeAt: row.last_charge_at,
-      paymentsAuthorized: delegate && live ? Number(maxZero(left) / amount) : null,
-      canSettle: this.settleable(row),
-      canReauthorize: delegate && live && !row.paused,
-      canCancel: live,
-    };
   }
 
   /** A live subscription of the session's customer, acted on by its own wallet. */
@@ -382,7 +325,7 @@ export class PortalService {
     id: string,
     account: string,
   ): Promise<PortalSubscriptionRow> {
-    const row = await this.subscriptionRow(grant, id);
+    const row = await this.subscriptionsView.row(grant, id);
     if (row.revoked) {
       throw new ConflictError('This subscription is cancelled: no further payments');
     }
@@ -398,38 +341,10 @@ export class PortalService {
     return row;
   }
 
-  private subscriptionRows(grant: PortalGrant, id?: string): Promise<PortalSubscriptionRow[]> {
-    return pgQuery<PortalSubscriptionRow[]>(
-      this.em,
-      `SELECT s.id, s.plan_id, s.status, s.failure_reason, s.paused_at IS NOT NULL AS paused,
-              s.revoked_at IS NOT NULL AS revoked,
-              ${isoTimestamp('s.current_period_end', 'current_period_end')},
-              ${isoTimestamp('s.last_charge_at', 'last_charge_at')},
-              s.authorized_amount::text AS authorized_amount,
-              s.charged_amount::text AS charged_amount, p.label, p.amount::text AS amount, p.mint,
-              p.interval_seconds, m.wallet_address AS merchant_wallet, c.wallet_address
-         FROM subscriptions s JOIN plans p ON p.id = s.plan_id
-         JOIN customers c ON c.id = s.customer_id JOIN merchants m ON m.id = s.merchant_id
-        WHERE s.merchant_id = ? AND s.customer_id = ? ${id ? 'AND s.id = ?' : ''}
-        ORDER BY s.created_at DESC, s.id DESC`,
-      [grant.merchantId, grant.customerId, ...(id ? [id] : [])],
-    );
-  }
-
-  private async subscriptionRow(grant: PortalGrant, id: string): Promise<PortalSubscriptionRow> {
-    const [row] = await this.subscriptionRows(grant, id);
-    if (!row) throw new NotFoundError('Subscription', ErrorCode.NOT_FOUND);
-    return row;
-  }
-
   private async readAuthorization(wallet: string, mint: MintSymbol) {
     return this.chain.readAuthorization(wallet, mint).catch((error: unknown) => {
       this.logger.warn({ err: error }, 'Could not read a token account');
       throw new ServiceUnavailableError('The chain is not reachable; retry shortly');
     });
   }
-}
-
-function maxZero(value: bigint): bigint {
-  return value < 0n ? 0n : value;
 }

@@ -1,16 +1,19 @@
 import type { Connection } from '@solana/web3.js';
 import { BlockhashCache, ChainUnavailableError } from './blockhash-cache';
 
-/** A connection that answers `getLatestBlockhash` as told: a value, a failure, or never. */
+/** A connection that answers `getLatestBlockhashAndContext` as told: a value, a failure, or never. */
 function rpc() {
   const state = { calls: 0, mode: 'ok' as 'ok' | 'down' | 'silent', n: 0 };
   const connection = {
-    getLatestBlockhash: () => {
+    getLatestBlockhashAndContext: () => {
       state.calls++;
       if (state.mode === 'down') return Promise.reject(new Error('ECONNREFUSED'));
       if (state.mode === 'silent') return new Promise(() => undefined);
       state.n++;
-      return Promise.resolve({ blockhash: `hash-${state.n}`, lastValidBlockHeight: 100 + state.n });
+      return Promise.resolve({
+        context: { slot: 50 + state.n },
+        value: { blockhash: `hash-${state.n}`, lastValidBlockHeight: 100 + state.n },
+      });
     },
   } as unknown as Connection;
   return { connection, state };
@@ -35,7 +38,7 @@ describe('BlockhashCache', () => {
   it('fetches once, then answers from the cache until the blockhash is 20 s old', async () => {
     const { connection, state } = rpc();
     const cache = make(connection);
-    expect(await cache.get()).toEqual({ blockhash: 'hash-1', lastValidBlockHeight: 101 });
+    expect(await cache.get()).toEqual({ blockhash: 'hash-1', lastValidBlockHeight: 101, slot: 51 });
     now += 19_000;
     await cache.get();
     await cache.get();

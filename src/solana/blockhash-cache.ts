@@ -5,6 +5,8 @@ import { withTimeout } from './transactions';
 export interface RecentBlockhash {
   blockhash: string;
   lastValidBlockHeight: number;
+  /** The slot the RPC answered at: a transaction using this blockhash lands after it. */
+  slot: number;
 }
 
 export interface BlockhashCacheOptions {
@@ -87,12 +89,13 @@ export class BlockhashCache {
   /** One fetch at a time, bounded by `fetchTimeoutMs`; its result becomes the cached blockhash. */
   private fetch(): Promise<RecentBlockhash> {
     this.inflight ??= withTimeout(
-      this.connection.getLatestBlockhash(this.commitment),
+      this.connection.getLatestBlockhashAndContext(this.commitment),
       this.fetchTimeoutMs,
     )
-      .then((value) => {
-        this.latest = { ...value, at: this.now() };
-        return value;
+      .then(({ context, value }) => {
+        const recent = { ...value, slot: context.slot };
+        this.latest = { ...recent, at: this.now() };
+        return recent;
       })
       .finally(() => (this.inflight = undefined));
     return this.inflight;

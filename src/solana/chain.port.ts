@@ -10,6 +10,8 @@ export interface UnsignedTx {
   blockhash: string;
   /** The block height after which the transaction can no longer land. */
   lastValidBlockHeight: number;
+  /** A slot at or before the moment it was built: it cannot land before it. */
+  slot: number;
 }
 
 /** A mint as the service uses it: its token program is read from the chain (the mint's owner). */
@@ -22,6 +24,8 @@ export interface ResolvedMint {
 
 export interface InvoiceRegistrationInput {
   merchantWallet: string;
+  /** The invoice's mint: the registration also creates the merchant's receiving account of it. */
+  mint: MintSymbol;
   /** The invoice's reference key (its `onchainId`), attached so the registration is searchable. */
   reference: string;
   /** SHA-256 commitment to the invoice's terms (32 bytes). */
@@ -100,10 +104,30 @@ export interface ChargeInput {
  * Why a charge did not happen. `insufficient_funds` and `authorization_gone` are the customer's
  * side and final for this attempt; `account_frozen` (the subscriber's or the merchant's token
  * account is frozen: what an issuer's blacklisting does) is final and never retried;
- * `transient` (RPC down, blockhash expired) may be retried.
+ * `merchant_account_missing` (the merchant's receiving token account does not exist: the
+ * service never pays its rent) waits for the merchant, nothing is sent; `transient` (RPC down,
+ * blockhash expired) may be retried.
  */
 export type ChargeFailure =
-  'insufficient_funds' | 'authorization_gone' | 'account_frozen' | 'transient';
+  | 'insufficient_funds'
+  | 'authorization_gone'
+  | 'account_frozen'
+  | 'merchant_account_missing'
+  | 'transient';
+
+/**
+ * The merchant's receiving token account of the mint does not exist: a payment to it would make
+ * the payer pay its rent (a 409: the merchant creates it, with any registration it signs).
+ */
+export class MerchantAccountMissingError extends DomainError {
+  constructor(mint: MintSymbol) {
+    super(
+      ErrorCode.CONFLICT,
+      `The merchant cannot receive ${mint} yet: its receiving token account does not exist. ` +
+        `The merchant creates it by signing the invoice's or a plan's registration transaction.`,
+    );
+  }
+}
 
 export class ChargeFailedError extends Error {
   constructor(
@@ -145,12 +169,28 @@ export type TxOutcome =
   /** No answer before the deadline (the RPC is down): settle it later with `outcome`. */
   | { state: 'unknown' };
 
+/** One transfer instruction into a token account, in a successful transaction. */
+export interface ScannedTransfer {
+  /** Its index among the transaction's top-level instructions. */
+  instruction: number;
+  /** What the instruction sent. */
+  gross: bigint;
+  /** What the chain withheld of it (a Token-2022 transfer fee; 0 without one). */
+  fee: bigint;
+  /** What arrived in the account: `gross - fee`. */
+  amount: bigint;
+  /** Read-only non-signer accounts after the transfer's own accounts (Solana Pay references). */
+  references: string[];
+  /** Who signed it: the source's owner, or a delegate of it. */
+  authority: string;
+}
+
 /**
- * Tokens that arrived in a token account in one successful transaction, read from its token
- * balances. What it pays (an invoice, twice, too little, a closed one) is the billing domain's
- * decision.
+ * Tokens that arrived in one token account in one successful transaction: what each transfer
+ * instruction into it brought, and what arrived that none of them explains. What any of it pays
+ * (an invoice, nothing known, a subscription charge) is the billing domain's decision.
  */
-export interface ScannedPayment {
+export interface ScannedReceipt {
   signature: string;
   slot: number;
   blockTime: number | null;
@@ -162,24 +202,47 @@ export interface ScannedPayment {
   destinationOwner: string | null;
   /** The mint's address. */
   mint: string;
-  /** Base units the destination's balance rose by (net of any Token-2022 transfer fee). */
-  amount: bigint;
+  /** What the account's balance rose by (every transfer's net, and anything else). */
+  received: bigint;
+  /**
+   * The top-level transfer instructions into it, each with what arrived of it, in order. Empty
+   * when they claim more than arrived (money left the account in the same transaction, or a fee
+   * other than the mint's): then nothing is credited to an instruction.
+   */
+  transfers: ScannedTransfer[];
+  /**
+   * What arrived that no transfer instruction explains: an inner transfer by a program, a mint,
+   * or everything that arrived when `transfers` is empty.
+   */
+  unexplained: bigint;
+  /** Every reference on the transfers into it. */
+  references: string[];
   /** The wallet whose token account of this mint paid the most in the transaction. */
   payer: string | null;
-  /** Read-only non-signer accounts attached to the transfers into the destination. */
-  references: string[];
   /** The text of the transaction's memo instructions, if any. */
   memo: string | null;
 }
 
-/** One forward scan: the payments found, oldest first, and the cursor to store for the next. */
+/** One forward scan: the receipts found, oldest first, and the cursor to store for the next. */
 export interface PaymentScan {
-  payments: ScannedPayment[];
+  receipts: ScannedReceipt[];
   /** The newest signature processed (store it; pass it back next time). Unchanged when none. */
   cursor: string | null;
   /** How many signatures were read (spam makes this larger, never hides a payment). */
   signaturesScanned: number;
 }
+
+/** A signature naming an address, as `getSignaturesForAddress` lists it. */
+export interface SignatureEntry {
+  signature: string;
+  slot: number;
+  /** It landed and failed: it moved nothing. */
+  failed: boolean;
+  finalized: boolean;
+}
+
+/** What a transaction brought a token account: nothing (null), or not served by the RPC yet. */
+export type ReceiptRead = { served: true; receipt: ScannedReceipt | null } | { served: false };
 
 /** A top-level instruction of a transaction as the chain recorded it. */
 export interface ChainInstruction {
@@ -264,6 +327,11 @@ export abstract class ChainPort {
   abstract readonly scheme: SubscriptionScheme;
   /** The service key (base58): fee payer of its pulls and the puller plans authorise. */
   abstract readonly servicePublicKey: string;
+  /**
+   * What one charge costs the service key when it lands (succeeded or failed): the network fee
+   * of a transaction with its one signature and no priority fee, in lamports.
+   */
+  abstract readonly chargeFeeLamports: bigint;
 
   abstract mint(symbol: MintSymbol): Promise<ResolvedMint>;
   /** Stops background work (the blockhash refresh). */
@@ -314,10 +382,30 @@ export abstract class ChainPort {
   /** Classifies a failed or doomed charge by reading the token accounts. */
   abstract classifyChargeFailure(input: ChargeInput, error: string): Promise<ChargeFailure>;
 
-  /** Every transfer into a token account after `cursor` (a signature), oldest first. */
+  /** Every receipt of a token account after `cursor` (a signature), oldest first. */
   abstract scanTokenAccount(tokenAccount: string, cursor: string | null): Promise<PaymentScan>;
-  /** Every transfer carrying `reference` after `cursor`, oldest first (reconciles one invoice). */
+  /** Every receipt carrying `reference` after `cursor`, oldest first (reconciles one invoice). */
   abstract scanReference(reference: string, cursor: string | null): Promise<PaymentScan>;
+  /**
+   * One page of the signatures naming `address`, newest first: older than `before`, newer than
+   * `until` (each optional), at most `limit` (1..1000). A bounded step of a scan that saves its
+   * progress, however long the address's history.
+   */
+  abstract signaturePage(
+    address: string,
+    range: { before?: string; until?: string; limit: number },
+  ): Promise<SignatureEntry[]>;
+  /** The chain's current slot (at the configured commitment). */
+  abstract currentSlot(): Promise<number>;
+  /** What each transaction brought `tokenAccount`, in the order given. */
+  abstract receiptsInto(tokenAccount: string, entries: SignatureEntry[]): Promise<ReceiptRead[]>;
+  /**
+   * What to ask a payer to send so that `net` arrives (a Token-2022 transfer fee in force is
+   * added; without one, `net` itself).
+   */
+  abstract grossAmount(mint: MintSymbol, net: bigint): Promise<bigint>;
+  /** What the mint's Token-2022 transfer fee in force withholds of a transfer of `gross`. */
+  abstract feeOn(mint: MintSymbol, gross: bigint): Promise<bigint>;
 
   /** The transaction by signature at `confirmed`, or null when the chain has not seen it. */
   abstract readTransaction(signature: string): Promise<ChainTransaction | null>;
@@ -338,6 +426,8 @@ export abstract class ChainPort {
   abstract signaturesAfter(address: string, cursor: string | null): Promise<SignatureScan>;
 
   abstract readAuthorization(subscriber: string, mint: MintSymbol): Promise<AuthorizationState>;
+  /** Which of these accounts exist (one `getMultipleAccounts` per 100). */
+  abstract existingAccounts(addresses: string[]): Promise<Set<string>>;
   /** Program scheme: the subscription account of a plan and subscriber, or null when absent. */
   abstract readProgramSubscription(
     merchantWallet: string,

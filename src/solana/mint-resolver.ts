@@ -1,10 +1,14 @@
 import {
   getAssociatedTokenAddressSync,
+  getEpochFee,
+  getTransferFeeConfig,
   TOKEN_2022_PROGRAM_ID,
   TOKEN_PROGRAM_ID,
+  type TransferFee,
+  type TransferFeeConfig,
   unpackMint,
 } from '@solana/spl-token';
-import { Commitment, Connection, PublicKey } from '@solana/web3.js';
+import { Commitment, Connection, EpochSchedule, PublicKey } from '@solana/web3.js';
 import type { ResolvedMint } from './chain.port';
 import { MintInfo, MintSymbol, STABLECOIN_DECIMALS } from './mints';
 
@@ -88,3 +92,71 @@ export function ataOf(mint: ResolvedMint, owner: string | PublicKey): PublicKey 
  */
 const derivedAccounts = new Map<string, PublicKey>();
 const DERIVED_ACCOUNTS_KEPT = 50_000;
+
+/** How long a mint's transfer fee configuration, and the current epoch, are taken as read. */
+const FEE_CONFIG_TTL_MS = 60_000;
+
+/**
+ * The Token-2022 transfer fees of mints: each mint's `TransferFeeConfig` (read at most once a
+ * minute: its authority may schedule a new fee, which takes effect two epochs later), and the
+ * fee in force at a slot's epoch (the epoch schedule is read once). A mint without the
+ * extension (USDC under SPL Token) has none.
+ */
+export class MintFees {
+  private readonly configs = new Map<
+    string,
+    { at: number; config: Promise<TransferFeeConfig | null> }
+  >();
+  private schedule?: Promise<EpochSchedule>;
+  private epoch?: { at: number; value: Promise<number> };
+
+  constructor(
+    private readonly connection: Connection,
+    private readonly commitment: Commitment,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** The fee a transfer of the mint landing at `slot` pays; null without one. */
+  async at(mint: string, slot: number): Promise<TransferFee | null> {
+    const config = await this.config(mint);
+    if (!config) return null;
+    const schedule = await this.epochSchedule();
+    return getEpochFee(config, BigInt(schedule.getEpoch(slot)));
+  }
+
+  /** The fee a transfer of the mint pays now; null without one. */
+  async current(mint: string): Promise<TransferFee | null> {
+    const config = await this.config(mint);
+    if (!config) return null;
+    return getEpochFee(config, BigInt(await this.currentEpoch()));
+  }
+
+  private config(mint: string): Promise<TransferFeeConfig | null> {
+    const cached = this.configs.get(mint);
+    if (cached && this.now() - cached.at < FEE_CONFIG_TTL_MS) return cached.config;
+    const config = this.connection
+      .getAccountInfo(new PublicKey(mint), this.commitment)
+      .then((info) => {
+        if (!info || !info.owner.equals(TOKEN_2022_PROGRAM_ID)) return null;
+        return getTransferFeeConfig(unpackMint(new PublicKey(mint), info, info.owner));
+      });
+    this.configs.set(mint, { at: this.now(), config });
+    config.catch(() => this.configs.delete(mint)); // an RPC blip is not remembered
+    return config;
+  }
+
+  private epochSchedule(): Promise<EpochSchedule> {
+    this.schedule ??= this.connection.getEpochSchedule();
+    this.schedule.catch(() => (this.schedule = undefined));
+    return this.schedule;
+  }
+
+  private currentEpoch(): Promise<number> {
+    const cached = this.epoch;
+    if (cached && this.now() - cached.at < FEE_CONFIG_TTL_MS) return cached.value;
+    const value = this.connection.getEpochInfo(this.commitment).then((info) => info.epoch);
+    this.epoch = { at: this.now(), value };
+    value.catch(() => (this.epoch = undefined));
+    return value;
+  }
+}

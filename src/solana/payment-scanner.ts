@@ -5,11 +5,19 @@ import {
   PublicKey,
   VersionedTransactionResponse,
 } from '@solana/web3.js';
-import type { PaymentScan, ScannedPayment } from './chain.port';
+import type {
+  PaymentScan,
+  ReceiptRead,
+  ScannedReceipt,
+  ScannedTransfer,
+  SignatureEntry,
+} from './chain.port';
+import type { MintFees } from './mint-resolver';
+import { feeOf } from './transfer-fee';
 import { MEMO_PROGRAM_ID } from './transactions';
 
 /** `getSignaturesForAddress` pages hold at most this many signatures. */
-const SIGNATURE_PAGE = 1000;
+export const SIGNATURE_PAGE = 1000;
 /** Transactions fetched per JSON-RPC batch. */
 const TRANSACTION_BATCH = 100;
 
@@ -18,74 +26,99 @@ const MEMO_PROGRAMS = new Set([
   MEMO_PROGRAM_ID.toBase58(),
   'Memo1UhkJRfHyvLMcVucJwxXeuD728EqVDDwQDxFMNo',
 ]);
+
 /**
  * The token instructions that move tokens to a destination, by tag (and Token-2022 sub-tag):
- * where the destination sits and how many accounts are fixed (references follow them).
+ * where their accounts and amounts sit, and how many accounts are their own (references follow).
  */
 const TRANSFERS = [
-  { tag: 3, sub: undefined, destination: 1, fixed: 3 }, // Transfer
-  { tag: 12, sub: undefined, destination: 2, fixed: 4 }, // TransferChecked
-  { tag: 26, sub: 1, destination: 2, fixed: 4 }, // Token-2022 TransferCheckedWithFee
-];
+  // Transfer: [source, destination, authority], amount at 1.
+  { tag: 3, sub: undefined, destination: 1, authority: 2, fixed: 3, amount: 1, fee: undefined },
+  // TransferChecked: [source, mint, destination, authority], amount at 1.
+  { tag: 12, sub: undefined, destination: 2, authority: 3, fixed: 4, amount: 1, fee: undefined },
+  // Token-2022 TransferCheckedWithFee: as TransferChecked, amount at 2, decimals, then the fee.
+  { tag: 26, sub: 1, destination: 2, authority: 3, fixed: 4, amount: 2, fee: 11 },
+] as const;
+
+/** A transfer instruction into a token account, as decoded from its data and accounts. */
+interface DecodedTransfer {
+  instruction: number;
+  gross: bigint;
+  /** The fee the instruction states (TransferCheckedWithFee), else undefined. */
+  statedFee: bigint | undefined;
+  references: string[];
+  authority: string;
+}
 
 /**
- * Finds payments by scanning forward from a cursor (the newest signature the caller has already
- * processed): every signature after it is read, oldest first, however many there are.
+ * Finds payments in token accounts' histories, one page at a time or whole.
  *
- * Why this cannot be starved: a reference is public (it is in the checkout link), so anyone can
- * attach it to thousands of cheap transactions. A scan that reads "the newest N" can be pushed
- * past the real payment; a scan that reads everything after a cursor only gets longer. The
- * merchant-account scan is the primary one (spam there must actually move tokens into the
+ * **Why a scan cannot be starved:** a reference is public (it is in the checkout link), so
+ * anyone can attach it to thousands of cheap transactions. A scan that reads "the newest N" can
+ * be pushed past the real payment; a scan that reads everything after a cursor only gets longer.
+ * The merchant-account scan is the primary one (spam there must actually move tokens into the
  * merchant's account); the reference scan reconciles one invoice.
  *
- * What counts as a payment is read from the token balances, not from instruction data: the
- * amount is what the destination account's balance rose by (net of a Token-2022 transfer fee),
- * and every successful transaction that raised it is returned, duplicates and all. Deciding what
- * each one pays is the billing domain's job.
+ * **What arrived, per instruction:** each top-level transfer instruction into the account is
+ * read from its data (the amount it sent, and a Token-2022 fee it states or the mint's fee
+ * withholds), and checked against what the account's balance rose by: what arrived beyond the
+ * instructions is `unexplained` (a program's inner transfer, a mint), and when the instructions
+ * claim more than arrived (money also left the account) no instruction is credited at all. What
+ * each receipt pays is the billing domain's to decide.
  */
 export class PaymentScanner {
-  constructor(private readonly connection: Connection) {}
+  constructor(
+    private readonly connection: Connection,
+    private readonly fees: MintFees,
+  ) {}
 
-  /** Every transfer into `tokenAccount` after `cursor`, oldest first. */
+  /** Every receipt of `tokenAccount` after `cursor`, oldest first. */
   scanAccount(tokenAccount: string, cursor: string | null): Promise<PaymentScan> {
-    return this.scan(tokenAccount, cursor, (p) => p.destination === tokenAccount);
+    return this.scan(tokenAccount, cursor, (r) => r.destination === tokenAccount);
   }
 
-  /** Every transfer that carries `reference`, after `cursor`, oldest first. */
+  /** Every receipt carrying `reference` after `cursor`, oldest first. */
   scanReference(reference: string, cursor: string | null): Promise<PaymentScan> {
-    return this.scan(reference, cursor, (p) => p.references.includes(reference));
+    return this.scan(reference, cursor, (r) => r.references.includes(reference));
   }
 
-  private async scan(
+  /** One page of the signatures naming `address`, newest first (see `ChainPort.signaturePage`). */
+  async page(
     address: string,
-    cursor: string | null,
-    keep: (payment: ScannedPayment) => boolean,
-  ): Promise<PaymentScan> {
-    const signatures = await this.signaturesAfter(address, cursor);
-    const payments: ScannedPayment[] = [];
-    let reached = cursor;
-    for (let i = 0; i < signatures.length; i += TRANSACTION_BATCH) {
-      const batch = signatures.slice(i, i + TRANSACTION_BATCH);
-      const wanted = batch.filter((s) => s.err === null).map((s) => s.signature);
-      const txs = wanted.length
-        ? await this.connection.getTransactions(wanted, {
-            commitment: 'confirmed',
-            maxSupportedTransactionVersion: 0,
-          })
-        : [];
-      const byId = new Map(wanted.map((signature, j) => [signature, txs[j]]));
-      for (const info of batch) {
-        if (info.err === null) {
-          const tx = byId.get(info.signature);
-          // Listed but not served yet: stop here, so the next scan starts from this one again.
-          if (!tx) return { payments, cursor: reached, signaturesScanned: i };
-          const finalized = info.confirmationStatus === 'finalized';
-          payments.push(...paymentsIn(tx, finalized).filter(keep));
+    range: { before?: string; until?: string; limit: number },
+  ): Promise<SignatureEntry[]> {
+    const infos = await this.connection.getSignaturesForAddress(
+      new PublicKey(address),
+      { limit: range.limit, before: range.before, until: range.until },
+      'confirmed',
+    );
+    return infos.map(entryOf);
+  }
+
+  /** What each transaction brought `tokenAccount`, in the order given. */
+  async receiptsInto(tokenAccount: string, entries: SignatureEntry[]): Promise<ReceiptRead[]> {
+    const reads: ReceiptRead[] = [];
+    for (let i = 0; i < entries.length; i += TRANSACTION_BATCH) {
+      const batch = entries.slice(i, i + TRANSACTION_BATCH);
+      const txs = await this.transactions(batch);
+      for (const entry of batch) {
+        if (entry.failed) {
+          reads.push({ served: true, receipt: null });
+          continue;
         }
-        reached = info.signature;
+        const tx = txs.get(entry.signature);
+        if (!tx) {
+          reads.push({ served: false });
+          continue;
+        }
+        const receipts = await receiptsIn(tx, entry.finalized, this.fees);
+        reads.push({
+          served: true,
+          receipt: receipts.find((r) => r.destination === tokenAccount) ?? null,
+        });
       }
     }
-    return { payments, cursor: reached, signaturesScanned: signatures.length };
+    return reads;
   }
 
   /** The signatures naming `address` after `cursor`, oldest first (paged newest to oldest). */
@@ -105,15 +138,70 @@ export class PaymentScanner {
     }
     return all.reverse();
   }
+
+  private async scan(
+    address: string,
+    cursor: string | null,
+    keep: (receipt: ScannedReceipt) => boolean,
+  ): Promise<PaymentScan> {
+    const entries = (await this.signaturesAfter(address, cursor)).map(entryOf);
+    const receipts: ScannedReceipt[] = [];
+    let reached = cursor;
+    for (let i = 0; i < entries.length; i += TRANSACTION_BATCH) {
+      const batch = entries.slice(i, i + TRANSACTION_BATCH);
+      const txs = await this.transactions(batch);
+      for (const entry of batch) {
+        if (!entry.failed) {
+          const tx = txs.get(entry.signature);
+          // Listed but not served yet: stop here, so the next scan starts from this one again.
+          if (!tx) return { receipts, cursor: reached, signaturesScanned: i };
+          receipts.push(...(await receiptsIn(tx, entry.finalized, this.fees)).filter(keep));
+        }
+        reached = entry.signature;
+      }
+    }
+    return { receipts, cursor: reached, signaturesScanned: entries.length };
+  }
+
+  /** The successful transactions of a batch, by signature (one JSON-RPC batch). */
+  private async transactions(
+    batch: SignatureEntry[],
+  ): Promise<Map<string, VersionedTransactionResponse>> {
+    const wanted = batch.filter((e) => !e.failed).map((e) => e.signature);
+    if (wanted.length === 0) return new Map();
+    const txs = await this.connection.getTransactions(wanted, {
+      commitment: 'confirmed',
+      maxSupportedTransactionVersion: 0,
+    });
+    const found = new Map<string, VersionedTransactionResponse>();
+    wanted.forEach((signature, i) => {
+      const tx = txs[i];
+      if (tx) found.set(signature, tx);
+    });
+    return found;
+  }
+}
+
+function entryOf(info: ConfirmedSignatureInfo): SignatureEntry {
+  return {
+    signature: info.signature,
+    slot: info.slot,
+    failed: info.err !== null,
+    finalized: info.confirmationStatus === 'finalized',
+  };
 }
 
 /**
- * The payments in one transaction: one per token account whose balance rose, with the wallet
- * whose account of that mint fell the most as the payer, and the references attached (read-only
- * non-signer accounts after a transfer's fixed accounts, Solana Pay's layout) to the top-level
- * transfers into it. Failed transactions move nothing and hold no payment.
+ * The receipts of one transaction: one per token account whose balance rose, with the transfer
+ * instructions into it (what each sent, withheld and brought), the wallet whose account of that
+ * mint fell the most as the payer, and the references attached to the transfers into it.
+ * Failed transactions move nothing and hold no receipt.
  */
-export function paymentsIn(tx: VersionedTransactionResponse, finalized: boolean): ScannedPayment[] {
+export async function receiptsIn(
+  tx: VersionedTransactionResponse,
+  finalized: boolean,
+  fees: Pick<MintFees, 'at'>,
+): Promise<ScannedReceipt[]> {
   const meta = tx.meta;
   if (!meta || meta.err) return [];
   const message = tx.transaction.message;
@@ -136,7 +224,7 @@ export function paymentsIn(tx: VersionedTransactionResponse, finalized: boolean)
     .filter((ix) => MEMO_PROGRAMS.has(ix.program))
     .map((ix) => ix.data.toString('utf8'));
 
-  const payments: ScannedPayment[] = [];
+  const receipts: ScannedReceipt[] = [];
   for (const after of post) {
     const received = amountOf(after) - amountOf(pre.get(after.accountIndex));
     if (received <= 0n) continue;
@@ -152,7 +240,13 @@ export function paymentsIn(tx: VersionedTransactionResponse, finalized: boolean)
         payer = before.owner ?? null;
       }
     }
-    payments.push({
+    const decoded = transfersInto(instructions, after.accountIndex, keys, (i) =>
+      message.isAccountSigner(i),
+    );
+    const { transfers, unexplained } = await attribute(decoded, received, (gross) =>
+      fees.at(after.mint, tx.slot).then((fee) => feeOf(fee, gross)),
+    );
+    receipts.push({
       signature: tx.transaction.signatures[0],
       slot: tx.slot,
       blockTime: tx.blockTime ?? null,
@@ -160,33 +254,77 @@ export function paymentsIn(tx: VersionedTransactionResponse, finalized: boolean)
       destination: keys[after.accountIndex],
       destinationOwner: after.owner ?? null,
       mint: after.mint,
-      amount: received,
+      received,
+      transfers,
+      unexplained,
+      references: [...new Set(decoded.flatMap((t) => t.references))],
       payer,
-      references: referencesInto(instructions, after.accountIndex, keys, (i) =>
-        message.isAccountSigner(i),
-      ),
       memo: memos.length ? memos.join('\n') : null,
     });
   }
-  return payments;
+  return receipts;
 }
 
-function referencesInto(
+/**
+ * What arrived of each transfer instruction, checked against what the account's balance rose
+ * by. When the instructions sent exactly what arrived, each brought what it sent. Otherwise each
+ * brought what it sent less its fee (the one it states, or the mint's); what arrived beyond
+ * that is unexplained, and if they claim more than arrived, none is credited.
+ */
+async function attribute(
+  decoded: DecodedTransfer[],
+  received: bigint,
+  mintFee: (gross: bigint) => Promise<bigint>,
+): Promise<{ transfers: ScannedTransfer[]; unexplained: bigint }> {
+  const sent = decoded.reduce((sum, t) => sum + t.gross, 0n);
+  const transfers: ScannedTransfer[] = [];
+  for (const t of decoded) {
+    const fee = sent === received ? 0n : (t.statedFee ?? (await mintFee(t.gross)));
+    transfers.push({
+      instruction: t.instruction,
+      gross: t.gross,
+      fee,
+      amount: t.gross - fee,
+      references: t.references,
+      authority: t.authority,
+    });
+  }
+  const arrived = transfers.reduce((sum, t) => sum + t.amount, 0n);
+  if (arrived > received) return { transfers: [], unexplained: received };
+  return { transfers, unexplained: received - arrived };
+}
+
+/** The top-level transfer instructions into the account at `destination` (an index of `keys`). */
+function transfersInto(
   instructions: { program: string; accounts: number[]; data: Buffer }[],
   destination: number,
   keys: string[],
   isSigner: (index: number) => boolean,
-): string[] {
-  const references = new Set<string>();
-  for (const ix of instructions) {
-    if (!TOKEN_PROGRAMS.has(ix.program) || ix.data.length === 0) continue;
+): DecodedTransfer[] {
+  const found: DecodedTransfer[] = [];
+  instructions.forEach((ix, index) => {
+    if (!TOKEN_PROGRAMS.has(ix.program) || ix.data.length === 0) return;
     const layout = TRANSFERS.find(
       (l) => l.tag === ix.data[0] && (l.sub === undefined || l.sub === ix.data[1]),
     );
-    if (!layout || ix.accounts[layout.destination] !== destination) continue;
-    for (const index of ix.accounts.slice(layout.fixed)) {
-      if (!isSigner(index)) references.add(keys[index]);
-    }
-  }
-  return [...references];
+    if (!layout || ix.accounts[layout.destination] !== destination) return;
+    if (ix.data.length < layout.amount + 8) return;
+    const gross = ix.data.readBigUInt64LE(layout.amount);
+    const statedFee =
+      layout.fee !== undefined && ix.data.length >= layout.fee + 8
+        ? ix.data.readBigUInt64LE(layout.fee)
+        : undefined;
+    const references = ix.accounts
+      .slice(layout.fixed)
+      .filter((i) => !isSigner(i))
+      .map((i) => keys[i]);
+    found.push({
+      instruction: index,
+      gross,
+      statedFee,
+      references: [...new Set(references)],
+      authority: keys[ix.accounts[layout.authority]],
+    });
+  });
+  return found;
 }

@@ -1,16 +1,5 @@
-import {
-  createAssociatedTokenAccountIdempotentInstruction,
-  createTransferCheckedInstruction,
-} from '@solana/spl-token';
-import {
-  AccountInfo,
-  Commitment,
-  Connection,
-  Keypair,
-  PublicKey,
-  SystemProgram,
-  TransactionInstruction,
-} from '@solana/web3.js';
+import { TOKEN_2022_PROGRAM_ID } from '@solana/spl-token';
+import { AccountInfo, Commitment, Connection, Keypair, PublicKey } from '@solana/web3.js';
 import type { SolanaCluster, SubscriptionScheme as SchemeName } from '../config/app-config';
 import {
   AuthorizationState,
@@ -23,6 +12,8 @@ import {
   InvoiceRegistrationInput,
   PaymentScan,
   PlanRef,
+  ReceiptRead,
+  SignatureEntry,
   PlanRegistrationInput,
   ProgramSubscriptionState,
   ResolvedMint,
@@ -36,7 +27,7 @@ import {
 import { DomainError } from '../common/errors/domain-error';
 import { RpcBatcher } from './rpc-batcher';
 import { BlockhashCache, BlockhashCacheOptions, ChainUnavailableError } from './blockhash-cache';
-import { ataOf, MintResolver } from './mint-resolver';
+import { ataOf, MintFees, MintResolver } from './mint-resolver';
 import { MintInfo, MintSymbol } from './mints';
 import { PaymentScanner } from './payment-scanner';
 import { ProgramScheme } from './schemes/program.scheme';
@@ -51,8 +42,10 @@ import {
 } from './subscriptions-program';
 import { doomedCharge, tokenAccountState } from './token-account-state';
 import { chainTransaction } from './chain-transaction';
+import { createMerchantAccount, InvoiceTransactions } from './invoice-transactions';
 import { TransactionSender } from './transaction-sender';
-import { memo, ServiceSigner, UnsignedTxBuilder, withReference, withTimeout } from './transactions';
+import { feeOf, grossUp, type TransferFee } from './transfer-fee';
+import { memo, ServiceSigner, UnsignedTxBuilder, withTimeout } from './transactions';
 
 /** The longest an API request waits for the chain reads behind an unsigned transaction. */
 const BUILD_TIMEOUT_MS = 5_000;
@@ -90,12 +83,16 @@ export class RpcChainAdapter extends ChainPort {
   readonly cluster: SolanaCluster;
   readonly scheme: SchemeName;
   readonly servicePublicKey: string;
+  /** 5,000 lamports per signature (a charge has the service key's alone), no priority fee. */
+  readonly chargeFeeLamports = 5_000n;
   private readonly signer: ServiceSigner;
   private readonly mints: MintResolver;
   private readonly blockhashes: BlockhashCache;
   private readonly unsigned: UnsignedTxBuilder;
   private readonly sender: TransactionSender;
   private readonly scanner: PaymentScanner;
+  private readonly invoices: InvoiceTransactions;
+  private readonly fees: MintFees;
   private readonly subscriptions: SubscriptionScheme;
   private readonly commitment: Commitment;
   private readonly approvalPeriods: number;
@@ -118,7 +115,11 @@ export class RpcChainAdapter extends ChainPort {
     this.blockhashes = new BlockhashCache(connection, options.commitment, options.blockhashes);
     this.unsigned = new UnsignedTxBuilder(this.blockhashes);
     this.sender = new TransactionSender(connection, options.commitment, options.confirmDeadlineMs);
-    this.scanner = new PaymentScanner(connection);
+    this.fees = new MintFees(connection, options.commitment);
+    this.invoices = new InvoiceTransactions(this.mints, this.unsigned, (address) =>
+      this.exists(address),
+    );
+    this.scanner = new PaymentScanner(connection, this.fees);
     this.accounts = new RpcBatcher(
       (addresses) =>
         withTimeout(
@@ -176,60 +177,25 @@ export class RpcChainAdapter extends ChainPort {
 
   buildInvoiceRegistration(input: InvoiceRegistrationInput): Promise<UnsignedTx> {
     if (input.commitment.length !== 32) throw new RangeError('commitment must be 32 bytes');
-    return this.available(this.invoiceRegistration(input));
-  }
-
-  private invoiceRegistration(input: InvoiceRegistrationInput): Promise<UnsignedTx> {
-    const merchant = new PublicKey(input.merchantWallet);
-    const text = `invoice:v1:${input.reference}:${Buffer.from(input.commitment).toString('hex')}`;
-    // The memo program demands that every account it is given signs, so the reference key rides
-    // on a zero-lamport self-transfer instead (as Solana Pay attaches references to SOL transfers).
-    const anchor = withReference(
-      SystemProgram.transfer({ fromPubkey: merchant, toPubkey: merchant, lamports: 0 }),
-      input.reference,
-    );
-    return this.unsigned.build(merchant, [memo(text, [merchant]), anchor]);
+    return this.available(this.invoices.registration(input));
   }
 
   buildInvoicePayment(input: InvoicePaymentInput): Promise<UnsignedTx> {
     if (input.amount <= 0n) throw new RangeError('amount must be positive');
-    return this.available(this.invoicePayment(input));
-  }
-
-  private async invoicePayment(input: InvoicePaymentInput): Promise<UnsignedTx> {
-    const mint = await this.mints.mint(input.mint);
-    const payer = new PublicKey(input.payer);
-    const destination = ataOf(mint, input.merchantWallet);
-    const instructions: TransactionInstruction[] = [];
-    if (!(await this.exists(destination))) {
-      instructions.push(createMerchantAccount(payer, mint, input.merchantWallet));
-    }
-    // Solana Pay's layout: an optional memo, then the transfer last, reference attached to it.
-    if (input.memo) instructions.push(memo(input.memo));
-    instructions.push(
-      withReference(
-        createTransferCheckedInstruction(
-          ataOf(mint, payer),
-          new PublicKey(mint.address),
-          destination,
-          payer,
-          input.amount,
-          mint.decimals,
-          [],
-          new PublicKey(mint.tokenProgram),
-        ),
-        input.reference,
-      ),
-    );
-    return this.unsigned.build(payer, instructions);
+    return this.available(this.invoices.payment(input));
   }
 
   buildPlanRegistration(input: PlanRegistrationInput): Promise<UnsignedTx> {
     return this.available(
       (async () => {
         const mint = await this.mints.mint(input.mint);
+        const merchant = new PublicKey(input.merchantWallet);
         const instructions = await this.subscriptions.planRegistration(input, mint);
-        return this.unsigned.build(new PublicKey(input.merchantWallet), instructions);
+        // The receiving account the plan's charges go to, paid by the merchant.
+        return this.unsigned.build(merchant, [
+          createMerchantAccount(merchant, mint, merchant),
+          ...instructions,
+        ]);
       })(),
     );
   }
@@ -272,16 +238,13 @@ export class RpcChainAdapter extends ChainPort {
       this.accounts.load(destination.toBase58()),
       this.blockhashes.get(),
     ]);
+    // A missing receiving account is the merchant's to create: the service key never pays rent
+    // for an account its owner can close (`merchant_account_missing`, nothing is sent).
     const pull = await this.subscriptions.charge(input, mint, {
       source: { address: source.toBase58(), info: sourceInfo },
       destination: { address: destination.toBase58(), info: destinationInfo },
     });
-    const instructions: TransactionInstruction[] = [];
-    if (!destinationInfo) {
-      instructions.push(createMerchantAccount(this.signer.publicKey, mint, input.merchantWallet));
-    }
-    instructions.push(memo(`charge:v1:${input.planId}:${input.chargeId}`), ...pull);
-    return this.signer.sign(instructions, latest);
+    return this.signer.sign([memo(`charge:v1:${input.planId}:${input.chargeId}`), ...pull], latest);
   }
 
   sendAndConfirm(tx: SignedTx): Promise<TxOutcome> {
@@ -331,6 +294,36 @@ export class RpcChainAdapter extends ChainPort {
     return this.scanner.scanReference(reference, cursor);
   }
 
+  signaturePage(
+    address: string,
+    range: { before?: string; until?: string; limit: number },
+  ): Promise<SignatureEntry[]> {
+    return this.scanner.page(address, range);
+  }
+
+  currentSlot(): Promise<number> {
+    return this.connection.getSlot(this.commitment);
+  }
+
+  receiptsInto(tokenAccount: string, entries: SignatureEntry[]): Promise<ReceiptRead[]> {
+    return this.scanner.receiptsInto(tokenAccount, entries);
+  }
+
+  async grossAmount(symbol: MintSymbol, net: bigint): Promise<bigint> {
+    return grossUp(await this.transferFee(symbol), net);
+  }
+
+  async feeOn(symbol: MintSymbol, gross: bigint): Promise<bigint> {
+    return feeOf(await this.transferFee(symbol), gross);
+  }
+
+  /** The mint's Token-2022 transfer fee in force now (none under SPL Token: no RPC call). */
+  private async transferFee(symbol: MintSymbol): Promise<TransferFee | null> {
+    const mint = await this.mints.mint(symbol);
+    if (mint.tokenProgram !== TOKEN_2022_PROGRAM_ID.toBase58()) return null;
+    return this.fees.current(mint.address);
+  }
+
   async readTransaction(signature: string): Promise<ChainTransaction | null> {
     const tx = await this.connection.getTransaction(signature, {
       commitment: 'confirmed',
@@ -370,6 +363,11 @@ export class RpcChainAdapter extends ChainPort {
     );
   }
 
+  async existingAccounts(addresses: string[]): Promise<Set<string>> {
+    const infos = await Promise.all(addresses.map((a) => this.accounts.load(a)));
+    return new Set(addresses.filter((_, i) => infos[i] !== null));
+  }
+
   async readProgramSubscription(
     merchantWallet: string,
     planId: string,
@@ -406,19 +404,4 @@ export class RpcChainAdapter extends ChainPort {
   private async exists(address: PublicKey): Promise<boolean> {
     return (await this.connection.getAccountInfo(address, this.commitment)) !== null;
   }
-}
-
-/** Creates the merchant's associated token account (idempotent), paid by `payer`. */
-function createMerchantAccount(
-  payer: PublicKey,
-  mint: ResolvedMint,
-  merchantWallet: string,
-): TransactionInstruction {
-  return createAssociatedTokenAccountIdempotentInstruction(
-    payer,
-    ataOf(mint, merchantWallet),
-    new PublicKey(merchantWallet),
-    new PublicKey(mint.address),
-    new PublicKey(mint.tokenProgram),
-  );
 }

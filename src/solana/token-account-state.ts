@@ -61,6 +61,13 @@ export function doomedCharge(
   if (destination.exists && destination.frozen) {
     return { reason: 'account_frozen', message: "the merchant's token account is frozen" };
   }
+  if (!destination.exists) {
+    // The merchant's to create (its registrations do): never paid for by the service key.
+    return {
+      reason: 'merchant_account_missing',
+      message: "the merchant's receiving token account does not exist",
+    };
+  }
   if (!source.exists) {
     return {
       reason: needsDelegation ? 'authorization_gone' : 'insufficient_funds',

@@ -124,13 +124,14 @@ export class UnsignedTxBuilder {
 
   /** @throws ChainUnavailableError when no recent blockhash can be had. */
   async build(feePayer: PublicKey, instructions: TransactionInstruction[]): Promise<UnsignedTx> {
-    const { blockhash, lastValidBlockHeight } = await this.blockhashes.get();
+    const { blockhash, lastValidBlockHeight, slot } = await this.blockhashes.get();
     // A legacy message, written with zeroed signatures.
     const message = compileLegacyMessage(feePayer, instructions, blockhash);
     return {
       transaction: Buffer.from(new VersionedTransaction(message).serialize()).toString('base64'),
       blockhash,
       lastValidBlockHeight,
+      slot,
     };
   }
 }

@@ -16,6 +16,7 @@ import { Clock } from '../../src/common/clock';
 import { parseConfig } from '../../src/config/load-config';
 import { MerchantsService } from '../../src/merchants/merchants.service';
 import { createTestDatabase } from '../setup/test-database';
+import { openReceivingAccounts } from './chain-tx';
 import { startTestChain, TestChain } from './test-chain';
 import { TestClock } from './test-clock';
 
@@ -40,7 +41,12 @@ export interface TestApp {
   chain?: TestChain;
   /** Runs SQL against the app's database (assertions on stored state). */
   sql<T = Record<string, unknown>>(query: string, params?: unknown[]): Promise<T[]>;
-  createMerchant(name?: string): Promise<TestMerchant>;
+  /**
+   * A merchant with an API key. On the app's own chain its receiving token accounts of the three
+   * mints exist, as after its first registration (`receivingAccounts: false`: none, as a merchant
+   * who never registered anything).
+   */
+  createMerchant(name?: string, options?: { receivingAccounts?: boolean }): Promise<TestMerchant>;
   close(): Promise<void>;
 }
 
@@ -54,21 +60,46 @@ export interface TestAppOptions {
   overrides?: { token: unknown; value: unknown }[];
   /** Where the app's log lines go (with `LOG_LEVEL` in `env`); by default nothing is logged. */
   logDestination?: DestinationStream;
+  /** How the app's own chain is created (a mint with a transfer fee, a finality lag). */
+  chainOptions?: Parameters<typeof startTestChain>[1];
 }
 
 /**
  * Boots the whole service on a fresh database copied from the migrated template (or on a given
  * one), with a controllable clock. Nothing is mocked: real PostgreSQL, real HTTP through supertest.
+ *
+ * When a step fails (a bad env value, a provider that throws in `app.init()`, a port taken),
+ * whatever was started before it is released in reverse order and the step's own error is
+ * rethrown, so a suite whose `beforeAll` fails reports that cause at once and leaves nothing
+ * running. `close()` releases everything the same way and may be called more than once.
  */
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  const resources = new Resources();
+  try {
+    return await startTestApp(options, resources);
+  } catch (error) {
+    await resources.releaseAfterFailure();
+    throw error;
+  }
+}
+
+async function startTestApp(options: TestAppOptions, resources: Resources): Promise<TestApp> {
   const owned = options.databaseUrl ? undefined : await createTestDatabase();
+  if (owned) resources.add('the test database', () => owned.drop());
   const databaseUrl = options.databaseUrl ?? owned!.url;
   const dataDir = mkdtempSync(join(tmpdir(), 'billing-app-'));
+  resources.add('the data directory', () => rmSync(dataDir, { recursive: true, force: true }));
   const env: Record<string, string> = { LOG_LEVEL: 'silent', DATA_DIR: dataDir, ...options.env };
   const localnet = (env.SOLANA_CLUSTER ?? 'localnet') === 'localnet';
   // Localnet: a chain of its own (in memory, on a free port), unless the test gives an RPC URL.
-  const chain = localnet && !env.SOLANA_RPC_URL ? await startTestChain() : undefined;
-  if (chain) env.SOLANA_RPC_URL = chain.url;
+  const chain =
+    localnet && !env.SOLANA_RPC_URL
+      ? await startTestChain(undefined, options.chainOptions)
+      : undefined;
+  if (chain) {
+    resources.add('the localnet chain', () => chain.close());
+    env.SOLANA_RPC_URL = chain.url;
+  }
   // Elsewhere the service keypair is required; a test gets a throwaway one.
   if (!localnet && !env.SERVICE_KEYPAIR) {
     env.SERVICE_KEYPAIR = JSON.stringify([...Keypair.generate().secretKey]);
@@ -87,15 +118,19 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     bodyParser: false,
     logger: false,
   });
+  // Closed even when `init` fails half-way: the shutdown hooks end what did start (the ORM's
+  // pool, the LISTEN connection, the workers' timers).
+  resources.add('the Nest application', () => app.close());
   configureApp(app, config);
   await app.init();
 
   // A small pool, so that concurrent requests in a test can each run their checks.
   const db = new Pool({ connectionString: databaseUrl, max: 4 });
   db.on('error', () => undefined); // a test may take the database away on purpose
+  resources.add('the SQL pool', () => db.end());
   let merchantCount = 0;
 
-  return {
+  const testApp: TestApp = {
     app,
     http: request(app.getHttpServer()),
     clock,
@@ -103,10 +138,13 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     chain,
     sql: async <T>(query: string, params: unknown[] = []) =>
       (await db.query(query, params)).rows as T[],
-    async createMerchant(name = `Merchant ${++merchantCount}`) {
+    async createMerchant(name = `Merchant ${++merchantCount}`, options = {}) {
       const wallet = Keypair.generate();
       const walletAddress = wallet.publicKey.toBase58();
       const created = await app.get(MerchantsService).create({ name, walletAddress });
+      if (chain && options.receivingAccounts !== false) {
+        await openReceivingAccounts(testApp, wallet);
+      }
       return {
         id: created.merchant.id,
         name,
@@ -117,14 +155,67 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
         wallet,
       };
     },
-    async close() {
-      await app.close();
-      await db.end();
-      await chain?.close();
-      await owned?.drop();
-      rmSync(dataDir, { recursive: true, force: true });
-    },
+    close: () => resources.release(),
   };
+  return testApp;
+}
+
+/** How long one release may take after a failed start before the next one runs anyway. */
+const RELEASE_AFTER_FAILURE_MS = 10_000;
+
+/**
+ * What a TestApp started, released in reverse order (the pool before the app, the app before
+ * its chain and its database). Each release runs even when an earlier one fails.
+ */
+class Resources {
+  private readonly started: { name: string; release: () => unknown }[] = [];
+  private released?: Promise<void>;
+
+  add(name: string, release: () => unknown): void {
+    this.started.push({ name, release });
+  }
+
+  /** Releases everything once; later calls get the first call's outcome. */
+  release(): Promise<void> {
+    this.released ??= this.releaseAll();
+    return this.released;
+  }
+
+  /**
+   * After a failed start: every release is bounded in time and none may throw, so the start's
+   * own error is what the caller sees. A release that fails is reported, not hidden.
+   */
+  async releaseAfterFailure(): Promise<void> {
+    this.released ??= this.releaseAll(RELEASE_AFTER_FAILURE_MS).catch((error: unknown) => {
+      console.warn('createTestApp: releasing after a failed start', error);
+    });
+    await this.released;
+  }
+
+  private async releaseAll(limitMs?: number): Promise<void> {
+    const failures: unknown[] = [];
+    for (const { name, release } of [...this.started].reverse()) {
+      try {
+        await (limitMs === undefined ? release() : withinTime(name, limitMs, release));
+      } catch (error) {
+        failures.push(error);
+      }
+    }
+    if (failures.length === 1) throw failures[0];
+    if (failures.length > 1) throw new AggregateError(failures, 'TestApp: several releases failed');
+  }
+}
+
+async function withinTime(name: string, ms: number, run: () => unknown): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`releasing ${name} took over ${ms} ms`)), ms);
+  });
+  try {
+    await Promise.race([Promise.resolve().then(run), expired]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** A random valid wallet address (base58 of 32 random bytes). */

@@ -1,4 +1,12 @@
-import { Entity, Enum, ManyToOne, PrimaryKey, Property, type Ref } from '@mikro-orm/core';
+import {
+  BigIntType,
+  Entity,
+  Enum,
+  ManyToOne,
+  PrimaryKey,
+  Property,
+  type Ref,
+} from '@mikro-orm/core';
 import { Merchant } from '../../merchants/entities/merchant.entity';
 
 /** What an address's scan looks for: invoice payments, or subscribes to one plan. */
@@ -6,9 +14,12 @@ export const CURSOR_KINDS = ['merchant_account', 'plan_subscribes'] as const;
 export type CursorKind = (typeof CURSOR_KINDS)[number];
 
 /**
- * Where the watchers' forward scans of one address stopped: the newest signature processed.
- * A scan reads every signature after it (spam only makes it longer), so a sweep with no new
- * activity costs one RPC call per address.
+ * Where the watchers' forward scans of one address stand. `cursor` is the newest signature
+ * whose transactions were all processed: a scan reads every signature after it (spam only makes
+ * it longer), so a sweep with no new activity costs one RPC call per address. What came after
+ * it is read as a window, newest page first and each page oldest first, saving progress after
+ * every page (`windowTop`, `windowBefore`), so a long history is read in bounded steps across
+ * sweeps and never held in memory whole.
  */
 @Entity({ tableName: 'chain_cursors' })
 export class ChainCursor {
@@ -30,6 +41,25 @@ export class ChainCursor {
 
   @Property({ type: 'string', length: 88, nullable: true })
   cursor: string | null = null;
+
+  /** The newest signature of the window being read (it becomes `cursor` once it is done). */
+  @Property({ type: 'string', length: 88, nullable: true })
+  windowTop: string | null = null;
+
+  /** The oldest signature of the window read so far: the pages older than it remain. */
+  @Property({ type: 'string', length: 88, nullable: true })
+  windowBefore: string | null = null;
+
+  /**
+   * A new cursor's first window stops at transactions older than this slot (before the first
+   * invoice, or the plan's first checkout, nothing can be ours). Null: the whole history.
+   */
+  @Property({ type: new BigIntType('number'), nullable: true })
+  startSlot: number | null = null;
+
+  /** Until when an instance reads it (PostgreSQL's `now()`); then anyone may. */
+  @Property({ type: 'datetime', columnType: 'timestamptz(3)', nullable: true })
+  leaseUntil: Date | null = null;
 
   @Property({ type: 'datetime', columnType: 'timestamptz(3)' })
   updatedAt!: Date;

@@ -82,6 +82,13 @@ export class ChargeAttempt extends BaseEntity {
   @Property({ type: 'datetime', columnType: 'timestamptz(3)', nullable: true })
   leaseUntil: Date | null = null;
 
+  /**
+   * Lamports the service key paid in network fees for this attempt's tries that landed (a
+   * failed one pays too): the operator's cost, per merchant (`npm run service-key:spend`).
+   */
+  @Property({ type: new BigIntType('bigint'), default: 0 })
+  networkFee: bigint = 0n;
+
   /** The instance holding (or that last held) the lease: `host:pid:random`. */
   @Property({ type: 'string', length: 128, nullable: true })
   leaseOwner: string | null = null;

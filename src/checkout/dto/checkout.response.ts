@@ -43,8 +43,13 @@ export class CheckoutInvoiceResponse {
   total!: string;
   /** @example "0" */
   amountPaid!: string;
-  /** @example "10.5" */
+  /** What the merchant is still to receive. @example "10.5" */
   amountDue!: string;
+  /**
+   * What the payer sends for `amountDue` to arrive: the same, or more by the mint's Token-2022
+   * transfer fee (which the chain withholds from what arrives). @example "10.5"
+   */
+  amountToPay!: string;
   /** The reference key a payment carries (base58). */
   reference!: string;
   dueDate!: string | null;
@@ -67,6 +72,11 @@ export class CheckoutPlanResponse {
   intervalSeconds!: number;
   /** `false`: no new subscribers. */
   active!: boolean;
+  /**
+   * What each period's charge takes: `amount`, or more by the mint's Token-2022 transfer fee
+   * (which the chain withholds: `amount` reaches the merchant). @example "9.99"
+   */
+  amountPerPeriod!: string;
   /**
    * What the subscribe authorises the service to pull from the subscriber's token account for
    * this plan, in total (token-delegate scheme: amount x periods); null under the program scheme,

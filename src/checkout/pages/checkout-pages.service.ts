@@ -113,13 +113,21 @@ export class CheckoutPages {
     const authorises =
       plan.authorizedAmount !== null
         ? html`<p>
-            By subscribing you allow this service to collect
-            <strong>${plan.amount} ${plan.mint} every ${every}</strong>, at most
-            <strong>${plan.authorizedAmount} ${plan.mint}</strong> in all (${plan.authorizedPeriods}
-            payments, until about ${day(until)}), straight from your token account to
-            ${plan.merchantName}. The first payment is taken now. You can cancel at any time; you
-            will be asked to re-authorise before the authorisation runs out.
-          </p>`
+              By subscribing you allow this service to collect
+              <strong>${plan.amountPerPeriod} ${plan.mint} every ${every}</strong>, at most
+              <strong>${plan.authorizedAmount} ${plan.mint}</strong> in all
+              (${plan.authorizedPeriods} payments, until about ${day(until)}), straight from your
+              token account to ${plan.merchantName}. The first payment is taken now. You can cancel
+              at any time; you will be asked to re-authorise before the authorisation runs out.
+            </p>
+            ${
+              plan.amountPerPeriod !== plan.amount
+                ? html`<p class="note">
+                    ${plan.amountPerPeriod} ${plan.mint} includes the stablecoin's transfer fee,
+                    which the network withholds: ${plan.amount} ${plan.mint} reaches the merchant.
+                  </p>`
+                : null
+            }`
         : html`<p>
             By subscribing you allow this service to collect
             <strong>${plan.amount} ${plan.mint} every ${every}</strong> from your token account for
@@ -155,21 +163,29 @@ export class CheckoutPages {
     }).toString();
     const transfer = encodeURL({
       recipient: new PublicKey(invoice.merchantWallet),
-      amount: new BigNumber(invoice.amountDue),
+      amount: new BigNumber(invoice.amountToPay),
       splToken: new PublicKey(mint.address),
       reference: new PublicKey(invoice.reference),
       label: invoice.merchantName,
       message: `Invoice ${invoice.number}`,
     }).toString();
     return html` <button type="button" data-action="pay-invoice" data-invoice="${invoice.id}">
-        Pay ${invoice.amountDue} ${invoice.mint} with a browser wallet
+        Pay ${invoice.amountToPay} ${invoice.mint} with a browser wallet
       </button>
       <div id="wallets" hidden></div>
       ${this.phone(request, 'Pay from your phone', 'Scan with a Solana Pay wallet.')}
       <p class="note">
         Or open a <a href="${transfer}" class="break">Solana Pay transfer request</a> for
-        ${invoice.amountDue} ${invoice.mint} in a wallet app.
-      </p>`;
+        ${invoice.amountToPay} ${invoice.mint} in a wallet app.
+      </p>
+      ${
+        invoice.amountToPay !== invoice.amountDue
+          ? html`<p class="note">
+              ${invoice.amountToPay} ${invoice.mint} includes the stablecoin's transfer fee, which
+              the network withholds: ${invoice.amountDue} ${invoice.mint} reaches the merchant.
+            </p>`
+          : null
+      }`;
   }
 
   private phone(link: string, title: string, hint: string): SafeHtml {

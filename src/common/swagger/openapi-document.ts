@@ -32,6 +32,7 @@ const OPERATION_IDS: Record<string, string> = {
   InvoicesController_get: 'getInvoice',
   InvoicesController_void: 'voidInvoice',
   InvoicesController_registrationTx: 'createInvoiceRegistrationTx',
+  InvoicesController_attachPayment: 'attachInvoicePayment',
   SubscriptionsController_list: 'listSubscriptions',
   SubscriptionsController_get: 'getSubscription',
   SubscriptionsController_pause: 'pauseSubscription',

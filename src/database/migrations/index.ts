@@ -13,6 +13,8 @@ import { Migration20261124191426 } from './Migration20261124191426';
 import { Migration20261124221036 } from './Migration20261124221036';
 import { Migration20261125190000 } from './Migration20261125190000';
 import { Migration20261125200000 } from './Migration20261125200000';
+import { Migration20261125210000 } from './Migration20261125210000';
+import { Migration20261125220000 } from './Migration20261125220000';
 
 /**
  * Every migration, in order. The MikroORM CLI writes new ones next to this file
@@ -34,4 +36,6 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261124221036', class: Migration20261124221036 },
   { name: 'Migration20261125190000', class: Migration20261125190000 },
   { name: 'Migration20261125200000', class: Migration20261125200000 },
+  { name: 'Migration20261125210000', class: Migration20261125210000 },
+  { name: 'Migration20261125220000', class: Migration20261125220000 },
 ];

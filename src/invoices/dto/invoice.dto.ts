@@ -9,6 +9,7 @@ import {
   IsISO8601,
   IsOptional,
   IsString,
+  IsUUID,
   Max,
   Min,
   ValidateIf,
@@ -126,4 +127,15 @@ export class ListInvoicesQueryDto {
   @IsString()
   @MaxLength(200)
   search?: string;
+}
+
+/** `POST /api/invoices/:id/payments`: attaches an unattributed payment to the invoice. */
+export class AttachPaymentDto {
+  /**
+   * An `unattributed` line of the payments ledger (`GET /api/payments?kind=unattributed`), in the
+   * invoice's mint.
+   * @example "0b7d3c1e-8f2a-4c5d-9e6f-1a2b3c4d5e6f"
+   */
+  @IsUUID()
+  paymentId!: string;
 }

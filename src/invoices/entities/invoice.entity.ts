@@ -101,6 +101,14 @@ export class Invoice extends BaseEntity {
   @Property({ type: 'string', length: 88, nullable: true })
   paymentSignature: string | null = null;
 
+  /**
+   * A slot of the chain at or before the invoice's creation (its registration's blockhash was
+   * read then): no payment of it can come earlier, so the merchant account's first scan stops
+   * there instead of reading the account's whole history. Null for invoices older than it.
+   */
+  @Property({ type: new BigIntType('number'), nullable: true })
+  chainSlot: number | null = null;
+
   /** When `invoice.overdue` was recorded (once, after `dueDate` passed while Open). */
   @Property({ type: 'datetime', columnType: 'timestamptz(3)', nullable: true })
   overdueAt: Date | null = null;

@@ -1,5 +1,10 @@
 import { IsIn, IsOptional, IsUUID } from 'class-validator';
-import { PAYMENT_STATUSES, type PaymentStatus } from '../entities/payment.entity';
+import {
+  PAYMENT_KINDS,
+  PAYMENT_STATUSES,
+  type PaymentKind,
+  type PaymentStatus,
+} from '../entities/payment.entity';
 
 export class ListPaymentsQueryDto {
   /** Only the payments of this invoice. */
@@ -21,4 +26,9 @@ export class ListPaymentsQueryDto {
   @IsOptional()
   @IsIn(PAYMENT_STATUSES)
   status?: PaymentStatus;
+
+  /** Only this kind (`unattributed`: the money a merchant has to resolve). @example "unattributed" */
+  @IsOptional()
+  @IsIn(PAYMENT_KINDS)
+  kind?: PaymentKind;
 }

@@ -7,12 +7,21 @@ import {
   type PaymentStatus,
 } from '../entities/payment.entity';
 
-/** One line of the payments ledger: an invoice payment or a subscription charge. */
+/**
+ * One line of the payments ledger: an invoice payment, a subscription charge, or money that
+ * arrived in a merchant's receiving account and pays no invoice (`unattributed`).
+ */
 export class PaymentResponse {
   /** @example "0b7d3c1e-8f2a-4c5d-9e6f-1a2b3c4d5e6f" */
   id!: string;
 
-  /** `invoice`: a transfer found on-chain carrying an invoice's reference; `subscription`: a charge. @example "subscription" */
+  /**
+   * `invoice`: a transfer instruction found on-chain carrying one invoice's reference, in its
+   * mint; `subscription`: a charge; `unattributed`: money in the merchant's receiving account
+   * that pays no invoice by that rule (`note` says why), until the merchant attaches it
+   * (`POST /api/invoices/:id/payments`).
+   * @example "subscription"
+   */
   @ApiProperty({ enum: PAYMENT_KINDS })
   kind!: PaymentKind;
 
@@ -24,8 +33,21 @@ export class PaymentResponse {
   @ApiProperty({ enum: PAYMENT_STATUSES })
   status!: PaymentStatus;
 
-  /** Decimal string. @example "9.99" */
+  /** What arrived in the merchant's account, net of `fee`. Decimal string. @example "9.99" */
   amount!: string;
+
+  /**
+   * What the chain withheld of the transfer (a Token-2022 transfer fee); "0" without one. The
+   * payer sent `amount + fee`.
+   * @example "0"
+   */
+  fee!: string;
+
+  /** The merchant's token account that received; null for charges. @example null */
+  destination!: string | null;
+
+  /** The references the transfer carried (invoice and unattributed payments). @example [] */
+  references!: string[];
 
   /** What it brought beyond the invoice's total (an overpayment); "0" otherwise. @example "0" */
   excess!: string;
@@ -54,7 +76,10 @@ export class PaymentResponse {
 
   /**
    * Invoice payments: `invoice_not_open` when the invoice was already Paid, Cancelled or
-   * Expired (recorded, reported, never lost). Failed charges: why (`insufficient_funds`,
+   * Expired (recorded, reported, never lost). Unattributed payments: why (`several_invoices`:
+   * the transfer carried several invoices' references; `no_invoice_reference`; `other_mint`: it
+   * carried an invoice's reference in another mint; `no_transfer_instruction`: it arrived
+   * without a transfer instruction of its own). Failed charges: why (`insufficient_funds`,
    * `authorization_gone`, `account_frozen`).
    * @example null
    */

@@ -1,8 +1,23 @@
-import { BigIntType, Entity, Enum, Index, ManyToOne, Property, type Ref } from '@mikro-orm/core';
+import {
+  ArrayType,
+  BigIntType,
+  Entity,
+  Enum,
+  Index,
+  ManyToOne,
+  Property,
+  type Ref,
+} from '@mikro-orm/core';
 import { BaseEntity } from '../../common/base.entity';
 import { Merchant } from '../../merchants/entities/merchant.entity';
 
-export const PAYMENT_KINDS = ['invoice', 'subscription'] as const;
+/**
+ * `invoice`: a transfer that paid an invoice; `subscription`: a charge; `unattributed`: money
+ * that arrived in a merchant's receiving account and pays no invoice by the attribution rule
+ * (several invoices' references, none, another mint's invoice, no transfer instruction of its
+ * own): recorded once, reported, never credited to anything until the merchant attaches it.
+ */
+export const PAYMENT_KINDS = ['invoice', 'subscription', 'unattributed'] as const;
 export type PaymentKind = (typeof PAYMENT_KINDS)[number];
 
 /** `confirmed` (seen), `finalized` (irreversible) or `failed` (a charge that moved nothing). */
@@ -19,12 +34,21 @@ export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
 @Index({ name: 'payments_merchant_created_idx', properties: ['merchant', 'createdAt', 'id'] })
 @Index({ name: 'payments_invoice_idx', properties: ['invoiceId'] })
 @Index({ name: 'payments_subscription_idx', properties: ['subscriptionId'] })
-/** An invoice payment is recorded once per transaction and invoice, however often it is scanned. */
+/**
+ * What a transaction brought a merchant's account is recorded once per transfer instruction (and
+ * once for what arrived with none), however often it is scanned, and whatever it was attached to.
+ */
 @Index({
-  name: 'payments_invoice_signature_unique',
+  name: 'payments_receipt_unique',
   expression:
-    `create unique index "payments_invoice_signature_unique" on "payments" ("signature", "invoice_id") ` +
-    `where "kind" = 'invoice'`,
+    `create unique index "payments_receipt_unique" on "payments" ("signature", "destination", coalesce("instruction", -1)) ` +
+    `where "kind" in ('invoice', 'unattributed')`,
+})
+@Index({
+  name: 'payments_unattributed_idx',
+  expression:
+    `create index "payments_unattributed_idx" on "payments" ("merchant_id", "created_at") ` +
+    `where "kind" = 'unattributed'`,
 })
 /** A landed charge is one ledger line. */
 @Index({
@@ -72,6 +96,22 @@ export class Payment extends BaseEntity {
   @Property({ type: new BigIntType('bigint') })
   amount!: bigint;
 
+  /** What the chain withheld of the transfer (a Token-2022 transfer fee): `amount` is net of it. */
+  @Property({ type: new BigIntType('bigint'), default: 0 })
+  fee: bigint = 0n;
+
+  /** The merchant's token account that received (invoice and unattributed payments). */
+  @Property({ type: 'string', length: 44, nullable: true })
+  destination: string | null = null;
+
+  /** The transfer instruction's index in its transaction; null for money that came without one. */
+  @Property({ type: 'integer', nullable: true })
+  instruction: number | null = null;
+
+  /** The references the transfer carried (what a merchant resolving an unattributed one reads). */
+  @Property({ type: new ArrayType(), nullable: true })
+  references: string[] | null = null;
+
   /** What this payment brought beyond the invoice's total (an overpayment). */
   @Property({ type: new BigIntType('bigint'), default: 0 })
   excess: bigint = 0n;
@@ -82,7 +122,9 @@ export class Payment extends BaseEntity {
 
   /**
    * Invoice payments: `invoice_not_open` when it arrived for a Paid, Cancelled or Expired invoice
-   * (recorded and reported, never lost). Failed charges: why (`insufficient_funds`, ...).
+   * (recorded and reported, never lost). Unattributed ones: why (`several_invoices`,
+   * `no_invoice_reference`, `other_mint`, `no_transfer_instruction`). Failed charges: why
+   * (`insufficient_funds`, ...).
    */
   @Property({ type: 'string', length: 64, nullable: true })
   note: string | null = null;

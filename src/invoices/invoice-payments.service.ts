@@ -1,0 +1,285 @@
+import { EntityManager } from '@mikro-orm/postgresql';
+import { Injectable } from '@nestjs/common';
+import { Clock } from '../common/clock';
+import { ConflictError, NotFoundError, ValidationError } from '../common/errors/domain-error';
+import { ErrorCode } from '../common/errors/error-codes';
+import { inPgTransaction, type SqlTx } from '../database/pg-transaction';
+import { EventsService, NewEvent } from '../events/events.service';
+import { PaymentResponse } from '../payments/dto/payment.response';
+import { NewPayment, PaymentsService } from '../payments/payments.service';
+import type { ScannedReceipt, ScannedTransfer } from '../solana/chain.port';
+import type { MintSymbol } from '../solana/mints';
+import { InvoiceWithCustomerResponse } from './dto/invoice.response';
+import { InvoiceNotOpenError, InvoicesService } from './invoices.service';
+
+/** An invoice as a payment of it needs it, read under its row lock. */
+interface InvoiceTarget {
+  id: string;
+  onchain_id: string;
+  status: string;
+  total: string;
+  amount_paid: string;
+  customer_id: string;
+  mint: MintSymbol;
+}
+
+/** Why money that arrived pays no invoice (the ledger line's `note`). */
+export type UnattributedReason =
+  'several_invoices' | 'no_invoice_reference' | 'other_mint' | 'no_transfer_instruction';
+
+/** What one receipt did to the ledger and the invoices. */
+export interface ReceiptOutcome {
+  /** New ledger lines (0 when the receipt was recorded before). */
+  lines: number;
+  unattributed: number;
+  /** Invoices it made Paid. */
+  paid: number;
+}
+
+/**
+ * The invoices' payment rules (DESIGN sections 8 and 10): what counts as a payment of an
+ * invoice, partial and over payments, late ones, and what pays no invoice. The billing engine's
+ * watcher finds what arrived in merchants' receiving accounts and hands it here.
+ *
+ * **Attribution.** An invoice is credited with what the transfer instruction carrying its
+ * reference moved into the merchant's receiving account of the invoice's mint, net of what the
+ * chain withheld (a Token-2022 transfer fee is not the merchant's money), and nothing else. A
+ * transfer carrying several invoices' references, none, or an invoice's reference in another
+ * mint, and money that arrived with no transfer instruction of its own, are recorded once as
+ * `unattributed` (`payment.unattributed`), never dropped and never credited twice; the merchant
+ * attaches such a line to an invoice (`attach`) or refunds it.
+ */
+@Injectable()
+export class InvoicePaymentsService {
+  constructor(
+    private readonly em: EntityManager,
+    private readonly clock: Clock,
+    private readonly events: EventsService,
+    private readonly payments: PaymentsService,
+    private readonly invoices: InvoicesService,
+  ) {}
+
+  /**
+   * Records what one transaction brought a merchant's receiving account of `accountMint`, in
+   * one database transaction: each transfer instruction as a payment of the invoice it names,
+   * or as unattributed; what came without an instruction as unattributed. Idempotent: a
+   * receipt seen again (a re-scan, another instance) writes nothing more.
+   */
+  async record(
+    merchantId: string,
+    accountMint: MintSymbol,
+    receipt: ScannedReceipt,
+  ): Promise<ReceiptOutcome> {
+    return inPgTransaction(this.em, async (tx) => {
+      const outcome: ReceiptOutcome = { lines: 0, unattributed: 0, paid: 0 };
+      // The merchant's invoices the receipt names, locked in one order (two receipts naming the
+      // same invoices never wait on each other in a circle).
+      const named =
+        receipt.references.length === 0
+          ? []
+          : await tx.execute<InvoiceTarget[]>(
+              `SELECT id, onchain_id, status, total::text AS total,
+                      amount_paid::text AS amount_paid, customer_id, mint
+                 FROM invoices WHERE merchant_id = ? AND onchain_id = ANY(?)
+                ORDER BY id FOR UPDATE`,
+              [merchantId, receipt.references],
+            );
+      for (const transfer of receipt.transfers) {
+        if (transfer.amount <= 0n) continue;
+        const hits = named.filter((i) => transfer.references.includes(i.onchain_id));
+        if (hits.length === 1 && hits[0].mint === accountMint) {
+          const paid = await this.credit(tx, merchantId, hits[0], receipt, transfer);
+          if (paid === null) continue;
+          outcome.lines++;
+          if (paid) outcome.paid++;
+        } else {
+          const reason: UnattributedReason =
+            hits.length > 1
+              ? 'several_invoices'
+              : hits.length === 1
+                ? 'other_mint'
+                : 'no_invoice_reference';
+          if (await this.unattributed(tx, merchantId, accountMint, receipt, reason, transfer)) {
+            outcome.lines++;
+            outcome.unattributed++;
+          }
+        }
+      }
+      if (receipt.unexplained > 0n) {
+        if (
+          await this.unattributed(tx, merchantId, accountMint, receipt, 'no_transfer_instruction')
+        ) {
+          outcome.lines++;
+          outcome.unattributed++;
+        }
+      }
+      return outcome;
+    });
+  }
+
+  /**
+   * The invoice becomes Paid (`invoice.paid`) once its finalized payments reach the total (in
+   * the caller's transaction, which has seen the payment finalized).
+   * @returns whether it moved now.
+   */
+  async payIfCovered(tx: SqlTx, payment: PaymentResponse): Promise<boolean> {
+    if (payment.kind !== 'invoice' || !payment.invoiceId || payment.note) return false;
+    const [covered] = await tx.execute<{ covered: boolean; merchant_id: string }[]>(
+      `SELECT i.status = 'Open' AND COALESCE((
+                SELECT SUM(pm.amount) FROM payments pm
+                 WHERE pm.invoice_id = i.id AND pm.kind = 'invoice' AND pm.status = 'finalized'
+                   AND pm.note IS NULL), 0) >= i.total AS covered, i.merchant_id
+         FROM invoices i WHERE i.id = ? FOR UPDATE`,
+      [payment.invoiceId],
+    );
+    if (!covered?.covered) return false;
+    await this.invoices.transition(tx, covered.merchant_id, payment.invoiceId, 'pay', {
+      signature: payment.signature!,
+    });
+    return true;
+  }
+
+  /**
+   * The merchant's resolution of an unattributed payment: it becomes a payment of one of its
+   * Open invoices in the same mint, as if the transfer had carried that invoice's reference
+   * (`payment.received`, and `invoice.paid` once finalized payments cover it). Once: a line
+   * already attached is a 409.
+   * @throws NotFoundError (`INVOICE_NOT_FOUND`, or `NOT_FOUND` for the payment);
+   *   InvoiceNotOpenError; ValidationError (another mint); ConflictError (already attached).
+   */
+  async attach(
+    merchantId: string,
+    invoiceId: string,
+    paymentId: string,
+  ): Promise<InvoiceWithCustomerResponse> {
+    return inPgTransaction(this.em, async (tx) => {
+      const [invoice] = await tx.execute<InvoiceTarget[]>(
+        `SELECT id, onchain_id, status, total::text AS total, amount_paid::text AS amount_paid,
+                customer_id, mint
+           FROM invoices WHERE id = ? AND merchant_id = ? FOR UPDATE`,
+        [invoiceId, merchantId],
+      );
+      if (!invoice) throw new NotFoundError('Invoice', ErrorCode.INVOICE_NOT_FOUND);
+      const line = await this.payments.unattributedIn(tx, merchantId, paymentId);
+      if (!line) {
+        const exists = await tx.execute<{ id: string }[]>(
+          `SELECT id FROM payments WHERE id = ? AND merchant_id = ?`,
+          [paymentId, merchantId],
+        );
+        if (exists.length === 0) throw new NotFoundError('Payment', ErrorCode.NOT_FOUND);
+        throw new ConflictError('This payment is not unattributed (it was attached already)');
+      }
+      if (invoice.status !== 'Open') throw new InvoiceNotOpenError(invoice.status);
+      if (line.mint !== invoice.mint) {
+        throw new ValidationError(
+          `paymentId: the payment is in ${line.mint}, the invoice in ${invoice.mint}`,
+          [{ field: 'paymentId', message: `is a payment in ${line.mint}` }],
+        );
+      }
+      const excess = this.excessOf(invoice, line.amount);
+      const payment = await this.payments.attachIn(tx, merchantId, paymentId, {
+        invoiceId,
+        customerId: invoice.customer_id,
+        excess,
+      });
+      await this.addPaid(tx, invoice, line.amount);
+      await this.events.record(tx, merchantId, 'payment.received', payment!);
+      if (payment!.status === 'finalized') await this.payIfCovered(tx, payment!);
+      return this.invoices.getIn(tx, merchantId, invoiceId);
+    });
+  }
+
+  /**
+   * A payment of `invoice` by one transfer: the ledger line (its excess over the total; the whole
+   * of it, noted `invoice_not_open`, when the invoice is no longer Open), `amountPaid`, events,
+   * and Paid when finalized payments cover it.
+   * @returns whether it made the invoice Paid; null when it was recorded before.
+   */
+  private async credit(
+    tx: SqlTx,
+    merchantId: string,
+    invoice: InvoiceTarget,
+    receipt: ScannedReceipt,
+    transfer: ScannedTransfer,
+  ): Promise<boolean | null> {
+    const open = invoice.status === 'Open';
+    const payment = await this.payments.insertIn(tx, {
+      ...this.line(merchantId, invoice.mint, receipt, transfer),
+      kind: 'invoice',
+      amount: transfer.amount,
+      fee: transfer.fee,
+      excess: open ? this.excessOf(invoice, transfer.amount) : transfer.amount,
+      customerId: invoice.customer_id,
+      invoiceId: invoice.id,
+      note: open ? null : 'invoice_not_open',
+    });
+    if (!payment) return null; // recorded before (another scan or instance)
+    if (open) await this.addPaid(tx, invoice, transfer.amount);
+    const events: NewEvent[] = [{ type: 'payment.received', object: payment }];
+    if (payment.status === 'finalized') events.push({ type: 'payment.confirmed', object: payment });
+    await this.events.recordAll(tx, merchantId, events);
+    return payment.status === 'finalized' ? this.payIfCovered(tx, payment) : false;
+  }
+
+  /** Money that pays no invoice: one ledger line and `payment.unattributed`. */
+  private async unattributed(
+    tx: SqlTx,
+    merchantId: string,
+    mint: MintSymbol,
+    receipt: ScannedReceipt,
+    reason: UnattributedReason,
+    transfer?: ScannedTransfer,
+  ): Promise<boolean> {
+    const payment = await this.payments.insertIn(tx, {
+      ...this.line(merchantId, mint, receipt, transfer),
+      kind: 'unattributed',
+      amount: transfer ? transfer.amount : receipt.unexplained,
+      fee: transfer?.fee ?? 0n,
+      customerId: null,
+      note: reason,
+    });
+    if (!payment) return false;
+    const events: NewEvent[] = [{ type: 'payment.unattributed', object: payment }];
+    if (payment.status === 'finalized') events.push({ type: 'payment.confirmed', object: payment });
+    await this.events.recordAll(tx, merchantId, events);
+    return true;
+  }
+
+  /** What a payment line of a receipt shares, whatever it pays. */
+  private line(
+    merchantId: string,
+    mint: MintSymbol,
+    receipt: ScannedReceipt,
+    transfer?: ScannedTransfer,
+  ): Omit<NewPayment, 'kind' | 'amount' | 'customerId'> {
+    return {
+      merchantId,
+      status: receipt.finalized ? 'finalized' : 'confirmed',
+      mint,
+      signature: receipt.signature,
+      payer: receipt.payer,
+      destination: receipt.destination,
+      instruction: transfer?.instruction ?? null,
+      references: transfer ? transfer.references : receipt.references,
+      slot: receipt.slot,
+    };
+  }
+
+  /** What `amount` brings beyond the invoice's total, given what was paid before. */
+  private excessOf(invoice: InvoiceTarget, amount: bigint): bigint {
+    const total = BigInt(invoice.total);
+    const before = BigInt(invoice.amount_paid);
+    const after = before + amount;
+    if (after <= total) return 0n;
+    return after - (before > total ? before : total);
+  }
+
+  /** `amountPaid` grows by `amount` (and the locked row's copy with it). */
+  private async addPaid(tx: SqlTx, invoice: InvoiceTarget, amount: bigint): Promise<void> {
+    await tx.execute(
+      `UPDATE invoices SET amount_paid = amount_paid + ?::bigint, updated_at = ? WHERE id = ?`,
+      [amount.toString(), this.clock.now(), invoice.id],
+    );
+    invoice.amount_paid = (BigInt(invoice.amount_paid) + amount).toString();
+  }
+}

@@ -1,0 +1,127 @@
+import { EntityManager } from '@mikro-orm/postgresql';
+import { Injectable } from '@nestjs/common';
+import { NotFoundError } from '../common/errors/domain-error';
+import { ErrorCode } from '../common/errors/error-codes';
+import { formatAmount } from '../common/money';
+import { pgQuery } from '../database/pg-transaction';
+import { isoTimestamp } from '../database/sql';
+import { everyText } from '../checkout/every-text';
+import { ChainPort } from '../solana/chain.port';
+import type { MintSymbol } from '../solana/mints';
+import type { SubscriptionStatus } from '../subscriptions/subscription-status';
+import { PortalSubscriptionResponse } from './dto/portal.response';
+import type { PortalGrant } from './portal-token';
+
+/** Failures a customer can put right by topping up: the next charge may succeed. */
+const SETTLEABLE_FAILURES = ['insufficient_funds', 'transient'];
+
+/** A subscription of the session's customer, with what the portal shows and acts on. */
+export interface PortalSubscriptionRow {
+  id: string;
+  plan_id: string;
+  status: SubscriptionStatus;
+  failure_reason: string | null;
+  paused: boolean;
+  revoked: boolean;
+  current_period_end: string | null;
+  last_charge_at: string | null;
+  authorized_amount: string;
+  charged_amount: string;
+  label: string;
+  amount: string;
+  /**
+   * What a charge pulls each period (base units): the price, plus the mint's transfer fee under
+   * the token-delegate scheme, so that the price arrives whole.
+   */
+  pull: string;
+  mint: MintSymbol;
+  interval_seconds: number;
+  merchant_wallet: string;
+  wallet_address: string;
+}
+
+/**
+ * The portal's reads of one customer's subscriptions (always within the session's merchant and
+ * customer: anything else is "not found") and how each is shown to them.
+ */
+@Injectable()
+export class PortalSubscriptions {
+  constructor(
+    private readonly em: EntityManager,
+    private readonly chain: ChainPort,
+  ) {}
+
+  async rows(grant: PortalGrant, id?: string): Promise<PortalSubscriptionRow[]> {
+    const rows = await pgQuery<Omit<PortalSubscriptionRow, 'pull'>[]>(
+      this.em,
+      `SELECT s.id, s.plan_id, s.status, s.failure_reason, s.paused_at IS NOT NULL AS paused,
+              s.revoked_at IS NOT NULL AS revoked,
+              ${isoTimestamp('s.current_period_end', 'current_period_end')},
+              ${isoTimestamp('s.last_charge_at', 'last_charge_at')},
+              s.authorized_amount::text AS authorized_amount,
+              s.charged_amount::text AS charged_amount, p.label, p.amount::text AS amount, p.mint,
+              p.interval_seconds, m.wallet_address AS merchant_wallet, c.wallet_address
+         FROM subscriptions s JOIN plans p ON p.id = s.plan_id
+         JOIN customers c ON c.id = s.customer_id JOIN merchants m ON m.id = s.merchant_id
+        WHERE s.merchant_id = ? AND s.customer_id = ? ${id ? 'AND s.id = ?' : ''}
+        ORDER BY s.created_at DESC, s.id DESC`,
+      [grant.merchantId, grant.customerId, ...(id ? [id] : [])],
+    );
+    return Promise.all(rows.map(async (row) => ({ ...row, pull: await this.pullOf(row) })));
+  }
+
+  /** @throws NotFoundError when it is not a subscription of the session's customer. */
+  async row(grant: PortalGrant, id: string): Promise<PortalSubscriptionRow> {
+    const [row] = await this.rows(grant, id);
+    if (!row) throw new NotFoundError('Subscription', ErrorCode.NOT_FOUND);
+    return row;
+  }
+
+  /** Whether the customer may settle it: paused by a failed charge they can put right. */
+  settleable(row: PortalSubscriptionRow): boolean {
+    return (
+      row.status === 'PastDue' &&
+      !row.paused &&
+      !row.revoked &&
+      SETTLEABLE_FAILURES.includes(row.failure_reason ?? '')
+    );
+  }
+
+  view(row: PortalSubscriptionRow): PortalSubscriptionResponse {
+    const amount = BigInt(row.amount);
+    const live = (row.status === 'Active' || row.status === 'PastDue') && !row.revoked;
+    const delegate = this.chain.scheme === 'token-delegate';
+    const left = BigInt(row.authorized_amount) - BigInt(row.charged_amount);
+    return {
+      id: row.id,
+      planId: row.plan_id,
+      label: row.label,
+      mint: row.mint,
+      amount: formatAmount(amount),
+      every: everyText(row.interval_seconds),
+      status: row.status,
+      failureReason: row.failure_reason,
+      pausedByMerchant: row.paused,
+      cancelled: row.revoked,
+      currentPeriodEnd: row.current_period_end,
+      lastChargeAt: row.last_charge_at,
+      paymentsAuthorized: delegate && live ? Number(maxZero(left) / BigInt(row.pull)) : null,
+      canSettle: this.settleable(row),
+      canReauthorize: delegate && live && !row.paused,
+      canCancel: live,
+    };
+  }
+
+  /** What a charge of the subscription pulls (the price when the fee cannot be read now). */
+  private async pullOf(row: { mint: MintSymbol; amount: string }): Promise<string> {
+    if (this.chain.scheme !== 'token-delegate') return row.amount;
+    const pull = await this.chain
+      .grossAmount(row.mint, BigInt(row.amount))
+      .catch(() => BigInt(row.amount));
+    return pull.toString();
+  }
+}
+
+export function maxZero(value: bigint): bigint {
+  return value < 0n ? 0n : value;
+}

@@ -1,0 +1,57 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ensureBuilt } from './dist';
+import { freePortPair } from './test-chain';
+
+/**
+ * Service processes for tests of several instances on one database and one chain: each is the
+ * compiled service (`dist/src/main.js`, built first if the sources changed) in a process of its
+ * own, with its own data directory and port. `stopAll` kills what is left and removes the
+ * directories.
+ */
+export class Instances {
+  private readonly children: ChildProcess[] = [];
+  private readonly dirs: string[] = [];
+  private readonly main = ensureBuilt('src', 'main.js');
+
+  constructor(private readonly base: Record<string, string>) {}
+
+  async start(env: Record<string, string> = {}): Promise<ChildProcess> {
+    const port = await freePortPair();
+    const dataDir = mkdtempSync(join(tmpdir(), 'billing-instance-'));
+    this.dirs.push(dataDir);
+    const child = spawn(process.execPath, [this.main], {
+      env: {
+        PATH: process.env.PATH,
+        DATA_DIR: dataDir,
+        PORT: String(port),
+        DEMO_MERCHANT: 'false',
+        LOG_LEVEL: 'error',
+        ...this.base,
+        ...env,
+      },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    this.children.push(child);
+    return child;
+  }
+
+  /** Ends every instance still running (a stopped one is woken so it can die) and cleans up. */
+  stopAll(): void {
+    for (const child of this.children) {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGCONT');
+        child.kill('SIGKILL');
+      }
+    }
+    for (const dir of this.dirs) rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Resolves once the process has exited (or at once if it has). */
+export function exited(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => child.once('exit', () => resolve()));
+}
