@@ -1,4 +1,5 @@
-import { Keypair } from '@solana/web3.js';
+import { createTransferCheckedInstruction } from '@solana/spl-token';
+import { Connection, Keypair, PublicKey } from '@solana/web3.js';
 import { ChargeRunService } from '../src/billing/charge-run.service';
 import { ChainPort, ChargeInput, SignedTx, TxOutcome } from '../src/solana/chain.port';
 import { billingHelpers, gate } from './helpers/billing';
@@ -254,5 +255,147 @@ describe('Billing engine: charges under interleavings and dead instances', () =>
       takeovers: 1,
     });
     expect(await balance(wallet)).toBe(80n * USDC);
+  });
+
+  it('a try that lands while the node answers its status with nothing until its blockhash has expired is settled as landed: never signed anew', async () => {
+    const { wallet, id } = await dueSubscription();
+    // Longer than a blockhash lives (150 slots, 60 s): the charge is confirmed past its expiry.
+    t.chain!.faults.set({ hideStatusesMs: 180_000 });
+    try {
+      const sends = jest.spyOn(chain, 'sendAndConfirm');
+      const { charges } = await run();
+      expect(charges).toMatchObject({ attempts: 1, succeeded: 1, deferred: 0 });
+      expect(sends).toHaveBeenCalledTimes(1);
+      const [, settled] = await billing.attempts(id);
+      expect(settled).toMatchObject({ state: 'succeeded', period: 2 });
+      // The height had passed: the status read alone would have called it expired.
+      const height = await new Connection(t.chain!.url).getBlockHeight('finalized');
+      expect(height).toBeGreaterThan(Number(settled.last_valid_block_height));
+    } finally {
+      t.chain!.faults.set({ hideStatusesMs: 0 });
+    }
+    expect((await run()).charges).toMatchObject({ attempts: 0 });
+    expect(await balance(wallet)).toBe(80n * USDC);
+    expect((await ledger(id)).map((p) => p.period).sort()).toEqual([1, 2]);
+  }, 240_000);
+
+  it('a try refused in preflight is failed at once, but when its bytes land after all the run records it as the period’s charge', async () => {
+    const { customer, wallet, id } = await dueSubscription();
+    const held = holdNext(chain, 'sendAndConfirm');
+    const running = run();
+    await held.reached(); // recorded, about to be sent
+    // The customer moves everything away: the node's preflight refuses the charge.
+    const usdc = await chain.mint('USDC');
+    const away = Keypair.generate().publicKey;
+    fund(t, away.toBase58(), { symbol: 'USDC', amount: 1n }); // its token account
+    await billing.sendInstructions(customer, [
+      createTransferCheckedInstruction(
+        new PublicKey(await chain.tokenAccount(wallet, 'USDC')),
+        new PublicKey(usdc.address),
+        new PublicKey(await chain.tokenAccount(away.toBase58(), 'USDC')),
+        customer.publicKey,
+        90n * USDC,
+        6,
+        [],
+        new PublicKey(usdc.tokenProgram),
+      ),
+    ]);
+    held.open();
+    expect((await running).charges).toMatchObject({ failed: 1, succeeded: 0 });
+    const [refused] = await t.sql<{ state: string; signature: string; transaction: string }>(
+      `SELECT state, signature, transaction FROM charge_attempts
+        WHERE subscription_id = $1 AND period = 2`,
+      [id],
+    );
+    expect(refused).toMatchObject({ state: 'failed', transaction: expect.any(String) });
+    expect((await t.http.get(`/api/subscriptions/${id}`).set(acme.auth)).body).toMatchObject({
+      status: 'PastDue',
+      failureReason: 'insufficient_funds',
+    });
+
+    // Funds come back, and a copy of those very bytes (sent before a crash, say) lands.
+    fund(t, wallet, { symbol: 'USDC', amount: 10n * USDC });
+    const connection = new Connection(t.chain!.url, 'confirmed');
+    await connection.sendRawTransaction(Buffer.from(refused.transaction, 'base64'));
+    await waitFor(
+      async () =>
+        (await connection.getSignatureStatus(refused.signature)).value?.confirmationStatus !==
+        undefined,
+      30_000,
+      () => 'the copy never landed',
+    );
+    expect(await balance(wallet)).toBe(0n);
+
+    // The next run follows the failed try, finds it landed: the period's charge after all.
+    expect((await run()).charges).toMatchObject({ succeeded: 1 });
+    expect((await billing.attempts(id))[1]).toMatchObject({
+      state: 'succeeded',
+      signature: refused.signature,
+    });
+    expect(
+      (await ledger(id)).filter((p) => p.period === 2).map((p) => [p.status, p.signature]),
+    ).toEqual(expect.arrayContaining([['confirmed', refused.signature]]));
+    expect(await t.sql(`SELECT periods_charged FROM subscriptions WHERE id = $1`, [id])).toEqual([
+      { periods_charged: 2 },
+    ]);
+    // Nothing more is followed, or charged, for that period.
+    expect((await run()).charges).toMatchObject({ succeeded: 0 });
+    expect(await balance(wallet)).toBe(0n);
+  }, 120_000);
+  it('a try recorded by an instance that died, its send lost, then the subscription cancelled: the next run follows it by signature and never sends it', async () => {
+    const { wallet, id } = await dueSubscription();
+    const dead = await createTestApp({
+      databaseUrl: t.databaseUrl,
+      clock: t.clock,
+      env: { ...env, SOLANA_RPC_URL: t.chain!.url },
+    });
+    const reached = gate();
+    const never = gate();
+    // Its send is lost: the bytes never reach the chain, and it dies waiting.
+    jest.spyOn(dead.app.get(ChainPort), 'sendAndConfirm').mockImplementationOnce(async () => {
+      reached.open();
+      await never.wait();
+      return { state: 'unknown' };
+    });
+    void dead.app
+      .get(ChargeRunService)
+      .run()
+      .catch(() => undefined);
+    await reached.wait();
+    const [, recorded] = await billing.attempts(id);
+    expect(recorded).toMatchObject({ state: 'sent', signature: expect.any(String) });
+    await dead.close();
+    await t.http.post(`/api/subscriptions/${id}/cancel`).set(acme.auth).expect(200);
+    await waitFor(
+      async () =>
+        (
+          await t.sql<{ ended: boolean }>(
+            `SELECT lease_until < now() AS ended FROM charge_attempts
+              WHERE subscription_id = $1 AND period = 2`,
+            [id],
+          )
+        )[0].ended,
+      10_000,
+      () => 'the lease never ended',
+    );
+
+    const sends = jest.spyOn(chain, 'sendAndConfirm');
+    expect((await run()).charges).toMatchObject({ attempts: 1, deferred: 1, succeeded: 0 });
+    expect(sends).not.toHaveBeenCalled();
+    // Still its try, followed by its signature (it could only land if a copy had gone out).
+    expect((await billing.attempts(id))[1]).toMatchObject({
+      state: 'sent',
+      signature: recorded.signature,
+      last_error: 'the subscription is no longer active: its try is followed, not sent again',
+    });
+    expect(
+      (
+        await billing.connection.getSignatureStatus(recorded.signature!, {
+          searchTransactionHistory: true,
+        })
+      ).value,
+    ).toBeNull();
+    expect(await balance(wallet)).toBe(90n * USDC);
+    expect((await ledger(id)).map((p) => p.period)).toEqual([1]);
   });
 });

@@ -1,34 +1,32 @@
 import { EntityManager } from '@mikro-orm/postgresql';
 import { createApproveCheckedInstruction } from '@solana/spl-token';
 import { Connection, Keypair, PublicKey } from '@solana/web3.js';
-import { ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { ChainPort } from '../src/solana/chain.port';
 import { UnsignedTxBuilder } from '../src/solana/transactions';
 import { SubscriptionsService } from '../src/subscriptions/subscriptions.service';
 import { signAndSend } from './helpers/chain-tx';
 import { createTestApp, TestApp, TestMerchant } from './helpers/test-app';
-import { freePortPair } from './helpers/test-chain';
+import { Instances } from './helpers/instances';
 import { waitFor } from './helpers/webhook-receiver';
 
-const MAIN = join(__dirname, '..', 'dist', 'src', 'main.js');
 const USDC = 1_000_000n;
 const WALLETS = 50;
 const MERCHANTS = 4;
 const PLANS_PER_MERCHANT = 5; // every wallet subscribes to every plan: 50 x 20 = 1,000
 
 /**
- * Exactly once, across instances and a crash: three service processes on one database and one
- * localnet chain run their charge runs at once over 1,000 due subscriptions; one is killed with
- * SIGKILL mid-run. After the others take over its attempts, every period is charged exactly
- * once, which the chain itself shows: every token balance equals what the ledger says.
+ * Exactly once, across instances, crashes, stalls and a lossy network: three service processes
+ * (the compiled service, built first if needed) on one database and one localnet chain run their
+ * charge runs at once over 1,000 due subscriptions, with localnet's faults on (30 sends lost,
+ * every transaction landing 5 slots late). One instance is killed with SIGKILL mid-run while it
+ * holds attempts, another stopped with SIGSTOP past its lease while it holds attempts, then
+ * woken. The others take their attempts over (settling each recorded try by its signature), and
+ * every period is charged exactly once, which the chain itself shows: every token balance equals
+ * what the ledger says.
  */
 describe('Billing engine: exactly once with three instances and a kill', () => {
   let t: TestApp;
-  const children: ChildProcess[] = [];
-  const dirs: string[] = [];
+  let instances: Instances;
   const serviceKey = Keypair.generate();
 
   beforeAll(async () => {
@@ -39,41 +37,48 @@ describe('Billing engine: exactly once with three instances and a kill', () => {
         SERVICE_KEYPAIR: JSON.stringify([...serviceKey.secretKey]),
       },
     });
-  });
-  afterAll(async () => {
-    for (const child of children) child.kill('SIGKILL');
-    await t.close();
-    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-  });
-
-  async function startInstance(): Promise<ChildProcess> {
-    const port = await freePortPair();
-    const dataDir = mkdtempSync(join(tmpdir(), 'billing-instance-'));
-    dirs.push(dataDir);
-    const child = spawn(process.execPath, [MAIN], {
-      env: {
-        PATH: process.env.PATH,
-        DATABASE_URL: t.databaseUrl,
-        SOLANA_RPC_URL: t.chain!.url,
-        SERVICE_KEYPAIR: JSON.stringify([...serviceKey.secretKey]),
-        DATA_DIR: dataDir,
-        PORT: String(port),
-        ROLE: 'worker',
-        DEMO_MERCHANT: 'false',
-        LOG_LEVEL: 'error',
-        CHARGE_RUN_INTERVAL_MS: '1000',
-        CHARGE_BATCH_SIZE: '50',
-        CHARGE_CONCURRENCY: '16',
-        CHARGE_LEASE_SECONDS: '3',
-        WATCH_INTERVAL_MS: '3600000',
-      },
-      stdio: ['ignore', 'ignore', 'inherit'],
+    instances = new Instances({
+      DATABASE_URL: t.databaseUrl,
+      SOLANA_RPC_URL: t.chain!.url,
+      SERVICE_KEYPAIR: JSON.stringify([...serviceKey.secretKey]),
+      ROLE: 'worker',
+      CHARGE_RUN_INTERVAL_MS: '1000',
+      CHARGE_BATCH_SIZE: '50',
+      CHARGE_CONCURRENCY: '16',
+      CHARGE_LEASE_SECONDS: '10',
+      WATCH_INTERVAL_MS: '3600000',
     });
-    children.push(child);
-    return child;
-  }
+  }, 300_000);
+  afterAll(async () => {
+    instances?.stopAll();
+    await t?.close();
+  });
 
-  it('charges 1,000 due subscriptions exactly once while an instance is killed mid-run', async () => {
+  /** The attempts a process holds now (open, leased to it: `lease_owner` is host:pid:…). */
+  const heldBy = async (pid: number) =>
+    (
+      await t.sql<{ id: string }>(
+        `SELECT id FROM charge_attempts
+          WHERE state IN ('pending', 'sent') AND lease_owner LIKE $1 ORDER BY id`,
+        [`%:${pid}:%`],
+      )
+    ).map((r) => r.id);
+
+  /**
+   * What a process held once it can no longer change anything (killed or stopped): a statement
+   * it sent just before may still commit, so the holding is read until two reads agree.
+   */
+  const settledHolding = async (pid: number) => {
+    let last = await heldBy(pid);
+    for (;;) {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const now = await heldBy(pid);
+      if (now.join() === last.join()) return now;
+      last = now;
+    }
+  };
+
+  it('charges 1,000 due subscriptions exactly once with lost and late transactions, an instance killed and one stalled', async () => {
     const chain = t.app.get(ChainPort);
     const connection = new Connection(t.chain!.url, 'confirmed');
     const subscriptions = t.app.get(SubscriptionsService);
@@ -150,10 +155,12 @@ describe('Billing engine: exactly once with three instances and a kill', () => {
     );
     expect(Number(due[0].n)).toBe(1000);
 
-    // Three instances charge at once; one is killed once charging is under way.
-    const victim = await startInstance();
-    await startInstance();
-    await startInstance();
+    // Three instances charge at once over a lossy network: 30 sends lost (their tries expire
+    // and are signed anew), every transaction landing 5 slots (2 s) late.
+    t.chain!.faults.set({ dropSends: 30, delaySlots: 5 });
+    const victim = await instances.start();
+    const stalled = await instances.start();
+    await instances.start();
     const succeeded = async () =>
       Number(
         (
@@ -162,20 +169,57 @@ describe('Billing engine: exactly once with three instances and a kill', () => {
           )
         )[0].n,
       );
+    // Killed while it holds attempts, once charging is under way.
     await waitFor(
-      async () => (await succeeded()) >= 150,
-      120_000,
-      () => 'charging never started',
+      async () => (await succeeded()) >= 150 && (await heldBy(victim.pid!)).length > 0,
+      180_000,
+      () => 'charging never started, or the victim never held an attempt',
     );
     victim.kill('SIGKILL');
+    const killedHeld = await settledHolding(victim.pid!);
+    expect(killedHeld.length).toBeGreaterThan(0);
     expect(await succeeded()).toBeLessThan(1000); // killed mid-run, not after it
+    // Stopped while it holds attempts, past its lease; the others take them over; then woken.
+    await waitFor(
+      async () => (await heldBy(stalled.pid!)).length > 0,
+      120_000,
+      () => 'the second instance never held an attempt',
+    );
+    stalled.kill('SIGSTOP');
+    const stalledHeld = await settledHolding(stalled.pid!);
+    expect(stalledHeld.length).toBeGreaterThan(0);
+    let stillHeld: unknown[] = [];
+    await waitFor(
+      async () => (stillHeld = await heldBy(stalled.pid!)).length === 0,
+      120_000,
+      () => `the stalled instance's attempts were never taken over: ${stillHeld.length} left`,
+    );
+    stalled.kill('SIGCONT');
     await waitFor(
       async () => (await succeeded()) >= 1000,
-      120_000,
+      300_000,
       () => 'not every period was charged',
     );
-    await new Promise((resolve) => setTimeout(resolve, 2000)); // anything in flight settles
-    for (const child of children) child.kill('SIGTERM');
+    // Nothing more is on its way: every transaction sent has landed or died, no attempt is open.
+    t.chain!.faults.set({ delaySlots: 0 });
+    await waitFor(
+      () => t.chain!.faults.state().held === 0,
+      60_000,
+      () => 'transactions held',
+    );
+    instances.stopAll();
+    expect(t.chain!.faults.state().dropSends).toBe(0); // every drop was suffered
+
+    // What the dead and the stalled instance held was taken over and charged, once each.
+    const taken = await t.sql<{ state: string; takeovers: number }>(
+      `SELECT state, takeovers FROM charge_attempts WHERE id = ANY($1)`,
+      [[...killedHeld, ...stalledHeld]],
+    );
+    expect(taken.length).toBe(killedHeld.length + stalledHeld.length);
+    for (const attempt of taken) {
+      expect(attempt.state).toBe('succeeded');
+      expect(attempt.takeovers).toBeGreaterThanOrEqual(1);
+    }
 
     // The database: one succeeded attempt and one ledger line per subscription and period.
     const attempts = await t.sql<{ state: string; n: string }>(
@@ -203,5 +247,5 @@ describe('Billing engine: exactly once with three instances and a kill', () => {
         .reduce((sum, p) => sum + p.amount * BigInt(WALLETS), 0n);
       expect(BigInt(balance.value.amount)).toBe(expected);
     }
-  }, 600_000);
+  }, 900_000);
 });

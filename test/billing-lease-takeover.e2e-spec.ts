@@ -36,7 +36,7 @@ describe('Billing engine: a lease taken over from a stalled instance, with dropp
       SOLANA_RPC_URL: t.chain!.url,
       SERVICE_KEYPAIR: JSON.stringify([...serviceKey.secretKey]),
       ROLE: 'worker',
-      CHARGE_RUN_INTERVAL_MS: '500',
+      CHARGE_RUN_INTERVAL_MS: '1000',
       CHARGE_LEASE_SECONDS: '3',
       WATCH_INTERVAL_MS: '3600000',
     });

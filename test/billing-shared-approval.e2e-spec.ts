@@ -2,7 +2,7 @@ import { createApproveCheckedInstruction } from '@solana/spl-token';
 import { Keypair, PublicKey } from '@solana/web3.js';
 import { ChainPort } from '../src/solana/chain.port';
 import { UnsignedTxBuilder } from '../src/solana/transactions';
-import { billingHelpers } from './helpers/billing';
+import { billingHelpers, gate } from './helpers/billing';
 import { fund, signAndSend } from './helpers/chain-tx';
 import { createTestApp, TestApp, TestMerchant } from './helpers/test-app';
 
@@ -253,6 +253,51 @@ describe('Billing engine: one approval shared by a wallet’s subscriptions', ()
     expect(await delegated(wallet)).toBe(
       share(plans.pro) - plans.pro.amount + share(plans.basic) - plans.basic.amount,
     );
+  });
+
+  it('a subscribe built while another subscription’s charge is in flight leaves that charge its allowance: the charge lands after the approval and the new subscription is still covered', async () => {
+    const customer = Keypair.generate();
+    const wallet = customer.publicKey.toBase58();
+    fund(t, wallet, { symbol: 'USDC', amount: 100n * USDC });
+    const pro = await subscribe(customer, plans.pro.id);
+    await advance(30);
+
+    // Pro's second charge is recorded (in flight) and held before it is sent.
+    const door = gate();
+    const reached = gate();
+    const real = chain.sendAndConfirm.bind(chain);
+    const sends = jest.spyOn(chain, 'sendAndConfirm').mockImplementation(async (tx) => {
+      const [row] = await t.sql<{ subscription_id: string }>(
+        `SELECT subscription_id FROM charge_attempts WHERE signature = $1`,
+        [tx.signature],
+      );
+      if (row?.subscription_id === pro) {
+        reached.open();
+        await door.wait();
+      }
+      return real(tx);
+    });
+    try {
+      const running = run();
+      await reached.wait();
+      // Meanwhile the customer subscribes to Basic: the approval is built and lands first.
+      const basicTx = await request(customer, plans.basic.id);
+      const signature = await signAndSendTx(customer, basicTx);
+      // Then Pro's charge lands, taking its period out of the new approval.
+      door.open();
+      await running;
+      expect(await balance(wallet)).toBe(100n * USDC - 2n * plans.pro.amount);
+      // What is left still covers both: Basic is created and charged, Pro goes on.
+      const res = await confirm(plans.basic.id, signature).expect(200);
+      expect(res.body).toMatchObject({ created: true, subscribed: true, firstPayment: 'paid' });
+      expect(await delegated(wallet)).toBe(
+        share(plans.pro) - 2n * plans.pro.amount + share(plans.basic) - plans.basic.amount,
+      );
+      expect(await subscription(acme, pro)).toMatchObject({ status: 'Active' });
+    } finally {
+      door.open();
+      sends.mockRestore();
+    }
   });
 
   it('e-mails the customer: two periods before the approval runs out, and when a charge fails', async () => {

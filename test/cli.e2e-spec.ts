@@ -203,6 +203,15 @@ describe('npm start and merchant:create on a local data directory', () => {
     }
   });
 
+  it('refuses a second merchant at a wallet another merchant receives at (exit code 2)', async () => {
+    const wallet = randomWallet();
+    expect((await run(['--name', 'First', '--wallet', wallet, '--json'], dataDir)).code).toBe(0);
+    const out = await run(['--name', 'Second', '--wallet', wallet, '--json'], dataDir);
+    expect(out.code).toBe(2);
+    expect(out.stderr).toMatch(/walletAddress: another merchant account receives at this wallet/);
+    expect(out.stdout).toBe('');
+  });
+
   it.each([
     [['--name', 'Acme', '--wallet', 'not-base58!'], /walletAddress/],
     [

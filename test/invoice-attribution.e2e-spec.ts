@@ -172,6 +172,29 @@ describe('Invoice payments: attributed per transfer instruction', () => {
     expect((await ledger('')).filter((l) => l.signature === signature)).toHaveLength(1);
   });
 
+  it('a transaction recorded before payments were per instruction (a line with no destination) is not credited again when its account is scanned anew', async () => {
+    const a = await create('100');
+    const k = payer();
+    const signature = await billing.sendInstructions(k, [
+      await transfer(k, 40n * USDC, [a.onchainId]),
+    ]);
+    await settled();
+    expect(await invoice(a.id)).toMatchObject({ status: 'Open', amountPaid: '40' });
+    // As the earlier watcher left it: one line for the transaction, no destination or
+    // instruction, and a cursor that never moved past it (stopped between the two).
+    await t.sql(`UPDATE payments SET destination = NULL, instruction = NULL WHERE signature = $1`, [
+      signature,
+    ]);
+    await t.sql(
+      `UPDATE chain_cursors SET cursor = NULL, window_top = NULL, window_before = NULL
+        WHERE merchant_id = $1 AND mint = 'USDC'`,
+      [acme.id],
+    );
+    await settled();
+    expect(await invoice(a.id)).toMatchObject({ status: 'Open', amountPaid: '40' });
+    expect(await ledger(`invoiceId=${a.id}`)).toMatchObject([{ amount: '40', signature }]);
+  });
+
   it('a payment for A and 0.000001 for B in one transaction: each invoice gets what its own transfer moved', async () => {
     const a = await create('100');
     const b = await create('100');

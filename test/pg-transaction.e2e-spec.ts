@@ -30,6 +30,26 @@ describe('inPgTransaction / withPgSession', () => {
       (await sql.query('SELECT count(*) AS n FROM tx_probe WHERE note = $1', [note])).rows[0].n,
     );
 
+  it('every pooled session ends a transaction left idle for a minute (a stalled process releases its row locks)', async () => {
+    const raw = await pgQuery<{ idle_in_transaction_session_timeout: string }[]>(
+      orm.em,
+      'SHOW idle_in_transaction_session_timeout',
+    );
+    const throughOrm = await orm.em
+      .fork()
+      .execute<{ idle_in_transaction_session_timeout: string }[]>(
+        'SHOW idle_in_transaction_session_timeout',
+      );
+    const inTransaction = await inPgTransaction(orm.em, (tx) =>
+      tx.execute<{ idle_in_transaction_session_timeout: string }[]>(
+        'SHOW idle_in_transaction_session_timeout',
+      ),
+    );
+    for (const [row] of [raw, throughOrm, inTransaction]) {
+      expect(row.idle_in_transaction_session_timeout).toBe('1min');
+    }
+  });
+
   it('commits every statement of the work together, with bound parameters', async () => {
     const rows = await inPgTransaction(orm.em, async (tx) => {
       expect(tx.isInTransaction()).toBe(true);

@@ -248,6 +248,30 @@ describe('Customer portal API and hosted pages over HTTP', () => {
         .expect(400);
     });
 
+    it('re-authorise with the mint’s fee unreadable (the RPC down): 503, no approval built on the price alone', async () => {
+      const sub = await subscriber(100n * USDC);
+      const wallet = sub.wallet.publicKey.toBase58();
+      const before = await billing.chain.readAuthorization(wallet, 'USDC');
+      jest.spyOn(billing.chain, 'grossAmount').mockRejectedValue(new Error('RPC unreachable'));
+      try {
+        // The session still reads (what is shown counts the price).
+        const shown = await t.http.get('/api/portal/session').set(portal(sub.token)).expect(200);
+        expect(shown.body.subscriptions[0].id).toBe(sub.id);
+        const built = await t.http
+          .post(`/api/portal/subscriptions/${sub.id}/reauthorize/transaction`)
+          .set(portal(sub.token))
+          .send({ account: wallet })
+          .expect(503);
+        expect(built.body.error.code).toBe('SERVICE_UNAVAILABLE');
+        expect(built.body.error.message).toMatch(/retry later/);
+        expect(built.body.transaction).toBeUndefined();
+      } finally {
+        jest.restoreAllMocks();
+      }
+      // Nothing changed: the approval is the one the subscribe left.
+      expect(await billing.chain.readAuthorization(wallet, 'USDC')).toEqual(before);
+    });
+
     it('cancel: an Active subscription keeps its paid period, is never charged again, then Completed', async () => {
       const sub = await subscriber(100n * USDC);
       const built = await t.http

@@ -31,6 +31,39 @@ describe('Database schema', () => {
     }
   });
 
+  it('an install with two merchant accounts at one wallet is stopped by the upgrade with what to do, and upgrades once that is put right', async () => {
+    const db = await createTestDatabase();
+    const orm = await MikroORM.init(mikroOrmOptions(db.url));
+    try {
+      const migrator = orm.getMigrator();
+      await migrator.down({ to: 'Migration20261125220000' });
+      const sql = orm.em.getConnection();
+      const merchant = (name: string, wallet: string) =>
+        sql.execute(
+          `INSERT INTO merchants (id, created_at, updated_at, name, wallet_address, webhook_secret)
+           VALUES (gen_random_uuid(), now(), now(), ?, ?, 'whsec_x')`,
+          [name, wallet],
+        );
+      const wallet = '9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin';
+      await merchant('Acme', wallet);
+      await merchant('Acme again', wallet);
+      await expect(migrator.up()).rejects.toThrow(
+        `Several merchant accounts receive at wallet ${wallet}: one wallet belongs to one merchant account now`,
+      );
+      await sql.execute(`UPDATE merchants SET wallet_address = ? WHERE name = 'Acme again'`, [
+        '4Nd1mBQtrMJVYVfKf2PJy9NZUZdTAsp7D4xWLs4gDB4T',
+      ]);
+      await migrator.up();
+      expect(await migrator.getPendingMigrations()).toEqual([]);
+      await expect(merchant('Acme third', wallet)).rejects.toThrow(
+        /merchants_wallet_address_unique/,
+      );
+    } finally {
+      await orm.close(true);
+      await db.drop();
+    }
+  });
+
   it('every migration file is registered in migrations/index.ts, in order', () => {
     const dir = join(__dirname, '..', 'src', 'database', 'migrations');
     const files = readdirSync(dir)

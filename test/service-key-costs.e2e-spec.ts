@@ -47,6 +47,45 @@ describe('Who pays: receiving accounts and the service key', () => {
     return k;
   };
 
+  /** The merchant empties its USDC receiving account and closes it (reclaiming its rent). */
+  async function closeReceivingAccount(merchant: TestMerchant): Promise<PublicKey> {
+    const mint = await billing.chain.mint('USDC');
+    const account = new PublicKey(await billing.chain.tokenAccount(merchant.walletAddress, 'USDC'));
+    const held = await billing.balance(merchant.walletAddress);
+    const elsewhere = payer();
+    const { blockhash } = await connection.getLatestBlockhash();
+    const close = new Transaction({
+      feePayer: merchant.wallet.publicKey,
+      recentBlockhash: blockhash,
+    });
+    if (held > 0n) {
+      close.add(
+        createTransferCheckedInstruction(
+          account,
+          new PublicKey(mint.address),
+          new PublicKey(await billing.chain.tokenAccount(elsewhere.publicKey.toBase58(), 'USDC')),
+          merchant.wallet.publicKey,
+          held,
+          6,
+          [],
+          new PublicKey(mint.tokenProgram),
+        ),
+      );
+    }
+    close.add(
+      createCloseAccountInstruction(
+        account,
+        merchant.wallet.publicKey,
+        merchant.wallet.publicKey,
+        [],
+        new PublicKey(mint.tokenProgram),
+      ),
+    );
+    close.sign(merchant.wallet);
+    t.chain!.chain.sendTransaction(close.serialize());
+    return account;
+  }
+
   beforeAll(async () => {
     t = await createTestApp({ env: { ROLE: 'api' } });
     billing = billingHelpers(t);
@@ -108,33 +147,7 @@ describe('Who pays: receiving accounts and the service key', () => {
 
     // The merchant empties and closes its account (reclaiming its rent).
     const mint = await billing.chain.mint('USDC');
-    const account = new PublicKey(await billing.chain.tokenAccount(acme.walletAddress, 'USDC'));
-    const elsewhere = payer();
-    const { blockhash } = await connection.getLatestBlockhash();
-    const close = new Transaction({ feePayer: acme.wallet.publicKey, recentBlockhash: blockhash })
-      .add(
-        createTransferCheckedInstruction(
-          account,
-          new PublicKey(mint.address),
-          new PublicKey(await billing.chain.tokenAccount(elsewhere.publicKey.toBase58(), 'USDC')),
-          acme.wallet.publicKey,
-          4n * USDC,
-          6,
-          [],
-          new PublicKey(mint.tokenProgram),
-        ),
-      )
-      .add(
-        createCloseAccountInstruction(
-          account,
-          acme.wallet.publicKey,
-          acme.wallet.publicKey,
-          [],
-          new PublicKey(mint.tokenProgram),
-        ),
-      );
-    close.sign(acme.wallet);
-    t.chain!.chain.sendTransaction(close.serialize());
+    const account = await closeReceivingAccount(acme);
     expect(await connection.getAccountInfo(account)).toBeNull();
 
     await billing.advance(acme.auth, 30 * DAY);
@@ -191,6 +204,38 @@ describe('Who pays: receiving accounts and the service key', () => {
     expect(
       await t.sql(`SELECT * FROM receiving_account_alerts WHERE merchant_id = $1`, [acme.id]),
     ).toEqual([]);
+  });
+
+  it("one merchant's missing receiving account holds up only its own charge: the wallet's subscription at another merchant in that mint is charged meanwhile", async () => {
+    const late = await t.createMerchant('Late');
+    const other = await t.createMerchant('Other');
+    const planOf = async (merchant: TestMerchant, amount: string) =>
+      (
+        await t.http
+          .post('/api/plans')
+          .set(merchant.auth)
+          .send({ label: 'Pro', mint: 'USDC', amount, intervalSeconds: 30 * DAY })
+          .expect(201)
+      ).body.plan.id as string;
+    const customer = payer();
+    // Late's first: its period ends first, so its charge is the wallet's first claimed.
+    const first = await billing.subscribe(customer, await planOf(late, '4'), late.auth);
+    const second = await billing.subscribe(customer, await planOf(other, '5'), other.auth);
+    expect(await billing.balance(other.walletAddress)).toBe(5n * USDC);
+    await closeReceivingAccount(late);
+
+    await billing.advance(other.auth, 30 * DAY);
+    await billing.run(other.auth);
+    await billing.run(other.auth);
+    expect((await billing.attempts(first.subscription.id))[1]).toMatchObject({
+      state: 'pending',
+      signature: null,
+      last_error: "the merchant's receiving token account does not exist",
+    });
+    expect((await billing.attempts(second.subscription.id))[1]).toMatchObject({
+      state: 'succeeded',
+    });
+    expect(await billing.balance(other.walletAddress)).toBe(10n * USDC);
   });
 
   it('what the service key spends is counted per merchant: one network fee per landed charge, nothing else', async () => {

@@ -5,7 +5,24 @@ import { hostname } from 'node:os';
 import { Clock } from '../common/clock';
 import { AppConfig } from '../config/app-config';
 import { pgQuery } from '../database/pg-transaction';
+import { ChainPort } from '../solana/chain.port';
 import { attemptSelect, AttemptRow } from './charge-settlement';
+
+/**
+ * Another of the wallet's subscriptions in the mint (any merchant's) has an attempt in hand or in
+ * flight: the customer `c` of a candidate `s` with plan `p`. One put off (`last_error`: waiting
+ * minutes for its merchant's receiving account, or the RPC) with nothing sent holds none of the
+ * allowance and is not waited for: it would hold up the wallet's charges at every other merchant.
+ */
+const SIBLING_OPEN = `AND NOT EXISTS (
+              SELECT 1 FROM customers c2
+                JOIN subscriptions s2 ON s2.customer_id = c2.id
+                JOIN plans p2 ON p2.id = s2.plan_id
+                JOIN charge_attempts o2
+                  ON o2.subscription_id = s2.id AND o2.period = s2.periods_charged + 1
+                 AND o2.state IN ('pending', 'sent')
+                 AND (o2.signature IS NOT NULL OR o2.last_error IS NULL)
+               WHERE c2.wallet_address = c.wallet_address AND p2.mint = p.mint)`;
 
 /**
  * How charge attempts are taken up: due periods claimed (an attempt row per subscription and
@@ -22,6 +39,7 @@ export class ChargeClaims {
     private readonly em: EntityManager,
     private readonly clock: Clock,
     private readonly config: AppConfig,
+    private readonly chain: ChainPort,
   ) {}
 
   /**
@@ -30,23 +48,40 @@ export class ChargeClaims {
    * (another instance holds it, or it waits on an outcome) is not claimed; that open attempt can
    * only be the next period's, so it is looked up by its (subscription, period) key (see
    * `reservedAllowance` for why not by state).
+   *
+   * Token-delegate scheme: a wallet's charges in one mint are judged on its one approval, one at
+   * a time (`walletReservation`): a run claims one of them at a time, and none while another is
+   * open, rather than claiming siblings that could only wait for it, each holding a lane.
+   * (`subscriptionId`: a customer's first charge is claimed as it is.)
    */
   async claimDue(limit: number, subscriptionId?: string): Promise<AttemptRow[]> {
     const now = this.clock.now();
+    const oneAtATime = this.chain.scheme === 'token-delegate' && !subscriptionId;
     return pgQuery<AttemptRow[]>(
       this.em,
-      `WITH due AS (
-         SELECT s.id, s.merchant_id, s.periods_charged + 1 AS period, p.amount, p.mint
+      `WITH candidates AS (
+         SELECT s.id, s.merchant_id, s.periods_charged + 1 AS period, p.amount, p.mint,
+                s.current_period_end, c.wallet_address AS wallet
            FROM subscriptions s JOIN plans p ON p.id = s.plan_id
+           JOIN customers c ON c.id = s.customer_id
           WHERE s.status = 'Active' AND s.current_period_end <= ?
             ${subscriptionId ? 'AND s.id = ?' : ''}
             AND NOT EXISTS (
               SELECT 1 FROM charge_attempts o
                WHERE o.subscription_id = s.id AND o.period = s.periods_charged + 1
                  AND o.state IN ('pending', 'sent'))
+            ${oneAtATime ? SIBLING_OPEN : ''}
           ORDER BY s.current_period_end
           LIMIT ?
           FOR UPDATE OF s SKIP LOCKED
+       ), due AS (
+         ${
+           oneAtATime
+             ? `SELECT * FROM (SELECT DISTINCT ON (wallet, mint) * FROM candidates
+                  ORDER BY wallet, mint, current_period_end, id) one
+                 ORDER BY current_period_end LIMIT ?`
+             : 'SELECT * FROM candidates'
+         }
        ), claimed AS (
        INSERT INTO charge_attempts AS a (id, created_at, updated_at, merchant_id, subscription_id,
          period, amount, mint, state, tries, lease_until, lease_owner)
@@ -56,7 +91,8 @@ export class ChargeClaims {
        ON CONFLICT (subscription_id, period) DO UPDATE
           SET state = 'pending', tries = a.tries + 1, lease_until = EXCLUDED.lease_until,
               lease_owner = EXCLUDED.lease_owner,
-              amount = EXCLUDED.amount, failure_reason = NULL, updated_at = EXCLUDED.updated_at
+              amount = CASE WHEN a.signature IS NULL THEN EXCLUDED.amount ELSE a.amount END,
+              failure_reason = NULL, updated_at = EXCLUDED.updated_at
         WHERE a.state IN ('failed', 'abandoned')
        RETURNING a.*
        )
@@ -64,7 +100,11 @@ export class ChargeClaims {
       [
         now,
         ...(subscriptionId ? [subscriptionId] : []),
-        limit,
+        // Siblings of one wallet among the candidates are left for later: look further ahead.
+        // (A re-armed try whose bytes are kept keeps its amount: it is settled first, for what
+        // those bytes pull.)
+        oneAtATime ? limit * 4 : limit,
+        ...(oneAtATime ? [limit] : []),
         now,
         now,
         this.config.CHARGE_LEASE_SECONDS,
@@ -76,8 +116,9 @@ export class ChargeClaims {
   /**
    * Takes up attempts whose holder's lease ended (it crashed, or stalled past its lease: it no
    * longer renews it). `takeovers` counts them, `lease_owner` says who holds each now.
+   * @param inHand attempts this instance is working on (left alone even if their lease ended).
    */
-  resumeStale(limit: number): Promise<AttemptRow[]> {
+  resumeStale(limit: number, inHand: string[] = []): Promise<AttemptRow[]> {
     return pgQuery<AttemptRow[]>(
       this.em,
       `WITH resumed AS (
@@ -86,13 +127,14 @@ export class ChargeClaims {
           WHERE id IN (
             SELECT id FROM charge_attempts
              WHERE state IN ('pending', 'sent') AND lease_until < now()
+               AND NOT (id = ANY(?::uuid[]))
              ORDER BY lease_until
              LIMIT ?
              FOR UPDATE SKIP LOCKED)
          RETURNING *
        )
        ${attemptSelect('resumed')}`,
-      [this.config.CHARGE_LEASE_SECONDS, this.instance, limit],
+      [this.config.CHARGE_LEASE_SECONDS, this.instance, inHand, limit],
     );
   }
 }

@@ -11,6 +11,12 @@ import { unchangedSince, walletReservation, WalletReservation } from './reserved
 
 export type { ChargeRunResult } from './charge-settlement';
 
+/** How often a run's free lanes look for new work while other lanes are still busy. */
+const REPOLL_MS = 1_000;
+
+/** Failed tries whose bytes may still land that one run follows (`followFailedTries`). */
+const FOLLOWED_PER_RUN = 100;
+
 /** How long a charge waits for another charge of the same wallet and mint to settle. */
 const SIBLING_WAIT_MS = 100;
 
@@ -48,6 +54,11 @@ const IMPATIENT: Patience = { waits: 1, signings: 2 };
 @Injectable()
 export class ChargeRunService {
   private readonly logger = new Logger(ChargeRunService.name);
+  /**
+   * The attempts this instance is working on now. Their leases may run out meanwhile (a sibling
+   * wait, a slow RPC), but they are not stale to this instance: it never takes over its own.
+   */
+  private readonly inHand = new Set<string>();
 
   constructor(
     private readonly em: EntityManager,
@@ -59,26 +70,32 @@ export class ChargeRunService {
   ) {}
 
   /**
-   * Charges everything due now: attempts claimed a batch at a time (stale ones first), worked
-   * on `CHARGE_CONCURRENCY` at a time, the next batch claimed while the last is still being
-   * charged, until nothing is left to claim.
+   * Charges everything due now: attempts claimed (stale ones first) as lanes come free, worked
+   * on `CHARGE_CONCURRENCY` at a time, until nothing is left to claim.
    */
   async run(): Promise<ChargeRunResult> {
     const result = emptyResult();
     await this.settlement.clearRestoredAccounts().catch((error: unknown) => {
       this.logger.warn({ err: error }, 'Could not check the missing receiving accounts');
     });
+    await this.settlement.followFailedTries(FOLLOWED_PER_RUN, result).catch((error: unknown) => {
+      this.logger.warn({ err: error }, 'Could not follow the failed tries still able to land');
+    });
     await drainBatches(
       this.config.CHARGE_CONCURRENCY,
-      async () => {
-        const rows = [
-          ...(await this.claims.resumeStale(this.config.CHARGE_BATCH_SIZE)),
-          ...(await this.claims.claimDue(this.config.CHARGE_BATCH_SIZE)),
-        ];
+      // Only as many as there are free lanes: a claimed attempt is worked on at once, within its
+      // lease, never queued behind slow charges while its lease runs out.
+      async (room) => {
+        const size = Math.min(room, this.config.CHARGE_BATCH_SIZE);
+        const rows = await this.claims.resumeStale(size, [...this.inHand]);
+        if (rows.length < size) rows.push(...(await this.claims.claimDue(size - rows.length)));
         result.attempts += rows.length;
-        return rows;
+        return this.take(rows);
       },
       (row) => this.process(row, result),
+      // A charge can wait a minute or two for its transaction's fate: meanwhile the free lanes
+      // take up what falls due and what a dead or stalled instance left.
+      { repollMs: REPOLL_MS },
     );
     return result;
   }
@@ -89,12 +106,18 @@ export class ChargeRunService {
    */
   async chargeNow(subscriptionId: string): Promise<ChargeRunResult> {
     const result = emptyResult();
-    const rows = await this.claims.claimDue(1, subscriptionId);
+    const rows = this.take(await this.claims.claimDue(1, subscriptionId));
     result.attempts = rows.length;
     // A customer's request is waiting: no waiting on the wallet's other charges (see
     // `quietReservation`); if one is in flight, the next run charges this one.
     for (const row of rows) await this.process(row, result, IMPATIENT);
     return result;
+  }
+
+  /** Notes the attempts as in hand here; each is let go when `process` is done with it. */
+  private take(rows: AttemptRow[]): AttemptRow[] {
+    for (const row of rows) this.inHand.add(row.id);
+    return rows;
   }
 
   /** One attempt, from wherever it stands, to an outcome (or deferred to a later run). */
@@ -109,6 +132,8 @@ export class ChargeRunService {
       // The RPC or the database failed under us: the lease lets a later run take it up.
       this.logger.warn({ err: error, attemptId: row.id }, 'Charge attempt deferred after an error');
       result.deferred++;
+    } finally {
+      this.inHand.delete(row.id);
     }
   }
 
@@ -129,6 +154,17 @@ export class ChargeRunService {
         lastValidBlockHeight: Number(row.last_valid_block_height),
       };
       const known = await this.chain.outcome(tx.signature, tx.lastValidBlockHeight);
+      if (known.state === 'pending' && (row.s_status !== 'Active' || row.s_revoked)) {
+        // Paused or cancelled since it was recorded: a copy already sent may still land (and
+        // then pays its period), but the service does not send it again. Followed by its
+        // signature until it lands or expires.
+        await this.settlement.defer(
+          { id: row.id, signature: tx.signature },
+          'the subscription is no longer active: its try is followed, not sent again',
+        );
+        result.deferred++;
+        return;
+      }
       // Still live: the very same bytes again (one copy lands at most); else what it became.
       const outcome =
         known.state === 'pending'
@@ -209,7 +245,7 @@ export class ChargeRunService {
          )
          UPDATE charge_attempts a SET state = 'sent', signature = ?, transaction = ?,
                 last_valid_block_height = ?, amount = ?::bigint,
-                lease_until = now() + make_interval(secs => ?), updated_at = ?
+                lease_until = now() + make_interval(secs => ?), lease_owner = ?, updated_at = ?
            FROM s
           WHERE a.id = ? AND a.state = 'pending' AND a.signature IS NULL
             ${unchanged ? `AND ${unchanged.sql}` : ''}
@@ -221,6 +257,7 @@ export class ChargeRunService {
           signed.lastValidBlockHeight,
           row.amount,
           this.config.CHARGE_LEASE_SECONDS,
+          this.claims.instance,
           this.clock.now(),
           row.id,
           ...(unchanged?.params ?? []),

@@ -126,17 +126,21 @@ export class ChargeSettlement {
     slot: number,
     finalized: boolean,
     result: ChargeRunResult,
+    /** `failed`: a try given up as failed whose bytes landed after all (`followFailedTries`). */
+    from: 'open' | 'failed' = 'open',
   ): Promise<void> {
-    // What the pull consumed of the authorisation, and what arrived of it (net of a fee).
+    // What the pull consumed of the authorisation, and what arrived of it (net of the fee in
+    // force where it landed: a new fee may have started since).
     const pulled = BigInt(row.amount);
-    const fee = await this.chain.feeOn(row.mint, pulled);
+    const fee = await this.chain.feeOn(row.mint, pulled, slot);
     // Successes of the charges in flight are committed together (`GroupCommit`).
     const settled = await this.successes.run(async (em) => {
       // Only the try that landed settles it: compare-and-set on its signature.
       const won = await em.execute<{ id: string }[]>(
         `UPDATE charge_attempts SET state = 'succeeded', lease_until = NULL, last_error = NULL,
-            network_fee = network_fee + ?::bigint, updated_at = ?
-          WHERE id = ? AND state IN ('pending', 'sent') AND signature = ? RETURNING id`,
+            failure_reason = NULL, network_fee = network_fee + ?::bigint, updated_at = ?
+          WHERE id = ? AND ${from === 'open' ? `state IN ('pending', 'sent')` : `state = 'failed'`}
+            AND signature = ? RETURNING id`,
         [this.chain.chargeFeeLamports.toString(), this.clock.now(), row.id, signature],
       );
       if (won.length === 0) return false; // another instance settled it
@@ -362,6 +366,46 @@ export class ChargeSettlement {
         `DELETE FROM receiving_account_alerts WHERE merchant_id = ? AND mint = ? AND address = ?`,
         [alert.merchant_id, alert.mint, alert.address],
       );
+    }
+  }
+
+  /**
+   * A try its node refused in preflight (a failed simulation: funds moved away, say) is
+   * `failed` at once, the subscription `PastDue`, but its bytes are kept: a copy sent earlier
+   * (before a crash, or rebroadcast by a node) can still land while its blockhash lives, and
+   * nothing re-arms the attempt while the subscription is not Active. Each run follows such tries
+   * (`limit`, the oldest first) by signature: one that landed is the period's charge
+   * after all (ledger line, period moved, as any success); one that expired or landed failed is
+   * let go (bytes and signature cleared: it can never move money).
+   */
+  async followFailedTries(limit: number, result: ChargeRunResult): Promise<void> {
+    const rows = await pgQuery<AttemptRow[]>(
+      this.em,
+      `${attemptSelect('charge_attempts')}
+        WHERE a.state = 'failed' AND a.transaction IS NOT NULL
+        ORDER BY a.updated_at LIMIT ?`,
+      [limit],
+    );
+    if (rows.length === 0) return;
+    const outcomes = await this.chain.outcomes(
+      rows.map((row) => ({
+        signature: row.signature!,
+        lastValidBlockHeight: Number(row.last_valid_block_height),
+      })),
+    );
+    for (const row of rows) {
+      const outcome = outcomes.get(row.signature!)!;
+      if (outcome.state === 'succeeded') {
+        await this.succeed(row, row.signature!, outcome.slot, outcome.finalized, result, 'failed');
+      } else if (outcome.state === 'expired' || outcome.state === 'failed') {
+        await pgQuery(
+          this.em,
+          `UPDATE charge_attempts SET signature = NULL, transaction = NULL,
+              last_valid_block_height = NULL, updated_at = ?
+            WHERE id = ? AND state = 'failed' AND signature = ?`,
+          [this.clock.now(), row.id, row.signature],
+        );
+      }
     }
   }
 

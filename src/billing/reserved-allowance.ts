@@ -13,8 +13,10 @@ const WALLET_SUBSCRIPTIONS = `FROM customers c
          ON inflight.subscription_id = s.id AND inflight.period = s.periods_charged + 1
         AND (inflight.state = 'sent' OR (inflight.state = 'pending' AND inflight.signature IS NOT NULL))`;
 
-/** What a subscription still needs of the shared approval. */
+/** What a subscription still needs of the shared approval, its charge in flight netted out. */
 const STILL_NEEDED = `GREATEST(s.authorized_amount - s.charged_amount - COALESCE(inflight.amount, 0), 0)`;
+/** What a subscription still needs of an approval signed now: its charge in flight included. */
+const NEEDED_FROM_NOW = `GREATEST(s.authorized_amount - s.charged_amount, 0)`;
 
 /**
  * Token-delegate scheme: what a wallet's live subscriptions in one mint (any merchant's) still
@@ -31,12 +33,18 @@ const STILL_NEEDED = `GREATEST(s.authorized_amount - s.charged_amount - COALESCE
  * @param db the caller's transaction (a confirm reads it under its per-wallet lock), or the
  *   EntityManager for a read of its own.
  * @param exceptPlanId leaves out the wallet's subscription to this plan.
+ * @param forApproval what a new approval (subscribe, re-authorise, revoke of another) must leave
+ *   for the others: their charges in flight are not netted out. Such a charge still needs the
+ *   allowance if it lands after the new approval (which replaces the allowance), and if it expires
+ *   it is signed again; netting it out would leave the newest subscription short by it (ended a
+ *   period early, or its confirm refused as short). Counting one that landed before the approval
+ *   over-approves by that one pull, which no charge can take: each is bounded by its own share.
  */
 export async function reservedAllowance(
   db: EntityManager | SqlTx,
   wallet: string,
   mint: string,
-  filter: { exceptPlanId?: string } = {},
+  filter: { exceptPlanId?: string; forApproval?: boolean } = {},
 ): Promise<bigint> {
   const params: unknown[] = [wallet, mint];
   let where = '';
@@ -44,7 +52,8 @@ export async function reservedAllowance(
     where += ' AND s.plan_id <> ?';
     params.push(filter.exceptPlanId);
   }
-  const sql = `SELECT COALESCE(SUM(${STILL_NEEDED}), 0)::text AS total
+  const needed = filter.forApproval ? NEEDED_FROM_NOW : STILL_NEEDED;
+  const sql = `SELECT COALESCE(SUM(${needed}), 0)::text AS total
        ${WALLET_SUBSCRIPTIONS}
       WHERE c.wallet_address = ? AND p.mint = ? AND s.status IN ('Active', 'PastDue') AND s.revoked_at IS NULL${where}`;
   // Outside a transaction: a prepared statement of its own; inside one: the caller's.

@@ -77,11 +77,12 @@ export class SubscribeService {
   }
 
   /**
-   * What the wallet's live subscriptions in `mint` (any merchant's) still need of a shared
-   * approval, leaving out its live subscription to `exceptPlanId`.
+   * What the wallet's live subscriptions in `mint` (any merchant's) need of an approval signed
+   * now, leaving out its live subscription to `exceptPlanId` (charges in flight included: see
+   * `reservedAllowance`'s `forApproval`).
    */
   reserved(wallet: string, mint: string, exceptPlanId?: string): Promise<bigint> {
-    return reservedAllowance(this.em, wallet, mint, { exceptPlanId });
+    return reservedAllowance(this.em, wallet, mint, { exceptPlanId, forApproval: true });
   }
 
   /**

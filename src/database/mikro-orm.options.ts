@@ -6,6 +6,9 @@ import { MIGRATIONS } from './migrations';
 
 export const MIGRATIONS_TABLE = 'mikro_orm_migrations';
 
+/** How long a session may sit idle inside a transaction before PostgreSQL ends it. */
+export const IDLE_TRANSACTION_TIMEOUT_MS = 60_000;
+
 /** MikroORM options shared by the server, the CLIs and the tests. */
 export function mikroOrmOptions(
   clientUrl: string,
@@ -20,6 +23,15 @@ export function mikroOrmOptions(
     ignoreUndefinedInQuery: true,
     debug: false,
     pool: { min: 0, max: 10 },
+    driverOptions: {
+      // A transaction here never waits on anything but its own statements (no RPC call is made
+      // inside one), so one idle for a minute belongs to a process that stalled (a VM pause, a
+      // SIGSTOP) while holding row locks: PostgreSQL ends its session, the locks go, and the
+      // other instances take its work over instead of skipping the locked rows indefinitely.
+      connection: {
+        options: `-c idle_in_transaction_session_timeout=${IDLE_TRANSACTION_TIMEOUT_MS}`,
+      },
+    },
     migrations: {
       tableName: MIGRATIONS_TABLE,
       migrationsList: MIGRATIONS,

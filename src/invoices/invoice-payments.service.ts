@@ -72,6 +72,18 @@ export class InvoicePaymentsService {
   ): Promise<ReceiptOutcome> {
     return inPgTransaction(this.em, async (tx) => {
       const outcome: ReceiptOutcome = { lines: 0, unattributed: 0, paid: 0 };
+      // Recorded before lines were per instruction (one line per transaction, no destination):
+      // that receipt is settled. Its line escapes the unique key (a null never collides), so
+      // without this a re-scan (the old watcher recorded before it moved its cursor) credits
+      // the invoice again.
+      const [legacy] = await tx.execute<{ one: number }[]>(
+        `SELECT 1 AS one FROM payments
+          WHERE merchant_id = ? AND signature = ? AND mint = ? AND kind = 'invoice'
+            AND destination IS NULL
+          LIMIT 1`,
+        [merchantId, receipt.signature, accountMint],
+      );
+      if (legacy) return outcome;
       // The merchant's invoices the receipt names, locked in one order (two receipts naming the
       // same invoices never wait on each other in a circle).
       const named =

@@ -1,4 +1,4 @@
-import { EntityManager } from '@mikro-orm/postgresql';
+import { EntityManager, UniqueConstraintViolationException } from '@mikro-orm/postgresql';
 import { Injectable } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import { ApiKeysService } from '../auth/api-keys.service';
@@ -45,7 +45,8 @@ export class MerchantsService {
   /**
    * Creates a merchant account with its webhook signing secret and a first API key, in one
    * transaction. Used by the bootstrap CLI and the demo merchant of a fresh local install.
-   * @throws ValidationError for a blank or over-long name or an invalid wallet address.
+   * @throws ValidationError for a blank or over-long name, an invalid wallet address, or a
+   *   wallet another merchant already receives at.
    */
   async create(input: NewMerchantInput): Promise<CreatedMerchant> {
     const name = input.name.trim();
@@ -62,6 +63,14 @@ export class MerchantsService {
         },
       ]);
     }
+    // A settlement wallet is one merchant's: what arrives in its token accounts is attributed
+    // to that merchant alone (the unique index settles a race).
+    const taken = await this.em
+      .getConnection()
+      .execute<{ id: string }[]>('SELECT id FROM merchants WHERE wallet_address = ?', [
+        input.walletAddress,
+      ]);
+    if (taken.length > 0) throw walletTaken();
     return this.em.fork().transactional(async (em) => {
       const webhookSecret = generateWebhookSecret();
       const merchant = new Merchant({
@@ -72,7 +81,9 @@ export class MerchantsService {
       });
       em.persist(merchant);
       const { key } = this.apiKeys.issue(em, merchant.id, 'Initial key');
-      await em.flush();
+      await em.flush().catch((error: unknown) => {
+        throw error instanceof UniqueConstraintViolationException ? walletTaken() : error;
+      });
       return {
         merchant: { id: merchant.id, name: merchant.name, walletAddress: merchant.walletAddress },
         apiKey: key,
@@ -106,4 +117,9 @@ export class MerchantsService {
   async count(): Promise<number> {
     return this.em.fork().count(Merchant);
   }
+}
+
+function walletTaken(): ValidationError {
+  const message = 'another merchant account receives at this wallet (one merchant per wallet)';
+  return new ValidationError(`walletAddress: ${message}`, [{ field: 'walletAddress', message }]);
 }

@@ -7,6 +7,7 @@ import { pgQuery } from '../database/pg-transaction';
 import { isoTimestamp } from '../database/sql';
 import { everyText } from '../checkout/every-text';
 import { ChainPort } from '../solana/chain.port';
+import { ChainUnavailableError } from '../solana/blockhash-cache';
 import type { MintSymbol } from '../solana/mints';
 import type { SubscriptionStatus } from '../subscriptions/subscription-status';
 import { PortalSubscriptionResponse } from './dto/portal.response';
@@ -31,9 +32,11 @@ export interface PortalSubscriptionRow {
   amount: string;
   /**
    * What a charge pulls each period (base units): the price, plus the mint's transfer fee under
-   * the token-delegate scheme, so that the price arrives whole.
+   * the token-delegate scheme, so that the price arrives whole. Null when the mint's fee cannot
+   * be read now (the RPC down): shown as the price, never used to build or judge an approval
+   * (`pullOf`).
    */
-  pull: string;
+  pull: string | null;
   mint: MintSymbol;
   interval_seconds: number;
   merchant_wallet: string;
@@ -67,7 +70,7 @@ export class PortalSubscriptions {
         ORDER BY s.created_at DESC, s.id DESC`,
       [grant.merchantId, grant.customerId, ...(id ? [id] : [])],
     );
-    return Promise.all(rows.map(async (row) => ({ ...row, pull: await this.pullOf(row) })));
+    return Promise.all(rows.map(async (row) => ({ ...row, pull: await this.readPull(row) })));
   }
 
   /** @throws NotFoundError when it is not a subscription of the session's customer. */
@@ -105,20 +108,29 @@ export class PortalSubscriptions {
       cancelled: row.revoked,
       currentPeriodEnd: row.current_period_end,
       lastChargeAt: row.last_charge_at,
-      paymentsAuthorized: delegate && live ? Number(maxZero(left) / BigInt(row.pull)) : null,
+      paymentsAuthorized:
+        delegate && live ? Number(maxZero(left) / BigInt(row.pull ?? row.amount)) : null,
       canSettle: this.settleable(row),
       canReauthorize: delegate && live && !row.paused,
       canCancel: live,
     };
   }
 
-  /** What a charge of the subscription pulls (the price when the fee cannot be read now). */
-  private async pullOf(row: { mint: MintSymbol; amount: string }): Promise<string> {
+  /**
+   * What a charge of the subscription pulls, for building or judging an approval or a payment.
+   * @throws ChainUnavailableError when the mint's fee cannot be read now: the price alone would
+   *   approve less than each charge pulls.
+   */
+  pullOf(row: PortalSubscriptionRow): bigint {
+    if (row.pull === null) throw new ChainUnavailableError();
+    return BigInt(row.pull);
+  }
+
+  /** What a charge pulls, or null when the mint's fee cannot be read now. */
+  private async readPull(row: { mint: MintSymbol; amount: string }): Promise<string | null> {
     if (this.chain.scheme !== 'token-delegate') return row.amount;
-    const pull = await this.chain
-      .grossAmount(row.mint, BigInt(row.amount))
-      .catch(() => BigInt(row.amount));
-    return pull.toString();
+    const pull = await this.chain.grossAmount(row.mint, BigInt(row.amount)).catch(() => null);
+    return pull === null ? null : pull.toString();
   }
 }
 

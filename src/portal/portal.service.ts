@@ -118,7 +118,7 @@ export class PortalService {
           : `Only a subscription paused by a failed payment can be settled (it is ${row.status})`,
       );
     }
-    const amount = BigInt(row.pull);
+    const amount = this.subscriptionsView.pullOf(row);
     const state = await this.readAuthorization(row.wallet_address, row.mint);
     if (state.frozen) {
       throw new ConflictError('Your token account is frozen by the stablecoin issuer');
@@ -170,7 +170,7 @@ export class PortalService {
         'Subscriptions under the Subscriptions program need no re-authorising',
       );
     }
-    const amount = BigInt(row.pull);
+    const amount = this.subscriptionsView.pullOf(row);
     const tx = await this.chain.buildSubscribe({
       subscriber: account,
       merchantWallet: row.merchant_wallet,
@@ -216,7 +216,7 @@ export class PortalService {
     if (signer !== row.wallet_address) {
       throw invalidSignature('is not an authorisation of this subscription signed by its wallet');
     }
-    const share = this.chain.subscriptionAllowance(BigInt(row.pull));
+    const share = this.chain.subscriptionAllowance(this.subscriptionsView.pullOf(row));
     const state = await this.readAuthorization(row.wallet_address, row.mint);
     const changed = await inPgTransaction(this.em, async (tx) => {
       await lockWallet(tx, row.wallet_address, row.mint);
@@ -314,8 +314,8 @@ export class PortalService {
     const left = BigInt(row.authorized_amount) - BigInt(row.charged_amount);
     return (
       state.delegatedToService &&
-      state.delegatedAmount >= BigInt(row.pull) &&
-      left >= BigInt(row.pull)
+      state.delegatedAmount >= this.subscriptionsView.pullOf(row) &&
+      left >= this.subscriptionsView.pullOf(row)
     );
   }
 

@@ -404,8 +404,11 @@ export abstract class ChainPort {
    * added; without one, `net` itself).
    */
   abstract grossAmount(mint: MintSymbol, net: bigint): Promise<bigint>;
-  /** What the mint's Token-2022 transfer fee in force withholds of a transfer of `gross`. */
-  abstract feeOn(mint: MintSymbol, gross: bigint): Promise<bigint>;
+  /**
+   * What the mint's Token-2022 transfer fee withholds of a transfer of `gross`: the fee in
+   * force at `slot` (a transfer that landed there), or now.
+   */
+  abstract feeOn(mint: MintSymbol, gross: bigint, slot?: number): Promise<bigint>;
 
   /** The transaction by signature at `confirmed`, or null when the chain has not seen it. */
   abstract readTransaction(signature: string): Promise<ChainTransaction | null>;

@@ -313,15 +313,18 @@ export class RpcChainAdapter extends ChainPort {
     return grossUp(await this.transferFee(symbol), net);
   }
 
-  async feeOn(symbol: MintSymbol, gross: bigint): Promise<bigint> {
-    return feeOf(await this.transferFee(symbol), gross);
+  async feeOn(symbol: MintSymbol, gross: bigint, slot?: number): Promise<bigint> {
+    return feeOf(await this.transferFee(symbol, slot), gross);
   }
 
-  /** The mint's Token-2022 transfer fee in force now (none under SPL Token: no RPC call). */
-  private async transferFee(symbol: MintSymbol): Promise<TransferFee | null> {
+  /**
+   * The mint's Token-2022 transfer fee in force at `slot`, or now (none under SPL Token: no
+   * RPC call).
+   */
+  private async transferFee(symbol: MintSymbol, slot?: number): Promise<TransferFee | null> {
     const mint = await this.mints.mint(symbol);
     if (mint.tokenProgram !== TOKEN_2022_PROGRAM_ID.toBase58()) return null;
-    return this.fees.current(mint.address);
+    return slot === undefined ? this.fees.current(mint.address) : this.fees.at(mint.address, slot);
   }
 
   async readTransaction(signature: string): Promise<ChainTransaction | null> {

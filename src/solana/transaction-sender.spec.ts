@@ -46,8 +46,10 @@ function fakeConnection(options: { batches: boolean | 'items refused'; refuse?: 
       return Promise.resolve(answer({ id: nextId++, method, params }));
     },
     getBlockHeight: () => Promise.resolve(10),
+    getEpochInfo: () => Promise.resolve({ absoluteSlot: 10, blockHeight: 10 }),
     getSignatureStatuses: (signatures: string[]) =>
       Promise.resolve({
+        context: { slot: 12 },
         value: signatures.map((s) =>
           s.endsWith('bad')
             ? null
@@ -91,5 +93,64 @@ describe('TransactionSender: sends in flight together go in one batch', () => {
     const outcomes = await Promise.all(['a', 'b'].map((name) => sender.sendAndConfirm(tx(name))));
     expect(outcomes.map((o) => o.state)).toEqual(['succeeded', 'succeeded']);
     expect(seen).toMatchObject({ batchCalls: 1, singleCalls: 2 });
+  });
+});
+
+/**
+ * A node that knows nothing of a transaction: the finalized tip is at slot 200 (height 150, past
+ * the transaction's last valid height 100); the node answering statuses has reached `seenThrough`;
+ * `getTransaction` finds `landed` (or nothing).
+ */
+function silentNode(seenThrough: number, landed: { slot: number; err: unknown } | null = null) {
+  const lookups: string[] = [];
+  const connection = {
+    getEpochInfo: () => Promise.resolve({ absoluteSlot: 200, blockHeight: 150 }),
+    getBlockHeight: () => Promise.resolve(150),
+    getSignatureStatuses: (signatures: string[]) =>
+      Promise.resolve({ context: { slot: seenThrough }, value: signatures.map(() => null) }),
+    getTransaction: (signature: string) => {
+      lookups.push(signature);
+      return Promise.resolve(landed && { slot: landed.slot, meta: { err: landed.err } });
+    },
+  };
+  return { connection: connection as unknown as Connection, lookups };
+}
+
+describe('TransactionSender: expired takes two answers from a node that has seen far enough', () => {
+  it('a status read by a node behind the finalized tip says nothing: pending, not expired', async () => {
+    const { connection, lookups } = silentNode(150);
+    const sender = new TransactionSender(connection, 'confirmed');
+    expect(await sender.outcome('sig', 100)).toEqual({ state: 'pending' });
+    expect(lookups).toEqual([]);
+  });
+
+  it('a node past the tip that knows nothing, and a lookup that finds nothing: expired', async () => {
+    const { connection, lookups } = silentNode(205);
+    const sender = new TransactionSender(connection, 'confirmed');
+    expect(await sender.outcome('sig', 100)).toEqual({ state: 'expired' });
+    expect(lookups).toEqual(['sig']);
+  });
+
+  it('a status read that missed it, but the lookup finds it landed: succeeded (or failed)', async () => {
+    const landed = new TransactionSender(
+      silentNode(205, { slot: 90, err: null }).connection,
+      'confirmed',
+    );
+    expect(await landed.outcome('sig', 100)).toEqual({
+      state: 'succeeded',
+      slot: 90,
+      finalized: false,
+    });
+    const failed = new TransactionSender(
+      silentNode(205, { slot: 91, err: { InstructionError: [0, 'Custom'] } }).connection,
+      'confirmed',
+    );
+    expect(await failed.outcome('sig', 100)).toMatchObject({ state: 'failed', slot: 91 });
+  });
+
+  it('while the chain is not past its last valid height: pending, whatever the node saw', async () => {
+    const { connection } = silentNode(205);
+    const sender = new TransactionSender(connection, 'confirmed');
+    expect(await sender.outcome('sig', 150)).toEqual({ state: 'pending' });
   });
 });

@@ -16,8 +16,8 @@ const CONFIRM_BACKOFF_MS = [0, 25, 50, 100, 200, 400];
 export const MAX_STATUS_BATCH = 256;
 
 /**
- * How old the finalized block height may be when it tells that a transaction the chain has not
- * seen has expired. Any height read before the statuses will do (see `outcomeOf`); a fresher
+ * How old the finalized block height (and slot) may be when it tells that a transaction the chain
+ * has not seen has expired. Any read before the statuses will do (see `outcomeOf`); a fresher
  * one only says so sooner.
  */
 const HEIGHT_MAX_AGE_MS = 1_000;
@@ -132,9 +132,40 @@ export class TransactionSender {
     txs: { signature: string; lastValidBlockHeight: number }[],
   ): Promise<Map<string, TxOutcome>> {
     const read = await Promise.all(txs.map((tx) => this.statuses.read(tx.signature)));
-    return new Map(
-      txs.map((tx, i) => [tx.signature, outcomeOf(read[i].status, read[i].finalizedHeight, tx)]),
+    const outcomes = new Map(txs.map((tx, i) => [tx.signature, outcomeOf(read[i], tx)]));
+    // `expired` lets the caller sign a new transaction for the same charge: a status read that
+    // found nothing is not proof enough (a node behind a load balancer that has not seen the
+    // block, or one that answers statuses with nothing for a while). The transaction itself is
+    // looked up as well; only when that finds nothing either is it expired.
+    await Promise.all(
+      txs
+        .filter((tx) => outcomes.get(tx.signature)!.state === 'expired')
+        .map(async (tx) => outcomes.set(tx.signature, await this.expiredOrLanded(tx.signature))),
     );
+    return outcomes;
+  }
+
+  /**
+   * A transaction whose status read found nothing after its blockhash expired, looked up on its
+   * own (`getTransaction`): landed (succeeded or failed), expired when it is not found, or
+   * `pending` (settled later) when the lookup fails: never `expired` without a second answer.
+   */
+  private async expiredOrLanded(signature: string): Promise<TxOutcome> {
+    try {
+      const landed = await withTimeout(
+        this.connection.getTransaction(signature, {
+          commitment: 'confirmed',
+          maxSupportedTransactionVersion: 0,
+        }),
+        STATUS_READ_TIMEOUT_MS,
+      );
+      if (!landed) return { state: 'expired' };
+      return landed.meta?.err
+        ? { state: 'failed', slot: landed.slot, error: JSON.stringify(landed.meta.err) }
+        : { state: 'succeeded', slot: landed.slot, finalized: false };
+    } catch {
+      return { state: 'pending' };
+    }
   }
 
   /** Sends once (no RPC-side retries); the failure, or null when the node accepted it. */
@@ -239,11 +270,8 @@ function isFinalRefusal(message: string): boolean {
   return /simulation failed/i.test(message);
 }
 
-function outcomeOf(
-  status: SignatureStatus | null,
-  finalizedHeight: number,
-  tx: { lastValidBlockHeight: number },
-): TxOutcome {
+function outcomeOf(read: StatusRead, tx: { lastValidBlockHeight: number }): TxOutcome {
+  const { status } = read;
   if (status && status.confirmationStatus !== 'processed') {
     return status.err
       ? { state: 'failed', slot: status.slot, error: JSON.stringify(status.err) }
@@ -254,36 +282,54 @@ function outcomeOf(
         };
   }
   if (status) return { state: 'pending' };
-  return finalizedHeight > tx.lastValidBlockHeight ? { state: 'expired' } : { state: 'pending' };
+  // Nothing known of it. Expired only when the chain is past its last valid height and the
+  // node that answered the statuses had itself seen that far: a node behind (a load balancer
+  // spreads the reads) can know nothing of a transaction that landed in a block it has not
+  // reached yet.
+  const past = read.finalized.height > tx.lastValidBlockHeight;
+  return past && read.seenThrough >= read.finalized.slot
+    ? { state: 'expired' }
+    : { state: 'pending' };
 }
 
-/** A status as read, with a finalized block height read before it. */
+/**
+ * A status as read: with the finalized block height and its slot, read before it, and the slot
+ * the node that answered the statuses had reached (`context.slot`).
+ */
 export interface StatusRead {
   status: SignatureStatus | null;
-  finalizedHeight: number;
+  finalized: { height: number; slot: number };
+  seenThrough: number;
 }
 
 /**
  * Reads signature statuses for everything in flight together (`RpcBatcher`: one
  * `getSignatureStatuses` per round for every transaction waiting, `MAX_STATUS_BATCH` per call).
- * The finalized block height that `outcomeOf` needs is read before the statuses, at most once
- * per `HEIGHT_MAX_AGE_MS`.
+ * The finalized block height and slot that `outcomeOf` needs are read before the statuses
+ * (`getEpochInfo`, one call), at most once per `HEIGHT_MAX_AGE_MS`.
  */
 export class StatusReader {
   private readonly batcher: RpcBatcher<StatusRead>;
-  private height?: { value: number; at: number };
+  private finalized?: { value: { height: number; slot: number }; at: number };
 
   constructor(
-    private readonly connection: Pick<Connection, 'getSignatureStatuses' | 'getBlockHeight'>,
+    private readonly connection: Pick<
+      Connection,
+      'getSignatureStatuses' | 'getEpochInfo' | 'getBlockHeight'
+    >,
     private readonly now: () => number = Date.now,
   ) {
     this.batcher = new RpcBatcher(async (signatures) => {
-      const finalizedHeight = await this.finalizedHeight();
-      const { value } = await withTimeout(
+      const finalized = await this.finalizedTip();
+      const { context, value } = await withTimeout(
         this.connection.getSignatureStatuses(signatures, { searchTransactionHistory: true }),
         STATUS_READ_TIMEOUT_MS,
       );
-      return signatures.map((_, i) => ({ status: value[i] ?? null, finalizedHeight }));
+      return signatures.map((_, i) => ({
+        status: value[i] ?? null,
+        finalized,
+        seenThrough: context.slot,
+      }));
     }, MAX_STATUS_BATCH);
   }
 
@@ -291,15 +337,19 @@ export class StatusReader {
     return this.batcher.load(signature);
   }
 
-  private async finalizedHeight(): Promise<number> {
-    const cached = this.height;
+  private async finalizedTip(): Promise<{ height: number; slot: number }> {
+    const cached = this.finalized;
     if (cached && this.now() - cached.at <= HEIGHT_MAX_AGE_MS) return cached.value;
     const at = this.now();
-    const value = await withTimeout(
-      this.connection.getBlockHeight('finalized'),
+    const info = await withTimeout(
+      this.connection.getEpochInfo('finalized'),
       STATUS_READ_TIMEOUT_MS,
     );
-    this.height = { value, at };
+    const height =
+      info.blockHeight ??
+      (await withTimeout(this.connection.getBlockHeight('finalized'), STATUS_READ_TIMEOUT_MS));
+    const value = { height, slot: info.absoluteSlot };
+    this.finalized = { value, at };
     return value;
   }
 }

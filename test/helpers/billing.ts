@@ -82,8 +82,10 @@ export function billingHelpers(t: TestApp) {
         lease_owner: string | null;
         failure_reason: string | null;
         last_error: string | null;
+        last_valid_block_height: string | null;
       }>(
-        `SELECT period, state, signature, takeovers, lease_owner, failure_reason, last_error
+        `SELECT period, state, signature, takeovers, lease_owner, failure_reason, last_error,
+                last_valid_block_height::text
            FROM charge_attempts WHERE subscription_id = $1 ORDER BY period`,
         [subscriptionId],
       );

@@ -1,5 +1,5 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensureBuilt } from './dist';
@@ -28,12 +28,19 @@ export class Instances {
         DATA_DIR: dataDir,
         PORT: String(port),
         DEMO_MERCHANT: 'false',
-        LOG_LEVEL: 'error',
+        LOG_LEVEL: process.env.INSTANCE_LOG_LEVEL ?? 'error',
         ...this.base,
         ...env,
       },
-      stdio: ['ignore', 'ignore', 'inherit'],
+      // INSTANCE_LOG_LEVEL=info (say) keeps what the instances log, each in `instance-<pid>.log`
+      // of INSTANCE_LOG_DIR (the system's temporary directory by default), when a test needs
+      // looking into.
+      stdio: ['ignore', process.env.INSTANCE_LOG_LEVEL ? 'pipe' : 'ignore', 'inherit'],
     });
+    if (child.stdout) {
+      const dir = process.env.INSTANCE_LOG_DIR ?? tmpdir();
+      child.stdout.pipe(createWriteStream(join(dir, `instance-${child.pid}.log`)));
+    }
     this.children.push(child);
     return child;
   }

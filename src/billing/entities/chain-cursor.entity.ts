@@ -2,6 +2,7 @@ import {
   BigIntType,
   Entity,
   Enum,
+  Index,
   ManyToOne,
   PrimaryKey,
   Property,
@@ -22,6 +23,8 @@ export type CursorKind = (typeof CURSOR_KINDS)[number];
  * sweeps and never held in memory whole.
  */
 @Entity({ tableName: 'chain_cursors' })
+/** The watchers look up a merchant's cursors of a kind (which of its accounts lack one). */
+@Index({ name: 'chain_cursors_merchant_kind_idx', properties: ['merchant', 'kind'] })
 export class ChainCursor {
   @PrimaryKey({ type: 'string', length: 44 })
   address!: string;

@@ -42,6 +42,20 @@ export type ChargeAttemptState = (typeof CHARGE_ATTEMPT_STATES)[number];
     `create index "charge_attempts_open_idx" on "charge_attempts" ("lease_until") ` +
     `where "state" in ('pending', 'sent')`,
 })
+/** The payment watcher tells the service's own charges from other money by their signature. */
+@Index({
+  name: 'charge_attempts_signature_idx',
+  expression:
+    `create index "charge_attempts_signature_idx" on "charge_attempts" ("signature") ` +
+    `where "signature" is not null`,
+})
+/** Each run follows the failed tries whose bytes may still land (`followFailedTries`). */
+@Index({
+  name: 'charge_attempts_failed_bytes_idx',
+  expression:
+    `create index "charge_attempts_failed_bytes_idx" on "charge_attempts" ("updated_at") ` +
+    `where "state" = 'failed' and "transaction" is not null`,
+})
 export class ChargeAttempt extends BaseEntity {
   @ManyToOne(() => Merchant, { ref: true, deleteRule: 'cascade' })
   merchant!: Ref<Merchant>;

@@ -15,6 +15,7 @@ import { Migration20261125190000 } from './Migration20261125190000';
 import { Migration20261125200000 } from './Migration20261125200000';
 import { Migration20261125210000 } from './Migration20261125210000';
 import { Migration20261125220000 } from './Migration20261125220000';
+import { Migration20261125230000 } from './Migration20261125230000';
 
 /**
  * Every migration, in order. The MikroORM CLI writes new ones next to this file
@@ -38,4 +39,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261125200000', class: Migration20261125200000 },
   { name: 'Migration20261125210000', class: Migration20261125210000 },
   { name: 'Migration20261125220000', class: Migration20261125220000 },
+  { name: 'Migration20261125230000', class: Migration20261125230000 },
 ];

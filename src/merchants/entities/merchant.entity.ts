@@ -1,4 +1,4 @@
-import { Entity, Property } from '@mikro-orm/core';
+import { Entity, Property, Unique } from '@mikro-orm/core';
 import { BaseEntity } from '../../common/base.entity';
 
 /** A merchant account: the tenant every other record belongs to. */
@@ -7,8 +7,12 @@ export class Merchant extends BaseEntity {
   @Property({ type: 'string', length: 100 })
   name: string;
 
-  /** Settlement wallet: payments go to its associated token accounts. */
+  /**
+   * Settlement wallet: payments go to its associated token accounts. One merchant's: what
+   * arrives in them is attributed to this merchant alone.
+   */
   @Property({ type: 'string', length: 44 })
+  @Unique({ name: 'merchants_wallet_address_unique' })
   walletAddress: string;
 
   @Property({ type: 'text', nullable: true })
