@@ -20,7 +20,14 @@ import { waitFor } from './helpers/webhook-receiver';
 
 const USDC = new PublicKey(mintTable('localnet')[0].address);
 const FEE = 5000;
-const ALL_OFF = { dropSends: 0, delaySlots: 0, hideStatusesMs: 0, refuseBatches: false };
+const ALL_OFF = {
+  dropSends: 0,
+  delaySlots: 0,
+  hideStatusesMs: 0,
+  refuseBatches: false,
+  signaturePageCap: 0,
+  unservedTransactions: [] as string[],
+};
 
 interface Status {
   slot: number;
@@ -355,6 +362,84 @@ describe('Localnet fault injection (localnet_setFaults)', () => {
     expect(() => tc.faults.set({ dropSends: -1 })).toThrow(/dropSends must be a whole number/);
   });
 
+  it('caps getSignaturesForAddress pages at signaturePageCap: short pages, the rest behind `before`', async () => {
+    const payer = wallet();
+    const target = Keypair.generate().publicKey;
+    const sent: string[] = [];
+    for (let n = 1; n <= 5; n++) {
+      const tx = signed(payer, await rpc.blockhash(), lamportsTo(payer, target, 1_000_000 + n));
+      expect(await rpc.send(tx)).toMatchObject({ result: tx.signature });
+      sent.push(tx.signature);
+    }
+    const page = async (config: Record<string, unknown>) =>
+      (
+        await rpc.result<{ signature: string }[]>('getSignaturesForAddress', [
+          target.toBase58(),
+          { commitment: 'confirmed', ...config },
+        ])
+      ).map((info) => info.signature);
+    const newestFirst = [...sent].reverse();
+    expect(await page({})).toEqual(newestFirst);
+
+    expect(await rpc.setFaults({ signaturePageCap: 2 })).toMatchObject({ signaturePageCap: 2 });
+    // Asked for 1,000 (or the default), answered 2: a short page that is not the end.
+    expect(await page({ limit: 1000 })).toEqual(newestFirst.slice(0, 2));
+    expect(await page({})).toEqual(newestFirst.slice(0, 2));
+    expect(await page({ limit: 1 })).toEqual(newestFirst.slice(0, 1));
+    expect(await page({ before: newestFirst[1] })).toEqual(newestFirst.slice(2, 4));
+    expect(await page({ before: newestFirst[3] })).toEqual(newestFirst.slice(4));
+    expect(await page({ until: newestFirst[4] })).toEqual(newestFirst.slice(0, 2));
+    // In-process reads are not the RPC's: never capped.
+    expect(tc.chain.getSignaturesForAddress(target.toBase58(), { limit: 1000 })).toHaveLength(5);
+
+    expect((await rpc.setFaults({ signaturePageCap: 0 })).signaturePageCap).toBe(0);
+    expect(await page({ limit: 1000 })).toEqual(newestFirst);
+  });
+
+  it('answers getTransaction null for unservedTransactions, still listing them and serving their statuses', async () => {
+    const payer = wallet();
+    const target = Keypair.generate().publicKey;
+    const hidden = signed(payer, await rpc.blockhash(), lamportsTo(payer, target, 1_000_001));
+    const shown = signed(payer, await rpc.blockhash(), lamportsTo(payer, target, 1_000_002));
+    for (const tx of [hidden, shown]) {
+      expect(await rpc.send(tx)).toMatchObject({ result: tx.signature });
+    }
+    const read = async (signature: string) =>
+      rpc.result<{ slot: number } | null>('getTransaction', [
+        signature,
+        { commitment: 'confirmed', encoding: 'json' },
+      ]);
+    expect(await read(hidden.signature)).not.toBeNull();
+
+    expect(await rpc.setFaults({ unservedTransactions: [hidden.signature] })).toMatchObject({
+      unservedTransactions: [hidden.signature],
+    });
+    expect(await read(hidden.signature)).toBeNull();
+    expect(await read(shown.signature)).not.toBeNull();
+    // Batched too (web3.js getTransactions), answer by answer.
+    const config = { commitment: 'confirmed', encoding: 'json' };
+    expect(
+      await rpc.post([
+        { jsonrpc: '2.0', id: 1, method: 'getTransaction', params: [hidden.signature, config] },
+        { jsonrpc: '2.0', id: 2, method: 'getTransaction', params: [shown.signature, config] },
+      ]),
+    ).toEqual([
+      { jsonrpc: '2.0', id: 1, result: null },
+      { jsonrpc: '2.0', id: 2, result: expect.objectContaining({ slot: expect.any(Number) }) },
+    ]);
+    // Listed, and its status served: only the transaction itself is missing.
+    const listed = await rpc.result<{ signature: string }[]>('getSignaturesForAddress', [
+      target.toBase58(),
+      { commitment: 'confirmed' },
+    ]);
+    expect(listed.map((info) => info.signature)).toContain(hidden.signature);
+    expect(await rpc.status(hidden.signature)).toMatchObject({ err: null });
+    expect(tc.chain.getTransaction(hidden.signature)).toBeDefined();
+
+    expect((await rpc.setFaults({ unservedTransactions: [] })).unservedTransactions).toEqual([]);
+    expect(await read(hidden.signature)).not.toBeNull();
+  });
+
   it('refuses bad switches with -32602 and a clear message, changing nothing', async () => {
     const cases: Array<[unknown[], RegExp]> = [
       [[], /expected an object of switches/],
@@ -371,6 +456,10 @@ describe('Localnet fault injection (localnet_setFaults)', () => {
       [[{ hideStatusesMs: Number.MAX_SAFE_INTEGER + 2 }], /hideStatusesMs must be a whole/],
       [[{ refuseBatches: 'yes' }], /refuseBatches must be a boolean/],
       [[{ refuseBatches: 1 }], /refuseBatches must be a boolean/],
+      [[{ signaturePageCap: 1_001 }], /signaturePageCap must be a whole number from 0 to 1000/],
+      [[{ unservedTransactions: 'x' }], /unservedTransactions must be an array of at most/],
+      [[{ unservedTransactions: [1] }], /unservedTransactions must be an array of .* signatures/],
+      [[{ unservedTransactions: ['0OIl'] }], /unservedTransactions must be an array/],
       [[{ dropSend: 1 }], /unknown switch "dropSend"/],
       // One bad field refuses the whole request: the good one is not applied either.
       [[{ dropSends: 3, delaySlots: -1 }], /delaySlots must be a whole number/],

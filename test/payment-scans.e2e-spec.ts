@@ -1,5 +1,6 @@
 import { createTransferCheckedInstruction } from '@solana/spl-token';
 import { Keypair, PublicKey, Transaction } from '@solana/web3.js';
+import { ChainPort } from '../src/solana/chain.port';
 import { memo } from '../src/solana/transactions';
 import { billingHelpers } from './helpers/billing';
 import { fund } from './helpers/chain-tx';
@@ -96,6 +97,10 @@ describe('Payment scans: bounded, resumable, fair', () => {
   afterAll(async () => {
     await t?.close();
   });
+  afterEach(() => {
+    jest.restoreAllMocks();
+    t?.chain?.faults.set({ signaturePageCap: 0 });
+  });
 
   it('a merchant whose account has thousands of earlier transactions: the scan starts at its first invoice', async () => {
     const busy = await t.createMerchant('Busy since forever');
@@ -181,4 +186,65 @@ describe('Payment scans: bounded, resumable, fair', () => {
       [],
     );
   }, 180_000);
+
+  it('a provider answering short pages: the window is read to its end, and a payment under 30 later transactions is found', async () => {
+    const merchant = await t.createMerchant('Behind a capped provider');
+    const invoice = await create(merchant, '3');
+    await billing.run(merchant.auth); // its cursors, caught up
+    await pay(invoice.id); // the payment, then 30 transactions after it
+    await history(merchant, 30, 0n);
+
+    // Pages of 10 whatever is asked: each short page is not the end of the history.
+    t.chain!.faults.set({ signaturePageCap: 10 });
+    const { invoices } = await billing.run(merchant.auth);
+    expect(await cursorOf(merchant)).toMatchObject({ window_top: null, window_before: null });
+    expect(invoices.signaturesScanned).toBeGreaterThanOrEqual(31);
+    expect(
+      (await t.http.get(`/api/payments?invoiceId=${invoice.id}`).set(merchant.auth)).body,
+    ).toMatchObject([{ amount: '3' }]);
+    await waitFor(
+      async () => {
+        await billing.run(merchant.auth);
+        return (await invoiceOf(merchant, invoice.id)).body.status === 'Paid';
+      },
+      20_000,
+      () => 'the invoice never became Paid',
+    );
+  }, 60_000);
+
+  it('a sweep takes cursors up as lanes come free (each leased only while it is walked), each once', async () => {
+    for (const name of ['Lane one', 'Lane two', 'Lane three']) {
+      const merchant = await t.createMerchant(name);
+      await create(merchant, '1');
+    }
+    const first = await t.createMerchant('Lane four');
+    await create(first, '1');
+    await billing.run(first.auth); // every account has its cursor, caught up
+
+    const cursors = await t.sql<{ address: string }>(
+      `SELECT address FROM chain_cursors WHERE kind = 'merchant_account'`,
+    );
+    expect(cursors.length).toBeGreaterThanOrEqual(12);
+    const chain = t.app.get(ChainPort);
+    const page = chain.signaturePage.bind(chain);
+    const reads = new Map<string, number>();
+    let mostLeased = 0;
+    jest.spyOn(chain, 'signaturePage').mockImplementation(async (address, range) => {
+      reads.set(address, (reads.get(address) ?? 0) + 1);
+      const [{ n }] = await t.sql<{ n: number }>(
+        `SELECT count(*)::int AS n FROM chain_cursors WHERE lease_until > now()`,
+      );
+      mostLeased = Math.max(mostLeased, n);
+      await new Promise((resolve) => setTimeout(resolve, 20)); // a provider's round trip
+      return page(address, range);
+    });
+    const { invoices } = await billing.run(first.auth);
+    // Four lanes: never more than four leases at once (all of them, up front, before)...
+    expect(mostLeased).toBeLessThanOrEqual(4);
+    expect(mostLeased).toBeGreaterThan(0);
+    // ...and every account walked exactly once, one call each when idle.
+    expect(invoices.accountsScanned).toBe(cursors.length);
+    expect([...reads.keys()].sort()).toEqual(cursors.map((c) => c.address).sort());
+    expect([...reads.values()].every((n) => n === 1)).toBe(true);
+  }, 60_000);
 });

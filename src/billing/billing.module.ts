@@ -13,6 +13,7 @@ import { ChargeRunService } from './charge-run.service';
 import { ChargeSettlement } from './charge-settlement';
 import { InvoiceWatcherService } from './invoice-watcher.service';
 import { SubscribeService } from './subscribe.service';
+import { UnreadSignatures } from './unread-signatures';
 
 /**
  * The billing engine: charge runs (exactly once per period), the subscribe confirmation and its
@@ -36,6 +37,7 @@ import { SubscribeService } from './subscribe.service';
     ChargeSettlement,
     InvoiceWatcherService,
     SubscribeService,
+    UnreadSignatures,
   ],
   exports: [BillingService, ChargeRunService, SubscribeService],
 })

@@ -89,7 +89,10 @@ export class InvoiceWatcherService {
     return result;
   }
 
-  /** Every merchant with Open invoices has its receiving accounts scanned, a few at a time. */
+  /**
+   * Every merchant with Open invoices has its receiving accounts scanned, a few at a time (each
+   * walk first tries again what earlier walks of that account could not read).
+   */
   private async scanAccounts(result: WatchResult): Promise<void> {
     await this.addCursors();
     await this.cursors.walkAll('merchant_account', SCAN_LANES, async (cursor) => {
@@ -147,28 +150,37 @@ export class InvoiceWatcherService {
   }
 
   /**
-   * One page of a merchant account's transactions, oldest first: what each brought the account
-   * goes to the invoices' rules, except the service's own charges. @returns false when one is
-   * not served by the RPC yet (the page is read again next sweep).
+   * Merchant-account transactions, oldest first: what each brought the account goes to the
+   * invoices' rules, except the service's own charges. @returns those it could not settle: a
+   * transaction the RPC lists but does not serve, or one whose recording failed (the walk parks
+   * them and goes on; later sweeps try them again, and recording is idempotent).
    */
   private async settle(
     cursor: CursorRow,
     entries: SignatureEntry[],
     result: WatchResult,
-  ): Promise<boolean> {
+  ): Promise<SignatureEntry[]> {
     const reads = await this.chain.receiptsInto(cursor.address, entries);
-    if (reads.some((read) => !read.served)) return false;
+    const unread = entries.filter((_, i) => !reads[i].served);
     const receipts = reads.flatMap((read) => (read.served && read.receipt ? [read.receipt] : []));
-    if (receipts.length === 0) return true;
+    if (receipts.length === 0) return unread;
     const charges = await this.chargeSignatures(receipts.map((r) => r.signature));
     for (const receipt of receipts) {
       if (charges.has(receipt.signature)) continue;
-      const outcome = await this.invoicePayments.record(cursor.merchant_id, cursor.mint, receipt);
-      result.paymentsRecorded += outcome.lines - outcome.unattributed;
-      result.paymentsUnattributed += outcome.unattributed;
-      result.invoicesPaid += outcome.paid;
+      try {
+        const outcome = await this.invoicePayments.record(cursor.merchant_id, cursor.mint, receipt);
+        result.paymentsRecorded += outcome.lines - outcome.unattributed;
+        result.paymentsUnattributed += outcome.unattributed;
+        result.invoicesPaid += outcome.paid;
+      } catch (error) {
+        this.logger.warn(
+          { err: error, account: cursor.address, signature: receipt.signature },
+          'Could not record what a transaction brought; it is parked and tried again',
+        );
+        unread.push(entries.find((e) => e.signature === receipt.signature)!);
+      }
     }
-    return true;
+    return unread;
   }
 
   /** Which of these signatures are the charge engine's (recorded before they were sent). */

@@ -204,7 +204,8 @@ export class SubscribeService {
   /**
    * The reconciling watcher: every subscribe carrying a watched plan's reference since its
    * cursor is confirmed as the page would have, a few plans at a time, each read in bounded
-   * steps (`ChainCursors`). One RPC call per watched plan when idle.
+   * steps (`ChainCursors`); what it could not judge is parked and tried again by the next
+   * sweeps. One RPC call per watched plan when idle.
    * @returns the subscriptions it created.
    */
   async sweep(): Promise<number> {
@@ -216,7 +217,7 @@ export class SubscribeService {
           async (entries) => {
             const settled = await this.confirmAll(cursor.plan_id!, entries);
             created += settled.created;
-            return settled.done;
+            return settled.unread;
           },
           SWEEP_BUDGET,
         );
@@ -229,15 +230,17 @@ export class SubscribeService {
 
   /**
    * Confirms each transaction that names a plan's reference, oldest first. A transaction is
-   * settled once it is confirmed or refused for what it is; a failure to judge it (the RPC or
-   * the database down) stops there, and the next sweep reads it again: a real subscribe is never
-   * skipped for good.
+   * settled once it is confirmed or refused for what it is; one it could not judge (not served
+   * by the RPC, the RPC or the database failing) is answered back as unread: the walk parks it
+   * and goes on, and later sweeps judge it again. A real subscribe is never skipped for good,
+   * and one that cannot be read never holds up the subscribes after it.
    */
   private async confirmAll(
     planId: string,
     entries: SignatureEntry[],
-  ): Promise<{ created: number; done: boolean }> {
+  ): Promise<{ created: number; unread: SignatureEntry[] }> {
     let created = 0;
+    const unread: SignatureEntry[] = [];
     for (const entry of entries) {
       if (entry.failed) continue; // it authorised nothing
       try {
@@ -246,15 +249,16 @@ export class SubscribeService {
         if (!isRefusal(error)) {
           this.logger.warn(
             { err: error, planId, signature: entry.signature },
-            'Could not judge a subscribe; the next sweep tries it again',
+            'Could not judge a subscribe; it is parked and tried again by the next sweeps',
           );
-          return { created, done: false };
+          unread.push(entry);
+          continue;
         }
         // Not a valid subscribe of this plan (anyone can name the reference): skipped.
         this.logger.debug({ err: error, signature: entry.signature }, 'Skipped a transaction');
       }
     }
-    return { created, done: true };
+    return { created, unread };
   }
 
   /**

@@ -1,9 +1,11 @@
 /**
  * Fault injection for localnet's JSON-RPC: the ways a real cluster and its RPC providers let a
  * client down (a transaction lost on its way to the leader, one that lands late or never, a node
- * whose statuses lag, a provider that refuses batches), switched on at will so that exactly-once
- * code can be tested against them. Only the JSON-RPC front end consults these switches; the
- * chain's in-process methods (the faucet, tests calling `LocalnetChain`) are never affected.
+ * whose statuses lag, a provider that refuses batches, pages of history shorter than asked, a
+ * transaction it lists but does not serve), switched on at will so that exactly-once and
+ * scanning code can be tested against them. Only the JSON-RPC front end consults these
+ * switches; the chain's in-process methods (the faucet, tests calling `LocalnetChain`) are never
+ * affected.
  */
 import type { LocalnetChain } from './localnet-chain';
 import { LocalnetInputError, PreflightError } from './localnet-errors';
@@ -18,6 +20,17 @@ export interface FaultSwitches {
   hideStatusesMs: number;
   /** A batch request gets one error object instead of its answers. */
   refuseBatches: boolean;
+  /**
+   * `getSignaturesForAddress` answers at most this many signatures per call, whatever limit it
+   * is asked for (0: off), as providers that cap pages, or hand over to long-term storage
+   * mid-page, answer short pages that are not the end of the history.
+   */
+  signaturePageCap: number;
+  /**
+   * `getTransaction` answers null for these signatures (they are still listed, and their
+   * statuses served), as a provider whose history store lags or lost them does. [] clears it.
+   */
+  unservedTransactions: string[];
 }
 
 export interface FaultState extends FaultSwitches {
@@ -30,7 +43,16 @@ export const FAULT_LIMITS = {
   dropSends: 1_000_000,
   delaySlots: 10_000,
   hideStatusesMs: 600_000,
-} as const satisfies Record<keyof Omit<FaultSwitches, 'refuseBatches'>, number>;
+  signaturePageCap: 1_000,
+} as const satisfies Record<
+  keyof Omit<FaultSwitches, 'refuseBatches' | 'unservedTransactions'>,
+  number
+>;
+
+/** At most this many signatures in `unservedTransactions`. */
+export const MAX_UNSERVED_TRANSACTIONS = 10_000;
+/** A base58 signature (64 bytes: 88 characters at most, fewer with leading zero bytes). */
+const SIGNATURE = /^[1-9A-HJ-NP-Za-km-z]{32,88}$/;
 
 /**
  * Validates switches given from outside (JSON-RPC params or a test), field by field.
@@ -39,7 +61,8 @@ export const FAULT_LIMITS = {
 export function faultSwitches(value: unknown): Partial<FaultSwitches> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new LocalnetInputError(
-      'expected an object of switches (dropSends, delaySlots, hideStatusesMs, refuseBatches)',
+      'expected an object of switches (dropSends, delaySlots, hideStatusesMs, refuseBatches, ' +
+        'signaturePageCap, unservedTransactions)',
     );
   }
   const switches: Partial<FaultSwitches> = {};
@@ -48,6 +71,8 @@ export function faultSwitches(value: unknown): Partial<FaultSwitches> {
     if (name === 'refuseBatches') {
       if (typeof given !== 'boolean') throw new LocalnetInputError(`${name} must be a boolean`);
       switches.refuseBatches = given;
+    } else if (name === 'unservedTransactions') {
+      switches.unservedTransactions = signatureList(name, given);
     } else if (name in FAULT_LIMITS) {
       const key = name as keyof typeof FAULT_LIMITS;
       const max = FAULT_LIMITS[key];
@@ -60,6 +85,19 @@ export function faultSwitches(value: unknown): Partial<FaultSwitches> {
     }
   }
   return switches;
+}
+
+function signatureList(name: string, given: unknown): string[] {
+  if (
+    !Array.isArray(given) ||
+    given.length > MAX_UNSERVED_TRANSACTIONS ||
+    given.some((s) => typeof s !== 'string' || !SIGNATURE.test(s))
+  ) {
+    throw new LocalnetInputError(
+      `${name} must be an array of at most ${MAX_UNSERVED_TRANSACTIONS} base58 signatures`,
+    );
+  }
+  return [...(given as string[])];
 }
 
 interface HeldTransaction {
@@ -80,6 +118,8 @@ export class LocalnetFaults {
   /** Wall-clock ms (Date.now) until which statuses are hidden. */
   private hideStatusesUntil = 0;
   private refuseBatches = false;
+  private signaturePageCap = 0;
+  private unserved = new Set<string>();
   /** By due slot, then by arrival. */
   private held: HeldTransaction[] = [];
   private readonly heldSignatures = new Set<string>();
@@ -95,7 +135,7 @@ export class LocalnetFaults {
   /**
    * Replaces the switches given and leaves the others as they are. `hideStatusesMs` counts from
    * now; 0 turns it off. Turning `delaySlots` off does not release what is held: each still lands
-   * at its slot.
+   * at its slot. `unservedTransactions` replaces the whole list ([] clears it).
    * @returns the state afterwards, as {@link state} reports it
    * @throws LocalnetInputError for an unknown switch or a value out of range
    */
@@ -107,6 +147,10 @@ export class LocalnetFaults {
       this.hideStatusesUntil = valid.hideStatusesMs === 0 ? 0 : Date.now() + valid.hideStatusesMs;
     }
     if (valid.refuseBatches !== undefined) this.refuseBatches = valid.refuseBatches;
+    if (valid.signaturePageCap !== undefined) this.signaturePageCap = valid.signaturePageCap;
+    if (valid.unservedTransactions !== undefined) {
+      this.unserved = new Set(valid.unservedTransactions);
+    }
     return this.state();
   }
 
@@ -117,8 +161,20 @@ export class LocalnetFaults {
       delaySlots: this.delaySlots,
       hideStatusesMs: Math.max(0, this.hideStatusesUntil - Date.now()),
       refuseBatches: this.refuseBatches,
+      signaturePageCap: this.signaturePageCap,
+      unservedTransactions: [...this.unserved],
       held: this.held.length,
     };
+  }
+
+  /** How many signatures `getSignaturesForAddress` may answer when asked for `limit`. */
+  signaturePage(limit: number): number {
+    return this.signaturePageCap === 0 ? limit : Math.min(limit, this.signaturePageCap);
+  }
+
+  /** Whether `getTransaction` is to answer null for `signature`. */
+  isUnserved(signature: string): boolean {
+    return this.unserved.has(signature);
   }
 
   /** Whether `getSignatureStatuses` should answer null for every signature now. */

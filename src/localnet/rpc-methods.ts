@@ -358,8 +358,8 @@ function byKey(a: { address: string }, b: { address: string }): number {
 }
 
 /**
- * The method table of a localnet chain. `faults` are the server's switches: `sendTransaction`
- * and `getSignatureStatuses` go through them.
+ * The method table of a localnet chain. `faults` are the server's switches: `sendTransaction`,
+ * `getSignatureStatuses`, `getTransaction` and `getSignaturesForAddress` go through them.
  */
 export function localnetMethods(
   chain: LocalnetChain,
@@ -519,6 +519,8 @@ export function localnetMethods(
       // The legacy form passes the encoding alone.
       const config = typeof params[1] === 'string' ? { encoding: params[1] } : configAt(params, 1);
       const commitment = historyCommitment(config);
+      // A provider that lists the transaction but does not serve it (yet, or any more).
+      if (faults.isUnserved(signature)) return null;
       const record = chain.getTransaction(signature);
       if (record && commitment === 'finalized' && !chain.isFinalized(record.slot)) return null;
       return record ? transactionJson(record, config) : null;
@@ -590,7 +592,8 @@ export function localnetMethods(
         .getSignaturesForAddress(target, {
           before: optionalString(config, 'before'),
           until: optionalString(config, 'until'),
-          limit,
+          // A provider that caps its pages answers fewer than asked: not the end of the history.
+          limit: faults.signaturePage(limit),
         })
         .filter((info) => commitment !== 'finalized' || chain.isFinalized(info.slot))
         .map((info) => ({

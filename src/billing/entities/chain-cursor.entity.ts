@@ -25,6 +25,8 @@ export type CursorKind = (typeof CURSOR_KINDS)[number];
 @Entity({ tableName: 'chain_cursors' })
 /** The watchers look up a merchant's cursors of a kind (which of its accounts lack one). */
 @Index({ name: 'chain_cursors_merchant_kind_idx', properties: ['merchant', 'kind'] })
+/** A sweep takes its cursors up a few at a time, walked longest ago first (`ChainCursors`). */
+@Index({ name: 'chain_cursors_kind_updated_idx', properties: ['kind', 'updatedAt', 'address'] })
 export class ChainCursor {
   @PrimaryKey({ type: 'string', length: 44 })
   address!: string;
