@@ -9,22 +9,6 @@ import { ChainPort } from '../solana/chain.port';
 import { attemptSelect, AttemptRow } from './charge-settlement';
 
 /**
- * Another of the wallet's subscriptions in the mint (any merchant's) has an attempt in hand or in
- * flight: the customer `c` of a candidate `s` with plan `p`. One put off (`last_error`: waiting
- * minutes for its merchant's receiving account, or the RPC) with nothing sent holds none of the
- * allowance and is not waited for: it would hold up the wallet's charges at every other merchant.
- */
-const SIBLING_OPEN = `AND NOT EXISTS (
-              SELECT 1 FROM customers c2
-                JOIN subscriptions s2 ON s2.customer_id = c2.id
-                JOIN plans p2 ON p2.id = s2.plan_id
-                JOIN charge_attempts o2
-                  ON o2.subscription_id = s2.id AND o2.period = s2.periods_charged + 1
-                 AND o2.state IN ('pending', 'sent')
-                 AND (o2.signature IS NOT NULL OR o2.last_error IS NULL)
-               WHERE c2.wallet_address = c.wallet_address AND p2.mint = p.mint)`;
-
-/**
  * How charge attempts are taken up: due periods claimed (an attempt row per subscription and
  * period, written before anything is signed), and attempts whose holder's lease ended resumed.
  * Each is one statement with `FOR UPDATE SKIP LOCKED`, so any number of instances share the
@@ -50,11 +34,18 @@ export class ChargeClaims {
    * `reservedAllowance` for why not by state).
    *
    * Token-delegate scheme: a wallet's charges in one mint are judged on its one approval, one at
-   * a time (`walletReservation`): a run claims one of them at a time, and none while another is
-   * open, rather than claiming siblings that could only wait for it, each holding a lane.
-   * (`subscriptionId`: a customer's first charge is claimed as it is.)
+   * a time (`walletReservation`), so a claim takes at most one of them, and none of a wallet and
+   * mint this instance has a charge in hand for (`busy`, `wallet:mint`), rather than siblings
+   * that could only wait for it, each holding a lane. Both are cheap: a look-up of the wallet's
+   * other attempts on every candidate cost 130 index scans a charge. A sibling in another
+   * instance's hands is waited for by `walletReservation`. (`subscriptionId`: a customer's first
+   * charge is claimed as it is.)
    */
-  async claimDue(limit: number, subscriptionId?: string): Promise<AttemptRow[]> {
+  async claimDue(
+    limit: number,
+    subscriptionId?: string,
+    busy: string[] = [],
+  ): Promise<AttemptRow[]> {
     const now = this.clock.now();
     const oneAtATime = this.chain.scheme === 'token-delegate' && !subscriptionId;
     return pgQuery<AttemptRow[]>(
@@ -70,7 +61,7 @@ export class ChargeClaims {
               SELECT 1 FROM charge_attempts o
                WHERE o.subscription_id = s.id AND o.period = s.periods_charged + 1
                  AND o.state IN ('pending', 'sent'))
-            ${oneAtATime ? SIBLING_OPEN : ''}
+            ${oneAtATime ? `AND NOT (c.wallet_address || ':' || p.mint = ANY(?::text[]))` : ''}
           ORDER BY s.current_period_end
           LIMIT ?
           FOR UPDATE OF s SKIP LOCKED
@@ -100,6 +91,7 @@ export class ChargeClaims {
       [
         now,
         ...(subscriptionId ? [subscriptionId] : []),
+        ...(oneAtATime ? [busy] : []),
         // Siblings of one wallet among the candidates are left for later: look further ahead.
         // (A re-armed try whose bytes are kept keeps its amount: it is settled first, for what
         // those bytes pull.)

@@ -59,6 +59,8 @@ export class ChargeRunService {
    * wait, a slow RPC), but they are not stale to this instance: it never takes over its own.
    */
   private readonly inHand = new Set<string>();
+  /** The wallet and mint (`wallet:mint`) of each attempt in hand, counted. */
+  private readonly walletsInHand = new Map<string, number>();
 
   constructor(
     private readonly em: EntityManager,
@@ -88,14 +90,17 @@ export class ChargeRunService {
       async (room) => {
         const size = Math.min(room, this.config.CHARGE_BATCH_SIZE);
         const rows = await this.claims.resumeStale(size, [...this.inHand]);
-        if (rows.length < size) rows.push(...(await this.claims.claimDue(size - rows.length)));
+        if (rows.length < size) {
+          const busy = [...this.walletsInHand.keys(), ...rows.map(walletKey)];
+          rows.push(...(await this.claims.claimDue(size - rows.length, undefined, busy)));
+        }
         result.attempts += rows.length;
         return this.take(rows);
       },
       (row) => this.process(row, result),
       // A charge can wait a minute or two for its transaction's fate: meanwhile the free lanes
       // take up what falls due and what a dead or stalled instance left.
-      { repollMs: REPOLL_MS },
+      { repollMs: REPOLL_MS, minBatch: Math.ceil(this.config.CHARGE_CONCURRENCY / 8) },
     );
     return result;
   }
@@ -116,8 +121,21 @@ export class ChargeRunService {
 
   /** Notes the attempts as in hand here; each is let go when `process` is done with it. */
   private take(rows: AttemptRow[]): AttemptRow[] {
-    for (const row of rows) this.inHand.add(row.id);
+    for (const row of rows) {
+      this.inHand.add(row.id);
+      const key = walletKey(row);
+      this.walletsInHand.set(key, (this.walletsInHand.get(key) ?? 0) + 1);
+    }
     return rows;
+  }
+
+  /** Lets go of an attempt `take` noted. */
+  private release(row: AttemptRow): void {
+    this.inHand.delete(row.id);
+    const key = walletKey(row);
+    const left = (this.walletsInHand.get(key) ?? 1) - 1;
+    if (left > 0) this.walletsInHand.set(key, left);
+    else this.walletsInHand.delete(key);
   }
 
   /** One attempt, from wherever it stands, to an outcome (or deferred to a later run). */
@@ -133,7 +151,7 @@ export class ChargeRunService {
       this.logger.warn({ err: error, attemptId: row.id }, 'Charge attempt deferred after an error');
       result.deferred++;
     } finally {
-      this.inHand.delete(row.id);
+      this.release(row);
     }
   }
 
@@ -423,4 +441,9 @@ export class ChargeRunService {
       amount: BigInt(row.amount),
     };
   }
+}
+
+/** The wallet and mint of an attempt: its charges share one approval. */
+function walletKey(row: AttemptRow): string {
+  return `${row.subscriber}:${row.mint}`;
 }

@@ -114,6 +114,29 @@ describe('drainBatches', () => {
     expect(asked).toEqual([2, 1, 2]);
   });
 
+  it('with minBatch, a free lane fetches only once that many lanes are free (or all are)', async () => {
+    let next = 1;
+    const asked: number[] = [];
+    const done: number[] = [];
+    await drainBatches(
+      4,
+      (room) => {
+        asked.push(room);
+        const items: number[] = [];
+        while (items.length < room && next <= 12) items.push(next++);
+        return Promise.resolve(items);
+      },
+      async (item) => {
+        for (let i = 0; i < item % 3; i++) await tick(); // items finish at different times
+        done.push(item);
+      },
+      { minBatch: 2 },
+    );
+    expect(done.sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+    expect(asked.length).toBeGreaterThan(2);
+    expect(Math.min(...asked)).toBeGreaterThanOrEqual(2);
+  });
+
   it('works on what it fetched, then rejects with a failed fetch', async () => {
     const done: number[] = [];
     let fetches = 0;

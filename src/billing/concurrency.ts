@@ -7,6 +7,10 @@
  * been worked on. A failed fetch ends it too: the items already fetched are worked on, then it
  * rejects with the fetch's error. `work` handles its own errors.
  *
+ * `minBatch`: while other lanes are working, a free lane fetches only once at least this many
+ * lanes are free (a fetch costs about the same whatever its size: a claim scans past every
+ * attempt in flight); with every lane idle it fetches at once.
+ *
  * `repollMs`: after a fetch returned nothing, lanes that are free look again every `repollMs`
  * for as long as another lane is still working, rather than waiting for it idle: one slow item
  * (a charge waiting a minute for its transaction's fate) then never holds up what became due,
@@ -17,8 +21,9 @@ export async function drainBatches<T>(
   limit: number,
   fetch: (room: number) => Promise<T[]>,
   work: (item: T) => Promise<void>,
-  options: { repollMs?: number } = {},
+  options: { repollMs?: number; minBatch?: number } = {},
 ): Promise<void> {
+  const minBatch = Math.min(Math.max(options.minBatch ?? 1, 1), limit);
   let busy = 0;
   /** Items worked on so far, and how many had been when the last empty fetch was issued. */
   let done = 0;
@@ -31,6 +36,8 @@ export async function drainBatches<T>(
   let finished = false;
   /** One timer for every lane looking again: they wake together and share one fetch. */
   let pause: Promise<void> | undefined;
+  /** Settles when a lane next finishes an item. */
+  let freed = signal();
   const repoll = (ms: number): Promise<void> =>
     (pause ??= new Promise<void>((resolve) => setTimeout(resolve, ms)).finally(
       () => (pause = undefined),
@@ -62,6 +69,12 @@ export async function drainBatches<T>(
       // This lane is free (not counted in `busy`), so there is room for one item at least.
       const room = limit - busy - waiting.length;
       if (!exhausted && room > 0) {
+        if (room < minBatch && busy > 0 && waiting.length === 0 && !fetching) {
+          // Too few lanes free to be worth a fetch (each costs the same whatever its size):
+          // wait until another lane is done.
+          await freed.promise;
+          continue;
+        }
         // Fetch for the free lanes; wait for it only when nothing is left to work on.
         const fetched = refill(room);
         if (waiting.length === 0) await fetched;
@@ -97,9 +110,18 @@ export async function drainBatches<T>(
         } finally {
           busy--;
           done++;
+          const was = freed;
+          freed = signal();
+          was.resolve();
         }
       }
     }),
   );
   if (failure) throw failure.error;
+}
+
+function signal(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
 }
