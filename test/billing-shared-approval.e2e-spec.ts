@@ -76,7 +76,14 @@ describe('Billing engine: one approval shared by a wallet’s subscriptions', ()
 
   beforeAll(async () => {
     t = await createTestApp({
-      env: { LOCALNET_FINALITY_SLOTS: '0', SUBSCRIPTION_APPROVAL_PERIODS: String(PERIODS) },
+      env: {
+        LOCALNET_FINALITY_SLOTS: '0',
+        SUBSCRIPTION_APPROVAL_PERIODS: String(PERIODS),
+        // Only the test's own runs sweep and charge: a scheduled sweep confirming a subscribe
+        // before the page does made `created` false (seen once on a busy machine).
+        WATCH_INTERVAL_MS: '3600000',
+        CHARGE_RUN_INTERVAL_MS: '3600000',
+      },
     });
     billing = billingHelpers(t);
     ({ chain } = billing);

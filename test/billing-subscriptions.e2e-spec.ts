@@ -36,7 +36,15 @@ describe('Billing engine: a subscription from checkout to its end', () => {
   }
 
   beforeAll(async () => {
-    t = await createTestApp({ env: { LOCALNET_FINALITY_SLOTS: '0' } });
+    t = await createTestApp({
+      env: {
+        LOCALNET_FINALITY_SLOTS: '0',
+        // Only the test's own runs sweep and charge (the closed-tab test counts what its run
+        // created; a scheduled sweep could get there first).
+        WATCH_INTERVAL_MS: '3600000',
+        CHARGE_RUN_INTERVAL_MS: '3600000',
+      },
+    });
     billing = billingHelpers(t);
     ({ chain, connection } = billing);
     acme = await t.createMerchant('Acme');
