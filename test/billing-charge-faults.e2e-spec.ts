@@ -62,6 +62,21 @@ describe('Billing engine: charges under interleavings and dead instances', () =>
     return { customer, wallet, id: subscription.id };
   }
 
+  /** Waits until the attempt's lease has run out (database time), as after its holder died. */
+  const leaseEnded = (id: string) =>
+    waitFor(
+      async () =>
+        (
+          await t.sql<{ ended: boolean }>(
+            `SELECT bool_and(lease_until < now()) AS ended FROM charge_attempts
+              WHERE subscription_id = $1 AND state IN ('pending', 'sent')`,
+            [id],
+          )
+        )[0].ended === true,
+      10_000,
+      () => 'the lease never ended',
+    );
+
   /** Holds the next call of `method` on `on` at a gate, then calls the real method. */
   function holdNext<K extends 'signCharge' | 'sendAndConfirm'>(on: ChainPort, method: K) {
     const door = gate();
@@ -157,21 +172,6 @@ describe('Billing engine: charges under interleavings and dead instances', () =>
       other = undefined;
     });
 
-    /** Waits until the attempt's lease has run out (database time), as after its holder died. */
-    const leaseEnded = (id: string) =>
-      waitFor(
-        async () =>
-          (
-            await t.sql<{ ended: boolean }>(
-              `SELECT bool_and(lease_until < now()) AS ended FROM charge_attempts
-                WHERE subscription_id = $1 AND state IN ('pending', 'sent')`,
-              [id],
-            )
-          )[0].ended === true,
-        10_000,
-        () => 'the lease never ended',
-      );
-
     it('an instance that died after recording its try: another settles that very try, sending the same bytes; charged once', async () => {
       const { wallet, id } = await dueSubscription();
       const dead = other!;
@@ -237,17 +237,7 @@ describe('Billing engine: charges under interleavings and dead instances', () =>
     const [, open] = await billing.attempts(id);
     expect(open).toMatchObject({ state: 'sent' });
     // Never sent: once the lease ends, the next run settles that very try by sending its bytes.
-    await waitFor(
-      async () =>
-        (
-          await t.sql<{ ended: boolean }>(
-            `SELECT lease_until < now() AS ended FROM charge_attempts
-              WHERE subscription_id = $1 AND period = 2`,
-            [id],
-          )
-        )[0].ended,
-      10_000,
-    );
+    await leaseEnded(id);
     expect((await run()).charges).toMatchObject({ attempts: 1, succeeded: 1 });
     expect((await billing.attempts(id))[1]).toMatchObject({
       state: 'succeeded',
@@ -366,18 +356,7 @@ describe('Billing engine: charges under interleavings and dead instances', () =>
     expect(recorded).toMatchObject({ state: 'sent', signature: expect.any(String) });
     await dead.close();
     await t.http.post(`/api/subscriptions/${id}/cancel`).set(acme.auth).expect(200);
-    await waitFor(
-      async () =>
-        (
-          await t.sql<{ ended: boolean }>(
-            `SELECT lease_until < now() AS ended FROM charge_attempts
-              WHERE subscription_id = $1 AND period = 2`,
-            [id],
-          )
-        )[0].ended,
-      10_000,
-      () => 'the lease never ended',
-    );
+    await leaseEnded(id);
 
     const sends = jest.spyOn(chain, 'sendAndConfirm');
     expect((await run()).charges).toMatchObject({ attempts: 1, deferred: 1, succeeded: 0 });
