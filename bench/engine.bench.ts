@@ -42,6 +42,7 @@ import {
   BenchServer,
   cpuMicros,
   createMerchant,
+  BENCH_DEV_KEY,
   freePort,
   median,
   rpc,
@@ -570,7 +571,9 @@ async function countingProxy(target: string) {
       } catch {
         counts.set('(unparsed)', (counts.get('(unparsed)') ?? 0) + 1);
       }
-      fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+      const headers: Record<string, string> = { 'content-type': 'application/json' };
+      if (req.headers.authorization) headers.authorization = req.headers.authorization;
+      fetch(target, { method: 'POST', headers, body })
         .then(async (answer) => {
           res.writeHead(answer.status, { 'content-type': 'application/json' });
           res.end(Buffer.from(await answer.arrayBuffer()));
@@ -660,7 +663,7 @@ async function watcherSweeps(
       const started = performance.now();
       const res = await fetch(`${server.base}/api/dev/billing/run`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${merchants[0].apiKey}` },
+        headers: { authorization: `Bearer ${BENCH_DEV_KEY}` },
       });
       const ms = performance.now() - started;
       if (!res.ok) throw new Error(`billing run: ${res.status} ${await res.text()}`);

@@ -178,6 +178,7 @@ export async function startServer(
         LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
         RATE_LIMIT_PER_MINUTE: '100000000',
         DATA_DIR: mkdtempSync(join(tmpdir(), 'bench-data-')),
+        DEV_KEY: BENCH_DEV_KEY,
         ...options.env,
       },
       stdio: ['ignore', stdout, 'inherit'],
@@ -274,6 +275,9 @@ export function runBench(main: () => Promise<void>): void {
   );
 }
 
+/** The operator's dev key of every chain and service a bench starts (docs/dev.md). */
+export const BENCH_DEV_KEY = 'dk_bench_0123456789abcdefghijklmnopqrstuvwxyz';
+
 /**
  * Starts the embedded chain as its own process (`dist/src/cli/localnet.js`, as `npm run
  * localnet`) on a free port and a temp data directory, pinned to `core` when given.
@@ -286,7 +290,12 @@ export async function startLocalnet(
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-localnet-'));
   const script = join(ROOT, 'dist', 'src', 'cli', 'localnet.js');
   const child = spawnNode(script, options.core, {
-    env: { ...process.env, DATA_DIR: dataDir, LOCALNET_RPC_PORT: String(port) },
+    env: {
+      ...process.env,
+      DATA_DIR: dataDir,
+      LOCALNET_RPC_PORT: String(port),
+      DEV_KEY: BENCH_DEV_KEY,
+    },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;
@@ -316,7 +325,7 @@ export async function startLocalnet(
 export async function rpc<T>(url: string, method: string, params: unknown[]): Promise<T> {
   const res = await fetch(url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${BENCH_DEV_KEY}` },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
   });
   const body = (await res.json()) as { result: T; error?: unknown };

@@ -2,6 +2,7 @@ import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from './app.module';
 import { configureApp } from './app.setup';
+import { BoundedExpressAdapter } from './common/http/bounded-express-adapter';
 import { AppConfig } from './config/app-config';
 
 /** Builds the configured (not yet listening) HTTP application. */
@@ -11,6 +12,7 @@ export async function createApp(
 ): Promise<NestExpressApplication> {
   const app = await NestFactory.create<NestExpressApplication>(
     AppModule.forRoot(config, databaseUrl),
+    new BoundedExpressAdapter(config.HTTP_REQUEST_TIMEOUT_MS),
     {
       bodyParser: false,
       bufferLogs: true,

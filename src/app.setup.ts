@@ -1,3 +1,4 @@
+import { ErrorCode } from './common/errors/error-codes';
 import { ExpressAdapter, NestExpressApplication } from '@nestjs/platform-express';
 import { SwaggerModule } from '@nestjs/swagger';
 import express, { type NextFunction, type Request, type Response } from 'express';
@@ -149,9 +150,41 @@ function requireUtf8(_req: Request, _res: Response, body: Buffer): void {
   }
 }
 
+/** What Node's own refusals become: status line and D1 error. */
+function clientErrorAnswer(nodeCode: string | undefined): {
+  status: number;
+  reason: string;
+  code: ErrorCode;
+  message: string;
+} {
+  if (nodeCode === 'HPE_HEADER_OVERFLOW') {
+    return {
+      status: 431,
+      reason: 'Request Header Fields Too Large',
+      code: ErrorCode.VALIDATION_ERROR,
+      message: 'Request headers are too large',
+    };
+  }
+  if (nodeCode === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    return {
+      status: 408,
+      reason: 'Request Timeout',
+      code: ErrorCode.REQUEST_TIMEOUT,
+      message: 'The request did not arrive whole in time (HTTP_REQUEST_TIMEOUT_MS)',
+    };
+  }
+  return {
+    status: 400,
+    reason: 'Bad Request',
+    code: ErrorCode.VALIDATION_ERROR,
+    message: 'Malformed HTTP request',
+  };
+}
+
 /**
- * Node answers a request it cannot parse (malformed, 400) or whose headers are too large (431)
- * on its own, before express: give those a D1 body and a request id too, and a log line.
+ * Node answers a request it cannot parse (malformed, 400), whose headers are too large (431) or
+ * that did not arrive whole within `HTTP_REQUEST_TIMEOUT_MS` (408) on its own, before express:
+ * give those a D1 body and a request id too, and a log line.
  */
 function answerMalformedRequests(server: Server, logger: PinoLogger): void {
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
@@ -159,19 +192,15 @@ function answerMalformedRequests(server: Server, logger: PinoLogger): void {
       socket.destroy();
       return;
     }
-    const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
-    const status = tooLarge ? 431 : 400;
+    const { status, reason, code, message } = clientErrorAnswer(error.code);
     const id = randomUUID();
-    const body = JSON.stringify({
-      error: {
-        code: 'VALIDATION_ERROR',
-        message: tooLarge ? 'Request headers are too large' : 'Malformed HTTP request',
-        requestId: id,
-      },
-    });
-    logger.warn({ requestId: id, status, reason: error.code }, 'Malformed HTTP request refused');
+    const body = JSON.stringify({ error: { code, message, requestId: id } });
+    logger.warn(
+      { requestId: id, status, reason: error.code },
+      'HTTP request refused by the server',
+    );
     socket.end(
-      `HTTP/1.1 ${status} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +
+      `HTTP/1.1 ${status} ${reason}\r\n` +
         `content-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
         `x-request-id: ${id}\r\nconnection: close\r\n\r\n${body}`,
     );

@@ -5,6 +5,8 @@ import { AppConfig } from './config/app-config';
 import { ConfigError, loadConfig } from './config/load-config';
 import { DatabaseConnection, openDatabase } from './database/database-connection';
 import { runMigrations } from './database/migrate';
+import { ChainClockStateError } from './localnet/chain-clock';
+import { DevKeyError, resolveDevKey } from './localnet/dev-key';
 import { EmbeddedLocalnet, openLocalnet } from './localnet/embedded-localnet';
 import { DemoMerchant, ensureDemoMerchant } from './merchants/demo-merchant';
 import { MerchantsService } from './merchants/merchants.service';
@@ -26,6 +28,9 @@ function boundHeapGrowth(): void {
   }
 }
 
+/** The database this process opened: released when the start fails after it (no orphan). */
+let startedDatabase: DatabaseConnection | undefined;
+
 async function main(): Promise<void> {
   boundHeapGrowth();
   let config: AppConfig;
@@ -39,8 +44,12 @@ async function main(): Promise<void> {
     throw error;
   }
   const log = pino({ level: config.LOG_LEVEL, base: { context: 'Bootstrap' } });
+  // The operator's dev key (localnet): read or made once, so every part of this process (the
+  // dev routes, the chain it starts, its clock sync) holds the same one.
+  if (config.isLocalnet) config.DEV_KEY = resolveDevKey(config.DEV_KEY, config.DATA_DIR);
 
   const db = await openDatabase(config, (line) => log.debug({ postgres: line.trim() }));
+  startedDatabase = db;
   log.info(
     db.embedded
       ? { port: db.embedded.port, owned: db.embedded.owned }
@@ -91,6 +100,13 @@ async function main(): Promise<void> {
   process.stdout.write(banner(config, db, demo, localnet));
 }
 
+/** A start-up the operator can fix: said in one sentence, exit code 2 (no stack, no loop). */
+function refusal(error: unknown): string | undefined {
+  if (error instanceof ConfigError) return error.message;
+  if (error instanceof ChainClockStateError || error instanceof DevKeyError) return error.message;
+  return undefined;
+}
+
 function banner(
   config: AppConfig,
   db: DatabaseConnection,
@@ -110,6 +126,12 @@ function banner(
         : `${config.SOLANA_CLUSTER} ${redactUrl(config.solanaRpcUrl)}`
     }`,
   ];
+  if (config.isLocalnet && config.DEV_KEY) {
+    lines.push(
+      `  Dev key (operator): ${config.DEV_KEY}`,
+      `    opens /api/dev/* and the chain's localnet_* methods; DEV_KEY, else kept in ${config.DATA_DIR}/dev-key`,
+    );
+  }
   if (demo) {
     lines.push(
       '',
@@ -123,7 +145,7 @@ function banner(
       `  Try: curl -H "Authorization: Bearer ${demo.apiKey}" ${base}/api/customers`,
       ...(config.isLocalnet
         ? [
-            `  Fund a wallet on localnet: curl -X POST -H "Authorization: Bearer ${demo.apiKey}" \\`,
+            `  Fund a wallet on localnet: curl -X POST -H "Authorization: Bearer ${config.DEV_KEY}" \\`,
             `    -H 'content-type: application/json' ${base}/api/dev/faucet \\`,
             `    -d '{"walletAddress":"${demo.merchant.walletAddress}","mint":"USDC","amount":"100"}'`,
           ]
@@ -137,7 +159,13 @@ function redactUrl(url: string): string {
   return url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@');
 }
 
-main().catch((error: unknown) => {
+main().catch(async (error: unknown) => {
+  await startedDatabase?.release().catch(() => undefined);
+  const sentence = refusal(error);
+  if (sentence) {
+    process.stderr.write(`${sentence}\n`);
+    process.exit(2);
+  }
   process.stderr.write(
     `Start-up failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
   );

@@ -157,6 +157,35 @@ describe('API keys and authentication', () => {
       expect(row.revoked_at).toBeInstanceOf(Date);
     });
 
+    it('caps a merchant at 20 active keys, also when requests race for the last place; a revoked key frees one', async () => {
+      const capped = await t.createMerchant('Capped'); // holds one key already
+      const create = () => t.http.post('/api/settings/api-keys').set(capped.auth).send({});
+      for (let i = 0; i < 17; i++) await create().expect(201); // 18 active
+      const racing = await Promise.all(Array.from({ length: 10 }, () => create()));
+      expect(racing.map((r) => r.status).sort()).toEqual([
+        201, 201, 400, 400, 400, 400, 400, 400, 400, 400,
+      ]);
+      const refused = racing.find((r) => r.status === 400)!;
+      expect(refused.body.error).toMatchObject({
+        code: 'VALIDATION_ERROR',
+        message: 'A merchant has at most 20 active API keys; revoke one first',
+      });
+      const active = async () =>
+        Number(
+          (
+            await t.sql<{ n: string }>(
+              'SELECT count(*) AS n FROM api_keys WHERE merchant_id = $1 AND revoked_at IS NULL',
+              [capped.id],
+            )
+          )[0].n,
+        );
+      expect(await active()).toBe(20);
+      const created = racing.find((r) => r.status === 201)!;
+      await t.http.delete(`/api/settings/api-keys/${created.body.id}`).set(capped.auth).expect(200);
+      await create().expect(201);
+      expect(await active()).toBe(20);
+    });
+
     it('a key may revoke itself', async () => {
       const created = await t.http
         .post('/api/settings/api-keys')

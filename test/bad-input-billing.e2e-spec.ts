@@ -175,6 +175,11 @@ function table(ids: Ids): BadInput[] {
     invoices('mint SOL', invoice({ mint: 'SOL' }), 'mint'),
     invoices('bad wallet', invoice({ walletAddress: 'not-a-wallet' }), 'walletAddress'),
     invoices('bad customer e-mail', invoice({ customerEmail: 'nope' }), 'customerEmail'),
+    invoices(
+      'customer e-mail with a header in its quoted local part',
+      invoice({ customerEmail: '"a\r\nBcc: x@y"@b.example' }),
+      'customerEmail',
+    ),
     invoices('customer label of 101', invoice({ customerLabel: long(101) }), 'customerLabel'),
     invoices(
       'customer label of 100 and U+FE0F (101 as the database counts)',

@@ -103,6 +103,22 @@ function table(customerId: string): BadInput[] {
       code: 'VALIDATION_ERROR',
       field: 'email',
     },
+    // Not plain mailboxes: valid RFC 5321 at most, a header injection at worst.
+    ...[
+      '"a\r\nBcc: x@y"@b.example',
+      '"ada lovelace"@example.com',
+      'ada@example.com\r\nBcc: x@y.example',
+      'Ada <ada@example.com>',
+      'ada@[127.0.0.1]',
+    ].map((email) => ({
+      name: `email ${JSON.stringify(email)}`,
+      method: 'post' as const,
+      path: C,
+      body: { walletAddress: VALID_WALLET, email },
+      status: 400,
+      code: 'VALIDATION_ERROR',
+      field: 'email',
+    })),
     {
       name: 'email null on create',
       method: 'post',

@@ -32,7 +32,7 @@ describe('Billing engine: charges under interleavings and dead instances', () =>
     SERVICE_KEYPAIR: JSON.stringify([...serviceKey.secretKey]),
   };
 
-  const run = () => billing.run(acme.auth);
+  const run = () => billing.run();
   const balance = (wallet: string) => billing.balance(wallet);
   const ledger = async (id: string) =>
     (await t.http.get(`/api/payments?subscriptionId=${id}`).set(acme.auth).expect(200)).body as {
@@ -58,7 +58,7 @@ describe('Billing engine: charges under interleavings and dead instances', () =>
     const { subscription } = await billing.subscribe(customer, planId, acme.auth);
     expect(await balance(wallet)).toBe(90n * USDC);
     live.push(subscription.id);
-    await billing.advance(acme.auth, 30 * DAY);
+    await billing.advance(30 * DAY);
     return { customer, wallet, id: subscription.id };
   }
 
@@ -152,7 +152,7 @@ describe('Billing engine: charges under interleavings and dead instances', () =>
     expect(await balance(wallet)).toBe(80n * USDC);
     expect((await ledger(id)).map((p) => p.period).sort()).toEqual([1, 2]);
     // And the next period is charged when it comes, once.
-    await billing.advance(acme.auth, 30 * DAY);
+    await billing.advance(30 * DAY);
     expect((await run()).charges).toMatchObject({ attempts: 1, succeeded: 1 });
     expect(await balance(wallet)).toBe(70n * USDC);
   });

@@ -16,7 +16,7 @@ describe('Billing engine: invoice payments', () => {
   let connection: Connection;
 
   const run = async () =>
-    (await t.http.post('/api/dev/billing/run').set(acme.auth).expect(200)).body;
+    (await t.http.post('/api/dev/billing/run').set(t.devAuth).expect(200)).body;
   /** Runs the billing engine until the invoice reaches `status` (finality takes a few slots). */
   const runUntil = async (id: string, status: string) => {
     const totals = { paymentsRecorded: 0, invoicesPaid: 0 };
@@ -234,7 +234,7 @@ describe('Billing engine: invoice payments', () => {
     expect(await eventTypes(inv.id)).toEqual(['invoice.created']);
     await t.http
       .post('/api/dev/clock/advance')
-      .set(acme.auth)
+      .set(t.devAuth)
       .send({ seconds: 2 * 86_400 })
       .expect(200);
     expect((await run()).invoices.invoicesOverdue).toBeGreaterThanOrEqual(1);
@@ -243,7 +243,7 @@ describe('Billing engine: invoice payments', () => {
     expect((await invoice(inv.id)).status).toBe('Open');
     await t.http
       .post('/api/dev/clock/advance')
-      .set(acme.auth)
+      .set(t.devAuth)
       .send({ seconds: 30 * 86_400 })
       .expect(200);
     await run();

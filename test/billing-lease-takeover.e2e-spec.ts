@@ -58,7 +58,7 @@ describe('Billing engine: a lease taken over from a stalled instance, with dropp
     fund(t, wallet, { symbol: 'USDC', amount: 100n * USDC });
     const { subscription } = await billing.subscribe(customer, plan.body.plan.id, acme.auth);
     expect(await billing.balance(wallet)).toBe(90n * USDC);
-    await billing.advance(acme.auth, 30 * DAY); // period 2 is due
+    await billing.advance(30 * DAY); // period 2 is due
     const attempt = async () =>
       (await billing.attempts(subscription.id)).find((a) => a.period === 2);
 

@@ -40,10 +40,10 @@ describe('Billing engine: one approval shared by a wallet’s subscriptions', ()
       .map((p) => ({ status: p.status, note: p.note }));
   const delegated = async (wallet: string) =>
     (await chain.readAuthorization(wallet, 'USDC')).delegatedAmount;
-  const run = () => billing.run(acme.auth);
-  const advance = (days: number) => billing.advance(acme.auth, days * DAY);
+  const run = () => billing.run();
+  const advance = (days: number) => billing.advance(days * DAY);
   // The test clock stands still unless moved.
-  const tick = () => billing.advance(acme.auth, 1);
+  const tick = () => billing.advance(1);
   const subscription = async (merchant: TestMerchant, id: string) =>
     (await t.http.get(`/api/subscriptions/${id}`).set(merchant.auth).expect(200)).body;
 

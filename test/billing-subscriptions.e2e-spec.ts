@@ -23,8 +23,8 @@ describe('Billing engine: a subscription from checkout to its end', () => {
   let billing: ReturnType<typeof billingHelpers>;
 
   const balance = (wallet: string) => billing.balance(wallet);
-  const run = () => billing.run(acme.auth);
-  const advance = (days: number) => billing.advance(acme.auth, days * DAY);
+  const run = () => billing.run();
+  const advance = (days: number) => billing.advance(days * DAY);
   const sub = async (id: string) =>
     (await t.http.get(`/api/subscriptions/${id}`).set(acme.auth).expect(200)).body;
 
@@ -137,7 +137,7 @@ describe('Billing engine: a subscription from checkout to its end', () => {
     t.clock.advance(1000); // events are ordered by their domain time
     await t.http
       .post('/api/dev/faucet')
-      .set(acme.auth)
+      .set(t.devAuth)
       .send({ walletAddress: wallet, mint: 'USDC', amount: '25' })
       .expect(200);
     await t.http.post(`/api/subscriptions/${id}/resume`).set(acme.auth).expect(200);

@@ -30,7 +30,7 @@ import WebSocket from 'ws';
 import { ChainPort, ChargeInput, SignedTx } from '../src/solana/chain.port';
 import { mintTable, MintSymbol } from '../src/solana/mints';
 import { RpcChainAdapter, RpcChainOptions } from '../src/solana/rpc-chain.adapter';
-import { startTestChain, TestChain } from './helpers/test-chain';
+import { startTestChain, TEST_DEV_AUTH, TestChain } from './helpers/test-chain';
 
 /**
  * The chain layer's money-safety properties on localnet: payments cannot be hidden by spam,
@@ -68,7 +68,7 @@ describe('Chain layer safety on localnet', () => {
   async function rpc<T>(method: string, params: unknown[]): Promise<T> {
     const res = await fetch(tc.url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', ...TEST_DEV_AUTH },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
     });
     const body = (await res.json()) as { result: T; error?: unknown };
@@ -443,7 +443,10 @@ describe('Chain layer safety on localnet', () => {
           }
           void fetch(tc.url, {
             method: 'POST',
-            headers: { 'content-type': 'application/json' },
+            headers: {
+              'content-type': 'application/json',
+              ...(req.headers.authorization ? { authorization: req.headers.authorization } : {}),
+            },
             body,
           })
             .then(async (upstream) => {
@@ -723,7 +726,7 @@ describe('localnet finality: confirmed before finalized', () => {
       const payer = Keypair.generate();
       await fetch(tc.url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
+        headers: { 'content-type': 'application/json', ...TEST_DEV_AUTH },
         body: JSON.stringify({
           jsonrpc: '2.0',
           id: 1,

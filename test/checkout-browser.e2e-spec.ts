@@ -314,8 +314,8 @@ describe('Hosted checkout and customer portal in Chromium', () => {
     });
 
     it('a failed charge, a top-up, and settle from the portal: Active again with one charge', async () => {
-      await billing.advance(acme.auth, 30 * DAY);
-      await billing.run(acme.auth);
+      await billing.advance(30 * DAY);
+      await billing.run();
       const paused = await t.http
         .get(`/api/subscriptions/${subscriptionId}`)
         .set(acme.auth)
@@ -366,8 +366,8 @@ describe('Hosted checkout and customer portal in Chromium', () => {
       expect(authorization.delegatedToService).toBe(false);
 
       const balance = await billing.balance(wallet.publicKey.toBase58());
-      await billing.advance(acme.auth, 31 * DAY);
-      await billing.run(acme.auth);
+      await billing.advance(31 * DAY);
+      await billing.run();
       expect(await billing.balance(wallet.publicKey.toBase58())).toBe(balance);
       expect(await charges()).toBe('2');
       const ended = await t.http

@@ -1,11 +1,11 @@
 import { ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { startTestChain, freePortPair } from './helpers/test-chain';
+import { startTestChain, freePortPair, TEST_DEV_KEY } from './helpers/test-chain';
 import { ensureBuilt } from './helpers/dist';
 import { randomWallet } from './helpers/test-app';
 import { createTestDatabase } from './setup/test-database';
@@ -150,15 +150,28 @@ describe('npm start and merchant:create on a local data directory', () => {
       expect(res.status).toBe(200);
       // The embedded chain runs with the three mints, and the faucet funds a wallet.
       expect(server.output()).toMatch(/Chain:\s+localnet http:\/\/127\.0\.0\.1:\d+ \(state in /);
-      const funded = await fetch(`${server.base}/api/dev/faucet`, {
-        method: 'POST',
-        headers: { Authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
-        body: JSON.stringify({
-          walletAddress: demo.merchant.walletAddress,
-          mint: 'PYUSD',
-          amount: '5',
-        }),
-      });
+      // The operator's dev key: made on first start, kept in the data directory (owner only),
+      // printed in the banner. The faucet takes it; the merchant's key is refused.
+      const devKeyFile = join(dataDir, 'dev-key');
+      const devKey = readFileSync(devKeyFile, 'utf8').trim();
+      expect(statSync(devKeyFile).mode & 0o777).toBe(0o600);
+      expect(server.output()).toContain(`Dev key (operator): ${devKey}`);
+      const faucet = (authorization: string) =>
+        fetch(`${server.base}/api/dev/faucet`, {
+          method: 'POST',
+          headers: { Authorization: authorization, 'content-type': 'application/json' },
+          body: JSON.stringify({
+            walletAddress: demo.merchant.walletAddress,
+            mint: 'PYUSD',
+            amount: '5',
+          }),
+        });
+      const refused = await faucet(`Bearer ${apiKey}`);
+      expect(refused.status).toBe(401);
+      expect(((await refused.json()) as { error: { code: string } }).error.code).toBe(
+        'UNAUTHORIZED',
+      );
+      const funded = await faucet(`Bearer ${devKey}`);
       expect(funded.status).toBe(200);
       expect(await funded.json()).toMatchObject({ mint: 'PYUSD', amount: '5' });
       expect(existsSync(join(dataDir, 'service-keypair.json'))).toBe(true);
@@ -302,6 +315,7 @@ describe('npm run smoke:devnet', () => {
           env: env(dataDir, 0, {
             SOLANA_CLUSTER: 'localnet',
             SOLANA_RPC_URL: chain.url,
+            DEV_KEY: TEST_DEV_KEY,
             SMOKE_MINT: 'PYUSD',
             SMOKE_AMOUNT: '1.25',
           }),
@@ -336,6 +350,138 @@ describe('npm run smoke:devnet', () => {
   });
 });
 
+describe('the clocks cannot break the service (the dev key, the ceiling, the saved state)', () => {
+  const TEN_YEARS = 315_360_000;
+
+  it('a merchant key and a web page cannot move them, the dev key only to 2200, a restart is fine; a saved clock past it is refused in one sentence', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'billing-clock-'));
+    try {
+      let server = await startServer(dataDir);
+      const apiKey = /API key:\s+(sbk_\S+)/.exec(server.output())![1];
+      const devKey = readFileSync(join(dataDir, 'dev-key'), 'utf8').trim();
+      const rpcUrl = /Chain:\s+localnet (http:\/\/127\.0\.0\.1:\d+)/.exec(server.output())![1];
+      const rpc = async (body: unknown, headers: Record<string, string> = {}) => {
+        const res = await fetch(rpcUrl, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...headers },
+          body: JSON.stringify(body),
+        });
+        const text = await res.text();
+        return { status: res.status, body: text.startsWith('{') ? JSON.parse(text) : text };
+      };
+      const huge = {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'localnet_advanceClock',
+        params: [{ seconds: 9007199254740991 }],
+      };
+      const getClock = { jsonrpc: '2.0', id: 2, method: 'localnet_getClock', params: [] };
+      const chainNow = async () =>
+        (await rpc(getClock, { authorization: `Bearer ${devKey}` })).body.result
+          .unixTimestamp as number;
+      const before = await chainNow();
+
+      // A merchant's key: refused, nothing moves.
+      const asMerchant = await fetch(`${server.base}/api/dev/clock/advance`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ seconds: TEN_YEARS }),
+      });
+      expect(asMerchant.status).toBe(401);
+      // A web page: text/plain (no preflight) or JSON with its Origin; and a call with no key.
+      const plain = await fetch(rpcUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'text/plain' },
+        body: JSON.stringify(huge),
+      });
+      expect(plain.status).toBe(415);
+      expect((await rpc(huge, { origin: 'https://evil.example' })).status).toBe(403);
+      const keyless = await rpc(huge);
+      expect(keyless.status).toBe(401);
+      expect(keyless.body.error.code).toBe(-32050);
+      // The dev key itself cannot take the chain past the ceiling.
+      const tooFar = await rpc(huge, { authorization: `Bearer ${devKey}` });
+      expect(tooFar.body.error.code).toBe(-32602);
+      expect(tooFar.body.error.message).toContain('2200-01-01T00:00:00.000Z');
+      expect((await chainNow()) - before).toBeLessThan(60);
+
+      // Up to the ceiling in ten-year steps, then refused with a 400.
+      const advance = (seconds: number) =>
+        fetch(`${server.base}/api/dev/clock/advance`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${devKey}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ seconds }),
+        });
+      let last: Response | undefined;
+      for (let i = 0; i < 25; i++) {
+        last = await advance(TEN_YEARS);
+        if (last.status !== 200) break;
+      }
+      expect(last!.status).toBe(400);
+      expect(((await last!.json()) as { error: { code: string } }).error.code).toBe(
+        'VALIDATION_ERROR',
+      );
+      const year = new Date((await chainNow()) * 1000).getUTCFullYear();
+      expect(year).toBeGreaterThanOrEqual(2190);
+      expect(year).toBeLessThan(2200);
+
+      // The service still works at that date, and after a restart.
+      const merchantCalls = async (base: string) => {
+        const created = await fetch(`${base}/api/customers`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ walletAddress: randomWallet() }),
+        });
+        expect(created.status).toBe(201);
+        const { id } = (await created.json()) as { id: string };
+        const patched = await fetch(`${base}/api/customers/${id}`, {
+          method: 'PATCH',
+          headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ label: 'Later' }),
+        });
+        expect(patched.status).toBe(200);
+        const plan = await fetch(`${base}/api/plans`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ label: 'P', mint: 'USDC', amount: '1', intervalSeconds: 86_400 }),
+        });
+        expect(plan.status).toBe(201);
+      };
+      await merchantCalls(server.base);
+      expect(await stopServer(server.child)).toBe(0);
+      server = await startServer(dataDir);
+      await merchantCalls(server.base);
+      expect(await stopServer(server.child)).toBe(0);
+
+      // A chain state saved with a clock past the ceiling (an older version, a hand edit).
+      const statePath = join(dataDir, 'localnet', 'state.json');
+      const state = JSON.parse(readFileSync(statePath, 'utf8')) as Record<string, unknown>;
+      writeFileSync(statePath, JSON.stringify({ ...state, clockOffsetSeconds: 9007199254740991 }));
+      const refused = await runMain(dataDir);
+      expect(refused.code).toBe(2);
+      expect(refused.output).toContain("The localnet chain's saved clock");
+      expect(refused.output).toContain('delete the chain');
+      expect(refused.output).not.toMatch(/\n\s+at /); // one sentence, no stack
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+/** Runs main.js until it exits on its own (a start it refuses): its code and output. */
+async function runMain(dataDir: string): Promise<{ code: number | null; output: string }> {
+  const chainPort = String(await freePortPair());
+  const child = spawn(process.execPath, [MAIN], {
+    env: env(dataDir, await freePort(), { LOCALNET_RPC_PORT: chainPort }),
+    cwd: ROOT,
+  });
+  let output = '';
+  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  return { code, output };
+}
+
 describe('merchant:create on localnet uses the domain clock', () => {
   it("writes the merchant with the chain's moved clock, as the server would", async () => {
     const db = await createTestDatabase();
@@ -346,6 +492,7 @@ describe('merchant:create on localnet uses the domain clock', () => {
       const out = await run(['--name', 'Later', '--wallet', randomWallet(), '--json'], dataDir, {
         DATABASE_URL: db.url,
         SOLANA_RPC_URL: chain.url,
+        DEV_KEY: TEST_DEV_KEY,
       });
       expect(out.code).toBe(0);
       const { merchant } = JSON.parse(out.stdout.trim()) as { merchant: { id: string } };

@@ -36,7 +36,7 @@ describe('Localnet dev endpoints and the chain behind the app', () => {
         const walletAddress = randomWallet();
         const res = await t.http
           .post('/api/dev/faucet')
-          .set(m.auth)
+          .set(t.devAuth)
           .send({ walletAddress, mint, amount: '100.5' })
           .expect(200);
         expect(res.body).toEqual({
@@ -61,7 +61,7 @@ describe('Localnet dev endpoints and the chain behind the app', () => {
       [{ walletAddress: randomWallet(), mint: 'USDC', amount: 5 }, 'amount'],
       [{ walletAddress: randomWallet(), mint: 'USDC', amount: '1', extra: true }, 'extra'],
     ])('refuses %j with 400 VALIDATION_ERROR on %s', async (body, field) => {
-      const res = await t.http.post('/api/dev/faucet').set(m.auth).send(body).expect(400);
+      const res = await t.http.post('/api/dev/faucet').set(t.devAuth).send(body).expect(400);
       expect(res.body.error.code).toBe('VALIDATION_ERROR');
       expect(res.body.error.details.map((d: { field: string }) => d.field)).toContain(field);
     });
@@ -69,19 +69,24 @@ describe('Localnet dev endpoints and the chain behind the app', () => {
     it('a wallet the chain refuses to fund is a 400, not a 5xx', async () => {
       const res = await t.http
         .post('/api/dev/faucet')
-        .set(m.auth)
+        .set(t.devAuth)
         .send({ walletAddress: '11111111111111111111111111111111', mint: 'USDC', amount: '1' })
         .expect(400);
       expect(res.body.error.code).toBe('VALIDATION_ERROR');
       expect(res.body.error.message).toMatch(/^The localnet chain refused the request: /);
     });
 
-    it('needs an API key', async () => {
-      const res = await t.http
-        .post('/api/dev/faucet')
-        .send({ walletAddress: randomWallet(), mint: 'USDC', amount: '1' })
-        .expect(401);
-      expect(res.body.error.code).toBe('UNAUTHORIZED');
+    it('needs the dev key: none, a wrong one or a merchant API key is 401 and funds nothing', async () => {
+      const walletAddress = randomWallet();
+      for (const auth of [{}, { Authorization: 'Bearer dk_wrong' }, m.auth]) {
+        const res = await t.http
+          .post('/api/dev/faucet')
+          .set(auth)
+          .send({ walletAddress, mint: 'USDC', amount: '1' })
+          .expect(401);
+        expect(res.body.error.code).toBe('UNAUTHORIZED');
+      }
+      expect(await connection.getBalance(new PublicKey(walletAddress))).toBe(0);
     });
 
     it('funds a wallet that then pays with a transaction the service builds', async () => {
@@ -89,13 +94,13 @@ describe('Localnet dev endpoints and the chain behind the app', () => {
       const merchantWallet = randomWallet();
       await t.http
         .post('/api/dev/faucet')
-        .set(m.auth)
+        .set(t.devAuth)
         .send({ walletAddress: payer.publicKey.toBase58(), mint: 'USDC', amount: '20' })
         .expect(200);
       // The merchant's receiving account exists (a registration created it; here the faucet).
       await t.http
         .post('/api/dev/faucet')
-        .set(m.auth)
+        .set(t.devAuth)
         .send({ walletAddress: merchantWallet, mint: 'USDC', amount: '0.000001' })
         .expect(200);
       const chain = t.app.get(ChainPort);
@@ -135,7 +140,7 @@ describe('Localnet dev endpoints and the chain behind the app', () => {
       const serviceBefore = t.clock.now().getTime();
       const res = await t.http
         .post('/api/dev/clock/advance')
-        .set(m.auth)
+        .set(t.devAuth)
         .send({ seconds: 86_400 })
         .expect(200);
       expect(res.body).toEqual({
@@ -152,7 +157,11 @@ describe('Localnet dev endpoints and the chain behind the app', () => {
     it.each([{ seconds: 0 }, { seconds: -5 }, { seconds: 1.5 }, { seconds: '60' }, {}])(
       'refuses %j with 400 VALIDATION_ERROR',
       async (body) => {
-        const res = await t.http.post('/api/dev/clock/advance').set(m.auth).send(body).expect(400);
+        const res = await t.http
+          .post('/api/dev/clock/advance')
+          .set(t.devAuth)
+          .send(body)
+          .expect(400);
         expect(res.body.error.code).toBe('VALIDATION_ERROR');
         expect(res.body.error.details[0].field).toBe('seconds');
       },
@@ -161,7 +170,7 @@ describe('Localnet dev endpoints and the chain behind the app', () => {
     async function chainClock(): Promise<number> {
       const res = await fetch(t.chain!.url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
+        headers: { 'content-type': 'application/json', ...t.devAuth },
         body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'localnet_getClock', params: [] }),
       });
       return ((await res.json()) as { result: { unixTimestamp: number } }).result.unixTimestamp;

@@ -162,7 +162,7 @@ describe('HTTP edge', () => {
     it('a string where a number is expected says so, not a bound', async () => {
       const res = await t.http
         .post('/api/dev/clock/advance')
-        .set(m.auth)
+        .set(t.devAuth)
         .send({ seconds: 'abc' })
         .expect(400);
       expect(res.body.error.details).toEqual([
@@ -244,13 +244,22 @@ describe('HTTP edge', () => {
       ['http://169.254.169.254/latest/meta-data', 400],
       ['http://[::ffff:169.254.169.254]/', 400],
       ['http://[fd00:ec2::254]/', 400],
+      ['http://100.100.100.200/latest/meta-data/', 400], // Alibaba Cloud
+      ['http://0x64.0x64.0x64.0xc8/', 400],
+      ['http://[::ffff:100.100.100.200]/', 400],
+      ['http://192.0.0.192/opc/v2/instance/', 400], // Oracle Cloud
       ['http://10.0.0.5:8080/hook', 200],
       ['http://127.0.0.1:9000/hook', 200],
       ['http://localhost:9000/hook', 200],
     ])('%s -> %i', async (webhookUrl, status) => {
       const res = await t.http.put('/api/settings/webhook').set(m.auth).send({ webhookUrl });
       expect(res.status).toBe(status);
-      if (status === 400) expect(res.body.error.code).toBe('VALIDATION_ERROR');
+      if (status === 400) {
+        expect(res.body.error.code).toBe('VALIDATION_ERROR');
+        // Refused, so nothing is stored and nothing will be POSTed there.
+        const stored = await t.http.get('/api/settings/webhook').set(m.auth).expect(200);
+        expect(stored.body.webhookUrl).not.toBe(webhookUrl);
+      }
     });
   });
 });
@@ -369,4 +378,78 @@ describe('TRUST_PROXY is validated at start-up', () => {
       }
     },
   );
+});
+
+describe('a request has HTTP_REQUEST_TIMEOUT_MS to arrive whole, headers and body', () => {
+  let t: TestApp;
+  let port: number;
+
+  beforeAll(async () => {
+    t = await createTestApp({ env: { HTTP_REQUEST_TIMEOUT_MS: '2000' } });
+    await t.app.listen(0, '127.0.0.1');
+    port = (t.app.getHttpServer().address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  /**
+   * Sends `head`, then `trickle` one byte at a time every 300 ms, until the server closes the
+   * connection: what it answered and how many trickled bytes it took.
+   */
+  function dribble(head: string, trickle: string): Promise<{ answer: string; sent: number }> {
+    return new Promise((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1');
+      let answer = '';
+      let sent = 0;
+      let timer: NodeJS.Timeout | undefined;
+      socket.on('data', (d: Buffer) => (answer += d.toString()));
+      socket.on('error', () => undefined); // a reset after the 408 is the server closing
+      socket.on('close', () => {
+        clearInterval(timer);
+        resolve({ answer, sent });
+      });
+      socket.on('connect', () => {
+        socket.write(head);
+        timer = setInterval(() => {
+          if (sent >= trickle.length) {
+            clearInterval(timer);
+            reject(new Error(`the server waited for the whole slow request: ${answer}`));
+            return;
+          }
+          socket.write(trickle[sent++]);
+        }, 300);
+      });
+    });
+  }
+
+  it('a body sent a byte at a time is cut off with 408 before it ends', async () => {
+    const body = JSON.stringify({ walletAddress: randomWallet(), label: 'x'.repeat(60) });
+    const { answer, sent } = await dribble(
+      [
+        'POST /api/checkout/plans/00000000-0000-4000-8000-000000000000/transaction HTTP/1.1',
+        'Host: localhost',
+        'Content-Type: application/json',
+        `Content-Length: ${body.length}`,
+        '',
+        '',
+      ].join('\r\n'),
+      body,
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+    expect(answer).toContain('"code":"REQUEST_TIMEOUT"');
+    expect(sent).toBeLessThan(body.length);
+  }, 60_000);
+
+  it('headers sent a byte at a time are cut off with 408 too', async () => {
+    const head = 'GET /health/live HTTP/1.1\r\nHost: localhost\r\nX-Slow: ' + 'y'.repeat(80);
+    const { answer, sent } = await dribble('', head);
+    expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+    expect(sent).toBeLessThan(head.length);
+  }, 60_000);
+
+  it('a request that arrives in time is answered as usual', async () => {
+    const res = await request(`http://127.0.0.1:${port}`).get('/health/live').expect(200);
+    expect(res.body.status).toBe('ok');
+  });
 });

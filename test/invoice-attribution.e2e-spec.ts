@@ -34,7 +34,7 @@ describe('Invoice payments: attributed per transfer instruction', () => {
   let billing: ReturnType<typeof billingHelpers>;
   const mints: Record<string, { address: PublicKey; program: PublicKey }> = {};
 
-  const run = () => billing.run(acme.auth);
+  const run = () => billing.run();
   const invoice = async (id: string) =>
     (await t.http.get(`/api/invoices/${id}`).set(acme.auth).expect(200)).body;
   const create = async (total: string, mint = 'USDC') =>

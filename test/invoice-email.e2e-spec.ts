@@ -43,6 +43,19 @@ describe('Invoice e-mail', () => {
     (await t.http.get(`/api/invoices/${id}`).set(acme.auth).expect(200)).body;
   const mailTo = (address: string) => smtp.received.filter((m) => m.envelope.to.includes(address));
 
+  it("never shows the customer the merchant's internal memo", async () => {
+    const memo = 'INTERNAL: margin 40%, chase Bob';
+    const created = await createInvoice({ customerEmail: 'memo@example.com', memo });
+    expect(created.body.invoice.memo).toBe(memo); // the merchant still has it
+    await waitFor(() => mailTo('memo@example.com').length === 1);
+    const [mail] = mailTo('memo@example.com');
+    expect(mail.parsed.text).toContain(created.body.invoice.number);
+    for (const body of [mail.parsed.text!, String(mail.parsed.html), mail.parsed.subject!]) {
+      expect(body).not.toContain('margin 40%');
+      expect(body).not.toMatch(/memo/i);
+    }
+  });
+
   it('sends the customer the invoice (merchant, items, total and mint, due date, link) once', async () => {
     const dueDate = new Date(t.clock.now().getTime() + 14 * 86_400 * S).toISOString();
     const created = await createInvoice({ customerEmail: 'ada@example.com', dueDate });

@@ -15,7 +15,7 @@ import bs58 from 'bs58';
 import type { FaultState } from '../src/localnet/faults';
 import { mintTable } from '../src/solana/mints';
 import type { RpcBody } from './helpers/localnet-rpc';
-import { startTestChain, TestChain } from './helpers/test-chain';
+import { startTestChain, TEST_DEV_AUTH, TestChain } from './helpers/test-chain';
 import { waitFor } from './helpers/webhook-receiver';
 
 const USDC = new PublicKey(mintTable('localnet')[0].address);
@@ -78,7 +78,7 @@ function rpcOf(tc: TestChain) {
   const post = async (body: unknown): Promise<unknown> => {
     const res = await fetch(tc.url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', ...TEST_DEV_AUTH },
       body: JSON.stringify(body),
     });
     return res.json();

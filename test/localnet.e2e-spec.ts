@@ -449,6 +449,93 @@ describe('Localnet chain over JSON-RPC (web3.js, spl-token, Solana Pay)', () => 
     }
   });
 
+  describe('who may drive the chain: the dev key for localnet_*, never a web page', () => {
+    const post = (body: unknown, headers: Record<string, string>) =>
+      fetch(localnet.rpc.url, { method: 'POST', headers, body: JSON.stringify(body) });
+    const advance = (seconds: number) => ({
+      jsonrpc: '2.0',
+      id: 7,
+      method: 'localnet_advanceClock',
+      params: [{ seconds }],
+    });
+    const json = { 'content-type': 'application/json' };
+
+    it('refuses every localnet_* method without the dev key (401, -32050), batches included; nothing moves', async () => {
+      const before = await localnet.result<{ unixTimestamp: number }>('localnet_getClock');
+      for (const headers of [json, { ...json, authorization: 'Bearer dk_not_the_key' }]) {
+        for (const method of [
+          'localnet_advanceClock',
+          'localnet_faucet',
+          'localnet_setFaults',
+          'localnet_getClock',
+        ]) {
+          const res = await post(
+            { jsonrpc: '2.0', id: 1, method, params: [{ seconds: 60 }] },
+            headers,
+          );
+          expect(res.status).toBe(401);
+          expect(((await res.json()) as { error: { code: number } }).error.code).toBe(-32050);
+        }
+      }
+      const batch = await post([advance(3600), { jsonrpc: '2.0', id: 8, method: 'getSlot' }], json);
+      const answers = (await batch.json()) as {
+        id: number;
+        error?: { code: number };
+        result?: number;
+      }[];
+      expect(answers.find((a) => a.id === 7)?.error?.code).toBe(-32050);
+      expect(answers.find((a) => a.id === 8)?.result).toEqual(expect.any(Number));
+      // A notification (no id) is refused too: it would otherwise run without an answer.
+      await post(
+        { jsonrpc: '2.0', method: 'localnet_advanceClock', params: [{ seconds: 3600 }] },
+        json,
+      );
+      const after = await localnet.result<{ unixTimestamp: number }>('localnet_getClock');
+      expect(after.unixTimestamp - before.unixTimestamp).toBeLessThan(60);
+    });
+
+    it("keeps Solana's own methods open, as a validator does", async () => {
+      const res = await post({ jsonrpc: '2.0', id: 1, method: 'getSlot' }, json);
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as { result: number }).result).toEqual(expect.any(Number));
+    });
+
+    it('answers only application/json (a form or text/plain body needs no preflight) and no browser Origin', async () => {
+      const key = { authorization: localnet.devAuth.Authorization };
+      for (const type of [
+        'text/plain',
+        'application/x-www-form-urlencoded',
+        'multipart/form-data; boundary=x',
+        'application/json; charset=utf-16',
+      ]) {
+        const res = await post(advance(3600), { ...key, 'content-type': type });
+        expect(res.status).toBe(415);
+      }
+      const res = await post(advance(3600), { ...key, ...json, origin: 'https://evil.example' });
+      expect(res.status).toBe(403);
+      expect(res.headers.get('access-control-allow-origin')).toBeNull();
+      expect(
+        (
+          await post(
+            { jsonrpc: '2.0', id: 1, method: 'getSlot' },
+            { ...json, 'content-type': 'application/json; charset=utf-8' },
+          )
+        ).status,
+      ).toBe(200);
+    });
+
+    it('never moves the clock past 2200-01-01, nor by a huge or fractional amount', async () => {
+      const before = await localnet.result<{ unixTimestamp: number }>('localnet_getClock');
+      const ceiling = Date.UTC(2200, 0, 1) / 1000;
+      for (const seconds of [9007199254740991, ceiling - before.unixTimestamp + 10, 1.5, -1]) {
+        const body = await localnet.call('localnet_advanceClock', [{ seconds }]);
+        expect(body.error?.code).toBe(-32602);
+      }
+      const after = await localnet.result<{ unixTimestamp: number }>('localnet_getClock');
+      expect(after.unixTimestamp - before.unixTimestamp).toBeLessThan(60);
+    });
+  });
+
   it('notifies signatureSubscribe once, when processed or at once if already, then unsubscribes', async () => {
     const socket = new WebSocket(localnet.rpc.wsUrl);
     const messages: Array<Record<string, unknown>> = [];

@@ -107,7 +107,7 @@ describe('Payment scans: bounded, resumable, fair', () => {
     await history(busy, 3_000, 1n); // 3,000 payments from before the service knew the merchant
     const invoice = await create(busy, '12');
     await pay(invoice.id);
-    const { invoices } = await billing.run(busy.auth);
+    const { invoices } = await billing.run();
     // Read from the first invoice on (the slot its registration's blockhash was read at: up to
     // the blockhash cache's 20 s earlier), not the account's history.
     const [{ chain_slot: start }] = await t.sql<{ chain_slot: string }>(
@@ -135,7 +135,7 @@ describe('Payment scans: bounded, resumable, fair', () => {
     expect(lines.length).toBeLessThan(1_000);
     await waitFor(
       async () => {
-        await billing.run(busy.auth);
+        await billing.run();
         return (await invoiceOf(busy, invoice.id)).body.status === 'Paid';
       },
       20_000,
@@ -148,12 +148,12 @@ describe('Payment scans: bounded, resumable, fair', () => {
     const quiet = await t.createMerchant('Quiet');
     const floodedInvoice = await create(flooded, '5');
     const quietInvoice = await create(quiet, '7');
-    await billing.run(flooded.auth); // both accounts get their cursors, caught up
+    await billing.run(); // both accounts get their cursors, caught up
     await pay(floodedInvoice.id); // the payment, then 7,000 transactions after it
     await history(flooded, 7_000, 0n);
     await pay(quietInvoice.id);
 
-    const first = (await billing.run(flooded.auth)).invoices;
+    const first = (await billing.run()).invoices;
     // The quiet merchant's payment is recorded in the same sweep...
     expect(
       (await t.http.get(`/api/payments?invoiceId=${quietInvoice.id}`).set(quiet.auth)).body,
@@ -171,7 +171,7 @@ describe('Payment scans: bounded, resumable, fair', () => {
     let scanned = first.signaturesScanned;
     await waitFor(
       async () => {
-        scanned += (await billing.run(flooded.auth)).invoices.signaturesScanned;
+        scanned += (await billing.run()).invoices.signaturesScanned;
         return (await cursorOf(flooded)).window_top === null;
       },
       60_000,
@@ -190,13 +190,13 @@ describe('Payment scans: bounded, resumable, fair', () => {
   it('a provider answering short pages: the window is read to its end, and a payment under 30 later transactions is found', async () => {
     const merchant = await t.createMerchant('Behind a capped provider');
     const invoice = await create(merchant, '3');
-    await billing.run(merchant.auth); // its cursors, caught up
+    await billing.run(); // its cursors, caught up
     await pay(invoice.id); // the payment, then 30 transactions after it
     await history(merchant, 30, 0n);
 
     // Pages of 10 whatever is asked: each short page is not the end of the history.
     t.chain!.faults.set({ signaturePageCap: 10 });
-    const { invoices } = await billing.run(merchant.auth);
+    const { invoices } = await billing.run();
     expect(await cursorOf(merchant)).toMatchObject({ window_top: null, window_before: null });
     expect(invoices.signaturesScanned).toBeGreaterThanOrEqual(31);
     expect(
@@ -204,7 +204,7 @@ describe('Payment scans: bounded, resumable, fair', () => {
     ).toMatchObject([{ amount: '3' }]);
     await waitFor(
       async () => {
-        await billing.run(merchant.auth);
+        await billing.run();
         return (await invoiceOf(merchant, invoice.id)).body.status === 'Paid';
       },
       20_000,
@@ -219,7 +219,7 @@ describe('Payment scans: bounded, resumable, fair', () => {
     }
     const first = await t.createMerchant('Lane four');
     await create(first, '1');
-    await billing.run(first.auth); // every account has its cursor, caught up
+    await billing.run(); // every account has its cursor, caught up
 
     const cursors = await t.sql<{ address: string }>(
       `SELECT address FROM chain_cursors WHERE kind = 'merchant_account'`,
@@ -238,7 +238,7 @@ describe('Payment scans: bounded, resumable, fair', () => {
       await new Promise((resolve) => setTimeout(resolve, 20)); // a provider's round trip
       return page(address, range);
     });
-    const { invoices } = await billing.run(first.auth);
+    const { invoices } = await billing.run();
     // Four lanes: never more than four leases at once (all of them, up front, before)...
     expect(mostLeased).toBeLessThanOrEqual(4);
     expect(mostLeased).toBeGreaterThan(0);

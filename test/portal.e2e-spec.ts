@@ -143,11 +143,11 @@ describe('Customer portal API and hosted pages over HTTP', () => {
         'The merchant paused this subscription; only the merchant can resume it',
       );
       await t.http.post(`/api/subscriptions/${sub.id}/resume`).set(acme.auth).expect(200);
-      await billing.run(acme.auth);
+      await billing.run();
 
       // A period later the wallet holds 5 of the 10 due: PastDue; settle says so, nothing moves.
-      await billing.advance(acme.auth, 30 * DAY);
-      await billing.run(acme.auth);
+      await billing.advance(30 * DAY);
+      await billing.run();
       const short = await settle().expect(409);
       expect(short.body.error).toMatchObject({
         code: 'CONFLICT',
@@ -190,8 +190,8 @@ describe('Customer portal API and hosted pages over HTTP', () => {
 
     it('re-authorise: a fresh share for this subscription, verified on-chain; other wallets and transactions refused', async () => {
       const sub = await subscriber(100n * USDC);
-      await billing.advance(acme.auth, 30 * DAY);
-      await billing.run(acme.auth);
+      await billing.advance(30 * DAY);
+      await billing.run();
       const share = billing.chain.subscriptionAllowance(10n * USDC);
       const before = await t.http.get('/api/portal/session').set(portal(sub.token)).expect(200);
       // Two payments made: two fewer left.
@@ -301,8 +301,8 @@ describe('Customer portal API and hosted pages over HTTP', () => {
         .expect(409);
 
       const balance = await billing.balance(sub.wallet.publicKey.toBase58());
-      await billing.advance(acme.auth, 30 * DAY);
-      await billing.run(acme.auth);
+      await billing.advance(30 * DAY);
+      await billing.run();
       expect(await billing.balance(sub.wallet.publicKey.toBase58())).toBe(balance);
       const ended = await t.http.get(`/api/subscriptions/${sub.id}`).set(acme.auth).expect(200);
       expect(ended.body).toMatchObject({

@@ -150,11 +150,11 @@ describe('Who pays: receiving accounts and the service key', () => {
     const account = await closeReceivingAccount(acme);
     expect(await connection.getAccountInfo(account)).toBeNull();
 
-    await billing.advance(acme.auth, 30 * DAY);
+    await billing.advance(30 * DAY);
     const serviceBefore = await lamports(service);
     const customerBefore = await billing.balance(customer.publicKey.toBase58());
     for (let i = 0; i < 2; i++) {
-      const { charges } = await billing.run(acme.auth);
+      const { charges } = await billing.run();
       expect(charges).toMatchObject({ succeeded: 0, failed: 0 });
     }
     expect(await lamports(service)).toBe(serviceBefore);
@@ -199,7 +199,7 @@ describe('Who pays: receiving accounts and the service key', () => {
     await t.sql(`UPDATE charge_attempts SET lease_until = now() WHERE subscription_id = $1`, [
       subscription.id,
     ]);
-    expect((await billing.run(acme.auth)).charges).toMatchObject({ succeeded: 1 });
+    expect((await billing.run()).charges).toMatchObject({ succeeded: 1 });
     expect(await billing.balance(acme.walletAddress)).toBe(4n * USDC);
     expect(
       await t.sql(`SELECT * FROM receiving_account_alerts WHERE merchant_id = $1`, [acme.id]),
@@ -224,9 +224,9 @@ describe('Who pays: receiving accounts and the service key', () => {
     expect(await billing.balance(other.walletAddress)).toBe(5n * USDC);
     await closeReceivingAccount(late);
 
-    await billing.advance(other.auth, 30 * DAY);
-    await billing.run(other.auth);
-    await billing.run(other.auth);
+    await billing.advance(30 * DAY);
+    await billing.run();
+    await billing.run();
     expect((await billing.attempts(first.subscription.id))[1]).toMatchObject({
       state: 'pending',
       signature: null,

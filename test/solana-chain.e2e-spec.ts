@@ -16,7 +16,7 @@ import { AddressInfo } from 'node:net';
 import { ChargeFailedError, ChargeInput, UnsignedTx } from '../src/solana/chain.port';
 import { mintTable, MintSymbol } from '../src/solana/mints';
 import { RpcChainAdapter } from '../src/solana/rpc-chain.adapter';
-import { startTestChain, TestChain } from './helpers/test-chain';
+import { startTestChain, TEST_DEV_AUTH, TestChain } from './helpers/test-chain';
 
 describe('Chain port on localnet (RpcChainAdapter over JSON-RPC)', () => {
   let tc: TestChain;
@@ -47,7 +47,7 @@ describe('Chain port on localnet (RpcChainAdapter over JSON-RPC)', () => {
   async function rpc<T>(method: string, params: unknown[]): Promise<T> {
     const res = await fetch(tc.url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', ...TEST_DEV_AUTH },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
     });
     const body = (await res.json()) as { result: T; error?: unknown };

@@ -124,8 +124,8 @@ describe('Subscriptions: bound to their own signatures', () => {
         details: [{ field: 'signature' }],
       });
       expect((await subscriptions(customer)).map((s) => s.status)).toEqual(['Cancelled']);
-      await billing.advance(acme.auth, 30 * DAY);
-      expect((await billing.run(acme.auth)).charges.attempts).toBe(0);
+      await billing.advance(30 * DAY);
+      expect((await billing.run()).charges.attempts).toBe(0);
       expect(await balance(customer)).toBe(before);
     });
 
@@ -281,20 +281,20 @@ describe('Subscriptions: bound to their own signatures', () => {
 
   describe('the reconciling watcher', () => {
     it('does not skip a subscribe it could not read (the RPC failed): the next sweep creates it', async () => {
-      await billing.run(acme.auth); // the plan's earlier subscribes are behind its cursor
+      await billing.run(); // the plan's earlier subscribes are behind its cursor
       const customer = wallet(100n * USDC);
       await checkout(customer, pro); // signed and sent; the page never confirms
       const read = jest
         .spyOn(billing.chain, 'readTransaction')
         .mockRejectedValueOnce(new Error('fetch failed'));
-      expect((await billing.run(acme.auth)).subscriptionsCreated).toBe(0);
+      expect((await billing.run()).subscriptionsCreated).toBe(0);
       expect(read).toHaveBeenCalledTimes(1);
       expect(await subscriptions(customer)).toEqual([]);
       // The RPC answers again: the same subscribe is read and confirmed, and charged once.
-      expect((await billing.run(acme.auth)).subscriptionsCreated).toBe(1);
+      expect((await billing.run()).subscriptionsCreated).toBe(1);
       expect((await subscriptions(customer)).map((s) => s.status)).toEqual(['Active']);
       expect(await balance(customer)).toBe(90n * USDC);
-      expect((await billing.run(acme.auth)).subscriptionsCreated).toBe(0);
+      expect((await billing.run()).subscriptionsCreated).toBe(0);
     });
   });
 
@@ -390,8 +390,8 @@ describe('Subscriptions: bound to their own signatures', () => {
 
     it('cancel of a PastDue subscription completes it at once (nothing paid it forward)', async () => {
       const { customer, id, post } = await subscriber(15n * USDC);
-      await billing.advance(acme.auth, 30 * DAY);
-      expect((await billing.run(acme.auth)).charges).toMatchObject({ failed: 1 });
+      await billing.advance(30 * DAY);
+      expect((await billing.run()).charges).toMatchObject({ failed: 1 });
       const built = await post('cancel/transaction', {
         account: customer.publicKey.toBase58(),
       }).expect(200);
@@ -408,8 +408,8 @@ describe('Subscriptions: bound to their own signatures', () => {
     it('settle: refused with its reason when the token account is frozen or the authorisation no longer covers the payment; nothing moves', async () => {
       const settleable = async () => {
         const sub = await subscriber(15n * USDC);
-        await billing.advance(acme.auth, 30 * DAY);
-        await billing.run(acme.auth);
+        await billing.advance(30 * DAY);
+        await billing.run();
         fund(t, sub.customer.publicKey.toBase58(), { symbol: 'USDC', amount: 50n * USDC });
         return sub;
       };

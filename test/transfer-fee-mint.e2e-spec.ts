@@ -56,7 +56,7 @@ describe('A mint with a transfer fee: the price arrives whole', () => {
   const untilFinal = (id: string, status: string) =>
     waitFor(
       async () => {
-        await billing.run(acme.auth);
+        await billing.run();
         return (await invoice(id)).status === status;
       },
       20_000,
@@ -118,7 +118,7 @@ describe('A mint with a transfer fee: the price arrives whole', () => {
     });
     await billing.sendInstructions(k, [transfer]);
     await waitFor(async () => {
-      await billing.run(acme.auth);
+      await billing.run();
       return (await invoice(inv.id)).amountPaid !== '0';
     }, 20_000);
     expect(await invoice(inv.id)).toMatchObject({
@@ -165,8 +165,8 @@ describe('A mint with a transfer fee: the price arrives whole', () => {
       (await billing.chain.readAuthorization(k.publicKey.toBase58(), 'PYUSD')).delegatedAmount,
     ).toBe(11n * 10_101_011n);
 
-    await billing.advance(acme.auth, 30 * DAY);
-    expect((await billing.run(acme.auth)).charges).toMatchObject({ succeeded: 1 });
+    await billing.advance(30 * DAY);
+    expect((await billing.run()).charges).toMatchObject({ succeeded: 1 });
     expect((await pyusdOf(acme.walletAddress)) - before).toBe(20n * UNIT);
     const ledger = (
       await t.http.get(`/api/payments?subscriptionId=${subscription.id}`).set(acme.auth)

@@ -18,7 +18,7 @@ describe('Watchers: a signature that cannot be read blocks nothing', () => {
   let acme: TestMerchant;
   let billing: ReturnType<typeof billingHelpers>;
 
-  const run = () => billing.run(acme.auth);
+  const run = () => billing.run();
   const unserve = (...signatures: string[]) =>
     t.chain!.faults.set({ unservedTransactions: signatures });
   const parked = () =>

@@ -251,7 +251,7 @@ describe('Webhook delivery', () => {
     const eventId = await createCustomer(t, m);
     const first = await settled(t, eventId, 1);
     expect(first.status).toBe('pending');
-    expect(first.last_error).toMatch(/ECONNREFUSED/);
+    expect(first.last_error).toBe('Connection refused by the endpoint');
 
     await setEndpoint(t, m, receiver.url);
     t.clock.advance(40 * S);
@@ -582,7 +582,23 @@ describe('Webhook delivery outside localnet (SSRF)', () => {
       status: 'pending',
       last_http_status: null,
       last_error:
-        'Endpoint refused: hooks.rebound.test resolves to a non-public address (127.0.0.1); refused',
+        'Endpoint refused: its host name does not resolve to an address webhooks may be sent to',
     });
+  });
+
+  it("says a name that does not resolve exactly as one that resolves where it may not go (the merchant learns nothing of the service's network)", async () => {
+    const m = await t.createMerchant();
+    await setEndpoint(t, m, 'https://no-such-host.example/hooks');
+    const eventId = await createCustomer(t, m);
+    const row = await settled(t, eventId, 1);
+    expect(row).toMatchObject({
+      status: 'pending',
+      last_http_status: null,
+      last_error:
+        'Endpoint refused: its host name does not resolve to an address webhooks may be sent to',
+    });
+    // What the merchant reads through the API is the same sentence.
+    const event = await t.http.get(`/api/events/${eventId}`).set(m.auth).expect(200);
+    expect(JSON.stringify(event.body)).not.toMatch(/ENOTFOUND|getaddrinfo/);
   });
 });

@@ -2,7 +2,7 @@ import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable } from '@nestjs/common';
 import { Clock } from '../common/clock';
 import { AuthContext } from '../common/decorators/current-merchant.decorator';
-import { NotFoundError } from '../common/errors/domain-error';
+import { NotFoundError, ValidationError } from '../common/errors/domain-error';
 import { Merchant } from '../merchants/entities/merchant.entity';
 import { ApiKeyCache } from './api-key-cache';
 import { ApiKey } from './entities/api-key.entity';
@@ -18,6 +18,12 @@ export interface ApiKeyView {
   lastUsedAt: Date | null;
   createdAt: Date;
 }
+
+/**
+ * Active keys a merchant may hold at once (docs/authentication.md): enough for a key per
+ * environment and service, with room to rotate; the rate limit is per merchant anyway.
+ */
+export const MAX_ACTIVE_API_KEYS = 20;
 
 /** Issues, lists, revokes and authenticates API keys. */
 @Injectable()
@@ -49,14 +55,28 @@ export class ApiKeysService {
     return { apiKey, key };
   }
 
+  /**
+   * A new key, unless the merchant already has {@link MAX_ACTIVE_API_KEYS} active ones. The
+   * merchant's row is locked while counting, so two requests racing for the last place cannot
+   * both take it.
+   * @throws ValidationError at the cap (revoke a key first).
+   */
   async create(
     merchantId: string,
     label: string | null,
   ): Promise<{ view: ApiKeyView; key: string }> {
-    const em = this.em.fork();
-    const { apiKey, key } = this.issue(em, merchantId, label);
-    await em.flush();
-    return { view: this.view(apiKey), key };
+    return this.em.fork().transactional(async (em) => {
+      await em.execute('SELECT id FROM merchants WHERE id = ? FOR UPDATE', [merchantId]);
+      const active = await em.count(ApiKey, { merchant: merchantId, revokedAt: null });
+      if (active >= MAX_ACTIVE_API_KEYS) {
+        throw new ValidationError(
+          `A merchant has at most ${MAX_ACTIVE_API_KEYS} active API keys; revoke one first`,
+        );
+      }
+      const { apiKey, key } = this.issue(em, merchantId, label);
+      await em.flush();
+      return { view: this.view(apiKey), key };
+    });
   }
 
   /** Active (non-revoked) keys, newest first. */

@@ -5,12 +5,16 @@
  *
  *   DATA_DIR=.data   LOCALNET_RPC_PORT=8899 (WebSocket on the next port)   LOCALNET_HOST=127.0.0.1
  *   MINT_USDC / MINT_PYUSD / MINT_USDG: mint address overrides, as for the service
+ *   DEV_KEY: the operator's dev key its `localnet_*` methods need (else `$DATA_DIR/dev-key`,
+ *   made on first start: a service with the same DATA_DIR reads the same one)
  *
  * Variables come from the environment, then `.env` (which never overrides the environment).
  */
 import { parse as parseDotenv } from 'dotenv';
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { ChainClockStateError } from '../localnet/chain-clock';
+import { DEV_KEY_PATTERN, DevKeyError, resolveDevKey } from '../localnet/dev-key';
 import { LocalnetChain } from '../localnet/localnet-chain';
 import { startLocalnetRpc } from '../localnet/rpc-server';
 import { mintTable } from '../solana/mints';
@@ -55,10 +59,15 @@ async function main(): Promise<void> {
   ) {
     throw new UsageError('LOCALNET_FINALITY_SLOTS must be a whole number 0..150');
   }
+  const givenKey = nonEmpty(env.DEV_KEY);
+  if (givenKey !== undefined && !DEV_KEY_PATTERN.test(givenKey)) {
+    throw new UsageError('DEV_KEY must be 32..256 printable characters without spaces');
+  }
+  const devKey = resolveDevKey(givenKey, dataDir);
   const chain = await LocalnetChain.open({ dataDir, mints, log: out, finalitySlots });
   let rpc;
   try {
-    rpc = await startLocalnetRpc(chain, { host, port: rpcPort, log: out });
+    rpc = await startLocalnetRpc(chain, { host, port: rpcPort, log: out, devKey });
   } catch (error) {
     await chain.close();
     throw error;
@@ -69,6 +78,7 @@ async function main(): Promise<void> {
   for (const mint of mints)
     out(`  ${mint.symbol.padEnd(5)} ${mint.address} (${mint.tokenProgram})`);
   out(`  mint authority ${chain.mintAuthority.toBase58()}`);
+  out(`Dev key (localnet_* methods: Authorization: Bearer <key>): ${devKey}`);
   out('Press Ctrl+C to stop.');
 
   const server = rpc;
@@ -93,7 +103,11 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  if (error instanceof UsageError) {
+  if (
+    error instanceof UsageError ||
+    error instanceof ChainClockStateError ||
+    error instanceof DevKeyError
+  ) {
     process.stderr.write(`${error.message}\n`);
     process.exit(2);
   }

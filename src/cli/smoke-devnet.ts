@@ -15,6 +15,7 @@ import bs58 from 'bs58';
 import { createHash, randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { loadConfig } from '../config/load-config';
+import { resolveDevKey } from '../localnet/dev-key';
 import { parseAmount } from '../common/money';
 import { TxOutcome, UnsignedTx } from '../solana/chain.port';
 import { createChainAdapter, createConnection } from '../solana/chain.factory';
@@ -33,8 +34,15 @@ runCli(async (out) => {
   const merchant = await keypair('SMOKE_MERCHANT_KEYPAIR', config.isLocalnet);
   const payer = await keypair('SMOKE_PAYER_KEYPAIR', config.isLocalnet);
   if (config.isLocalnet) {
-    await faucet(config.solanaRpcUrl, merchant, undefined, 0n);
-    await faucet(config.solanaRpcUrl, payer, (await chain.mint(mint)).address, amount * 10n);
+    const devKey = resolveDevKey(config.DEV_KEY, config.DATA_DIR);
+    await faucet(config.solanaRpcUrl, devKey, merchant, undefined, 0n);
+    await faucet(
+      config.solanaRpcUrl,
+      devKey,
+      payer,
+      (await chain.mint(mint)).address,
+      amount * 10n,
+    );
   }
   out(
     `cluster ${config.SOLANA_CLUSTER} (${config.subscriptionScheme}), RPC ${config.solanaRpcUrl}`,
@@ -105,10 +113,16 @@ async function keypair(variable: string, localnet: boolean): Promise<Keypair> {
   return parseKeypair(await readFile(path, 'utf8'));
 }
 
-async function faucet(url: string, wallet: Keypair, mint: string | undefined, amount: bigint) {
+async function faucet(
+  url: string,
+  devKey: string,
+  wallet: Keypair,
+  mint: string | undefined,
+  amount: bigint,
+) {
   const res = await fetch(url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${devKey}` },
     body: JSON.stringify({
       jsonrpc: '2.0',
       id: 1,

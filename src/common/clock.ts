@@ -14,6 +14,14 @@ export class SystemClock extends Clock {
   }
 }
 
+/**
+ * How far a movable clock may go: 2200-01-01T00:00:00Z. Far enough for any test (a plan's whole
+ * term from today), and a date PostgreSQL, JavaScript and the chain (an i64 of seconds) all hold
+ * and format the usual way (docs/dev.md).
+ */
+export const CLOCK_CEILING = new Date('2200-01-01T00:00:00.000Z');
+export const CLOCK_CEILING_UNIX_SECONDS = CLOCK_CEILING.getTime() / 1000;
+
 /** A clock that can be moved forward (localnet's, and the tests'). */
 export interface AdjustableClock extends Clock {
   advance(ms: number): void;
@@ -44,7 +52,10 @@ export class OffsetClock extends Clock implements AdjustableClock {
   }
 
   advance(ms: number): void {
-    if (ms < 0) throw new RangeError('The clock only moves forward');
+    if (!Number.isSafeInteger(ms) || ms < 0) throw new RangeError('The clock only moves forward');
+    if (this.now().getTime() + ms > CLOCK_CEILING.getTime()) {
+      throw new RangeError(`The clock cannot pass ${CLOCK_CEILING.toISOString()}`);
+    }
     this.offsetMs += ms;
   }
 
@@ -53,6 +64,10 @@ export class OffsetClock extends Clock implements AdjustableClock {
    * ahead of ours, and stays as it is otherwise. Any advance counts, a one-second one included.
    */
   syncTo(chainUnixSeconds: number): void {
+    // A chain clock outside the bounds is not taken up (the chain refuses to start with one).
+    if (!Number.isSafeInteger(chainUnixSeconds) || chainUnixSeconds > CLOCK_CEILING_UNIX_SECONDS) {
+      return;
+    }
     const offsetMs = (chainUnixSeconds - Math.floor(Date.now() / 1000)) * 1000;
     this.offsetMs = Math.max(this.offsetMs, offsetMs);
   }

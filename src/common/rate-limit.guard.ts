@@ -6,9 +6,10 @@ import type { AuthContext } from './decorators/current-merchant.decorator';
 const SKIPPED = Promise.resolve(true);
 
 /**
- * Rate limits per API key when authenticated, per client address otherwise (`TRUST_PROXY`
- * decides it), across all routes: one budget of `RATE_LIMIT_PER_MINUTE` per key, not one per
- * route. Runs after authentication. Every 429 carries `Retry-After`.
+ * Rate limits per merchant when authenticated, per client address otherwise (`TRUST_PROXY`
+ * decides it), across all routes: one budget of `RATE_LIMIT_PER_MINUTE` per merchant, shared by
+ * all its API keys (more keys are not more requests), not one per route. Runs after
+ * authentication. Every 429 carries `Retry-After`.
  */
 @Injectable()
 export class RateLimitGuard extends ThrottlerGuard {
@@ -31,7 +32,7 @@ export class RateLimitGuard extends ThrottlerGuard {
 
   protected override getTracker(req: Record<string, unknown>): Promise<string> {
     const user = req.user as AuthContext | undefined;
-    return Promise.resolve(user ? `key:${user.apiKeyId}` : `ip:${String(req.ip)}`);
+    return Promise.resolve(user ? `merchant:${user.merchantId}` : `ip:${String(req.ip)}`);
   }
 
   /** The tracker alone (the default adds the controller and handler: a budget per route). */

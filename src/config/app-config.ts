@@ -1,5 +1,5 @@
 import { Transform } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, IsString, IsUrl, Max, Min } from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Max, Min } from 'class-validator';
 import { MaxLength, MinLength } from '../common/validators/chars';
 import { IsTrustProxy, parseTrustProxy, TrustProxy } from '../common/http/trust-proxy';
 import { IsMailbox, Mailbox, parseMailbox } from '../common/validators/mailbox';
@@ -48,6 +48,17 @@ export class AppConfig {
   @IsString()
   @MinLength(1)
   HOST: string = '0.0.0.0';
+
+  /**
+   * How long a client has to send a whole request, headers and body (docs/security.md): a client
+   * that has not finished by then gets 408 and its connection is closed, so a body sent a byte at
+   * a time cannot hold a connection. 1000..60000 ms.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1000)
+  @Max(60_000)
+  HTTP_REQUEST_TIMEOUT_MS: number = 30_000;
 
   /** Directory for local state: embedded PostgreSQL data, localnet chain, generated keypairs. */
   @IsString()
@@ -322,6 +333,18 @@ export class AppConfig {
   @Min(1)
   @Max(3650)
   INVOICE_EXPIRY_DAYS: number = 30;
+
+  /**
+   * Localnet: the operator's dev key, which opens `/api/dev/*` and the chain's `localnet_*`
+   * JSON-RPC methods (docs/dev.md). Unset: generated on first start into `$DATA_DIR/dev-key` and
+   * printed in the start banner. 32..256 printable characters.
+   */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(/^[\x21-\x7e]{32,256}$/, {
+    message: 'must be 32..256 printable characters without spaces',
+  })
+  DEV_KEY?: string;
 
   /** Create a demo merchant and print its API key on the first start with an empty database. */
   @IsIn(['true', 'false'])

@@ -92,4 +92,52 @@ describe('configuration', () => {
     expect(config.PORT).toBe(4000);
     expect(config.LOG_LEVEL).toBe('warn');
   });
+
+  it('refuses localnet against a chain that is not on this machine (dev routes, localnet mints)', () => {
+    for (const url of [
+      'https://api.mainnet-beta.solana.com',
+      'http://10.0.0.5:8899',
+      'http://127.0.0.1.nip.io:8899',
+      'http://[::ffff:8.8.8.8]:8899',
+    ]) {
+      expect(() => parseConfig({ SOLANA_RPC_URL: url })).toThrow(
+        /SOLANA_CLUSTER=localnet needs a chain on this machine/,
+      );
+    }
+    for (const url of [
+      'http://127.0.0.1:8899',
+      'http://localhost:8899',
+      'http://[::1]:8899',
+      'http://127.0.0.2:9000',
+    ]) {
+      expect(parseConfig({ SOLANA_RPC_URL: url }).SOLANA_RPC_URL).toBe(url);
+    }
+    // Off localnet any provider is fine.
+    expect(
+      parseConfig({
+        SOLANA_CLUSTER: 'mainnet-beta',
+        SOLANA_RPC_URL: 'https://api.mainnet-beta.solana.com',
+      }).SOLANA_RPC_URL,
+    ).toBe('https://api.mainnet-beta.solana.com');
+  });
+
+  it('takes a DEV_KEY of 32..256 printable characters and never prints a refused one', () => {
+    const key = 'dk_' + 'a'.repeat(40);
+    expect(parseConfig({ DEV_KEY: key }).DEV_KEY).toBe(key);
+    expect(parseConfig({ DEV_KEY: '' }).DEV_KEY).toBeUndefined();
+    for (const bad of [
+      'short-secret-value',
+      'has a space in it but is long enough to pass',
+      'x'.repeat(257),
+    ]) {
+      let message = '';
+      try {
+        parseConfig({ DEV_KEY: bad });
+      } catch (error) {
+        message = (error as Error).message;
+      }
+      expect(message).toContain('DEV_KEY="***"');
+      expect(message).not.toContain(bad);
+    }
+  });
 });

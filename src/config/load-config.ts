@@ -24,6 +24,7 @@ const KNOWN = new Set(
     'MINT_USDG',
     'SUBSCRIPTION_SCHEME',
     'SMTP_URL',
+    'DEV_KEY',
   ]),
 );
 
@@ -40,6 +41,13 @@ export function parseConfig(env: Record<string, string | undefined>): AppConfig 
   const config = plainToInstance(AppConfig, raw);
   const errors = validateSync(config, { forbidUnknownValues: true });
   if (errors.length > 0) throw new ConfigError(errors.map(describe));
+  if (config.isLocalnet && config.SOLANA_RPC_URL && !isLoopbackUrl(config.SOLANA_RPC_URL)) {
+    // Localnet turns on the dev routes, relaxed webhook rules and the localnet mint table: never
+    // against a chain elsewhere (a mainnet URL with SOLANA_CLUSTER left at its default).
+    throw new ConfigError([
+      `SOLANA_RPC_URL=${JSON.stringify(redactUrl(config.SOLANA_RPC_URL))}: SOLANA_CLUSTER=localnet needs a chain on this machine (localhost, 127.0.0.0/8 or [::1]); for a remote cluster set SOLANA_CLUSTER to devnet or mainnet-beta`,
+    ]);
+  }
   return config;
 }
 
@@ -54,14 +62,33 @@ export function loadConfig(
   return parseConfig(merged);
 }
 
+/** Whether a URL's host is this machine: `localhost`, 127.0.0.0/8 or `[::1]`. */
+export function isLoopbackUrl(url: string): boolean {
+  let host: string;
+  try {
+    host = new URL(url).hostname.toLowerCase();
+  } catch {
+    return false;
+  }
+  return (
+    host === 'localhost' ||
+    host.endsWith('.localhost') ||
+    host === '[::1]' ||
+    /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host)
+  );
+}
+
+/** Everything up to the last '@': a password may hold '/', '@' or '#' (SMTP_URL). */
+function redactUrl(value: string): string {
+  return value.replace(/^([a-z][a-z0-9+.-]*:\/\/)?[\s\S]*@/i, '$1***@');
+}
+
 function describe(error: ValidationError): string {
   const reasons = Object.values(error.constraints ?? {}).join('; ');
-  const value =
-    error.property === 'SERVICE_KEYPAIR'
-      ? '***' // may hold the secret key itself
-      : /URL$/.test(error.property)
-        ? // Everything up to the last '@': a password may hold '/', '@' or '#' (SMTP_URL).
-          String(error.value).replace(/^([a-z][a-z0-9+.-]*:\/\/)?[\s\S]*@/i, '$1***@')
-        : String(error.value);
+  const value = ['SERVICE_KEYPAIR', 'DEV_KEY'].includes(error.property)
+    ? '***' // may hold a secret
+    : /URL$/.test(error.property)
+      ? redactUrl(String(error.value))
+      : String(error.value);
   return `${error.property}=${JSON.stringify(value)}: ${reasons}`;
 }

@@ -1,8 +1,11 @@
-import { Body, Controller, HttpCode, HttpStatus } from '@nestjs/common';
+import { Body, Controller, HttpCode, HttpStatus, UseGuards } from '@nestjs/common';
+import { SkipThrottle } from '@nestjs/throttler';
 import { IdempotentPost } from '../idempotency/idempotent-post.decorator';
-import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Public } from '../common/decorators/public.decorator';
 import { ErrorCode } from '../common/errors/error-codes';
-import { ApiAuthenticated, ApiJsonBodyErrors } from '../common/swagger/api-errors.decorator';
+import { ApiErrors, ApiJsonBodyErrors } from '../common/swagger/api-errors.decorator';
+import { DevKeyGuard } from './dev-key.guard';
 import { DevService } from './dev.service';
 import {
   AdvanceClockDto,
@@ -12,9 +15,17 @@ import {
   FaucetResponse,
 } from './dto/dev.dto';
 
-/** Localnet only: on devnet and mainnet-beta these routes do not exist (404). */
+/**
+ * Localnet only: on devnet and mainnet-beta these routes do not exist (404). They act on every
+ * merchant at once (the clock, the chain), so they answer the operator's dev key, never a
+ * merchant's API key (`DevKeyGuard`); the operator is not rate limited.
+ */
 @ApiTags('Dev (localnet only)')
-@ApiAuthenticated()
+@ApiBearerAuth('devKey')
+@ApiErrors(ErrorCode.UNAUTHORIZED, ErrorCode.RATE_LIMITED)
+@Public()
+@SkipThrottle()
+@UseGuards(DevKeyGuard)
 @Controller('api/dev')
 export class DevController {
   constructor(private readonly dev: DevService) {}

@@ -1,8 +1,10 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
+import { AuthModule } from '../auth/auth.module';
 import { BillingModule } from '../billing/billing.module';
 import { LocalnetModule } from '../localnet/localnet.module';
 import { DevController } from './dev.controller';
+import { DevKeyGuard } from './dev-key.guard';
 import { DevService } from './dev.service';
 import { ServiceKeyFunding } from './service-key-funding';
 
@@ -17,9 +19,9 @@ export class DevModule {
     if (!config.isLocalnet) return { module: DevModule };
     return {
       module: DevModule,
-      imports: [LocalnetModule, BillingModule],
+      imports: [LocalnetModule, BillingModule, AuthModule],
       controllers: [DevController],
-      providers: [DevService, ServiceKeyFunding],
+      providers: [DevService, ServiceKeyFunding, DevKeyGuard],
     };
   }
 }

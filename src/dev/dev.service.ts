@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { BillingRunResult, BillingService } from '../billing/billing.service';
-import { Clock, isAdjustable } from '../common/clock';
-import { ServiceUnavailableError } from '../common/errors/domain-error';
+import { Clock, CLOCK_CEILING, isAdjustable } from '../common/clock';
+import { ServiceUnavailableError, ValidationError } from '../common/errors/domain-error';
 import { formatAmount, parseAmount } from '../common/money';
 import { ChainPort } from '../solana/chain.port';
 import { AdvanceClockDto, ClockResponse, FaucetDto, FaucetResponse } from './dto/dev.dto';
@@ -47,8 +47,23 @@ export class DevService {
     };
   }
 
-  /** Moves the chain's clock, then the service's by the same amount. */
+  /**
+   * Moves the chain's clock, then the service's by the same amount; never past
+   * {@link CLOCK_CEILING} (the chain refuses too, so neither moves alone).
+   */
   async advanceClock(body: AdvanceClockDto): Promise<ClockResponse> {
+    const room = Math.floor((CLOCK_CEILING.getTime() - this.clock.now().getTime()) / 1000);
+    if (body.seconds > room) {
+      throw new ValidationError(
+        `seconds: would take the clock past ${CLOCK_CEILING.toISOString()} (at most ${Math.max(0, room)} from now)`,
+        [
+          {
+            field: 'seconds',
+            message: `must not take the clock past ${CLOCK_CEILING.toISOString()}`,
+          },
+        ],
+      );
+    }
     const { unixTimestamp } = await this.rpc.call<{ unixTimestamp: number }>(
       'localnet_advanceClock',
       [{ seconds: body.seconds }],

@@ -16,7 +16,6 @@ const INVOICE: InvoiceEmailInput = {
   dueDate: '2026-12-01T17:00:00.000Z',
   hostedCheckoutUrl:
     'https://pay.example.com/checkout/invoices/3f1c2a9e-5b0d-4a51-9c43-0c8a8f6a2b7e',
-  memo: null,
 };
 
 /** The visible text of the HTML, tags removed and entities decoded (enough for these tests). */
@@ -96,32 +95,19 @@ describe('renderInvoiceEmail', () => {
     expect(() => renderInvoiceEmail({ ...INVOICE, tax: '-1' })).toThrow(MoneyError);
   });
 
-  it('without a due date, a tax rate or a memo', () => {
-    const { text, html } = renderInvoiceEmail({
-      ...INVOICE,
-      dueDate: null,
-      taxBps: undefined,
-      memo: undefined,
-    });
+  it('without a due date or a tax rate', () => {
+    const { text, html } = renderInvoiceEmail({ ...INVOICE, dueDate: null, taxBps: undefined });
     expect(text).toContain('\nNo due date\n');
     expect(text).toContain('\nTax: 29.82375 USDC\n');
-    expect(text).not.toContain('Memo');
     expect(visible(html)).toContain('No due date');
   });
 
-  it('shows a memo with its lines kept', () => {
-    const { text, html } = renderInvoiceEmail({ ...INVOICE, memo: 'PO 7781\r\nThank you!' });
-    expect(text).toContain('\nMemo: PO 7781\nThank you!\n');
-    expect(html).toContain('PO 7781\nThank you!');
-  });
-
-  it('escapes markup in descriptions, the merchant name and the memo', () => {
+  it('escapes markup in descriptions and the merchant name', () => {
     const attack = '<script>alert(1)</script><img src=x onerror="alert(2)">';
     const { html, text } = renderInvoiceEmail({
       ...INVOICE,
       merchantName: `Evil "Corp" & <b>Sons</b>'`,
       lineItems: [{ description: attack, quantity: 1, unitAmount: '1' }],
-      memo: '</p><a href="https://phish.example">Pay here instead</a>',
     });
     expect(html).not.toMatch(/<script|<img|<b>|onerror="|<a href="https:\/\/phish/i);
     expect(html).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');

@@ -25,7 +25,7 @@ export interface InvoiceEmailInput {
   dueDate: string | null;
   /** `${PUBLIC_BASE_URL}/checkout/invoices/:id`; must be http(s). */
   hostedCheckoutUrl: string;
-  memo?: string | null;
+  // No memo: it is the merchant's internal note (spec section 2), never shown to the customer.
 }
 
 /** A message ready for the outbox: a subject, a plain-text body and its HTML alternative. */
@@ -53,14 +53,6 @@ function oneLine(text: string): string {
   return text
     .replace(/[\p{Cc}\u2028\u2029]+/gu, ' ')
     .replace(/ {2,}/g, ' ')
-    .trim();
-}
-
-/** Line breaks normalised to `\n`, other control characters dropped (a memo keeps its lines). */
-function multiLine(text: string): string {
-  return text
-    .replace(/\r\n?|[\u2028\u2029]/g, '\n')
-    .replace(/[^\P{Cc}\n\t]/gu, '')
     .trim();
 }
 
@@ -138,7 +130,6 @@ export function renderInvoiceEmail(input: InvoiceEmailInput): RenderedEmail {
     ['Total', money(input.total)],
   ];
   const due = input.dueDate ? formatDue(input.dueDate) : null;
-  const memo = input.memo ? multiLine(input.memo) : '';
   const link = checkoutUrl(input.hostedCheckoutUrl);
   const subject = `Invoice ${number} from ${merchant}: ${money(input.total)}`;
 
@@ -152,7 +143,6 @@ export function renderInvoiceEmail(input: InvoiceEmailInput): RenderedEmail {
     ...lines.map((l) => `- ${l.description}: ${l.quantity} x ${l.unit} = ${l.amount}`),
     '',
     ...totals.map(([label, value]) => `${label}: ${value}`),
-    ...(memo ? ['', `Memo: ${memo}`] : []),
     '',
     'Pay this invoice:',
     link,
@@ -183,7 +173,6 @@ export function renderInvoiceEmail(input: InvoiceEmailInput): RenderedEmail {
     '<table role="presentation" style="width:100%;border-collapse:collapse;font-size:14px">',
     ...rows,
     '</table>',
-    ...(memo ? [`<p style="margin:16px 0 0;white-space:pre-line">${e(memo)}</p>`] : []),
     `<p style="margin:24px 0"><a href="${e(link)}" style="${BUTTON_STYLE}">Pay invoice</a></p>`,
     `<p style="${SMALL_STYLE};word-break:break-all">Or open this link: ` +
       `<a href="${e(link)}" style="color:#6b7280">${e(link)}</a></p>`,

@@ -196,7 +196,6 @@ export class InvoicesService {
             total: created.total,
             dueDate: created.dueDate,
             hostedCheckoutUrl: created.hostedCheckoutUrl,
-            memo: created.memo,
           });
           await this.email.enqueue(tx, merchantId, {
             to: customer.email,

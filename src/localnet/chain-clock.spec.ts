@@ -1,4 +1,4 @@
-import { BLOCKHASH_VALIDITY_SLOTS, ChainClock, SLOT_MS } from './chain-clock';
+import { BLOCKHASH_VALIDITY_SLOTS, ChainClock, ChainClockStateError, SLOT_MS } from './chain-clock';
 
 describe('ChainClock', () => {
   const seed = Buffer.alloc(32, 7);
@@ -65,5 +65,34 @@ describe('ChainClock', () => {
     expect(
       new ChainClock(Buffer.alloc(32, 8), { offsetSeconds: 0, slot: 0 }).genesisHash(),
     ).not.toBe(first.genesisHash());
+  });
+});
+
+describe('ChainClock bounds', () => {
+  const seed = Buffer.alloc(32, 7);
+  const ceiling = Date.UTC(2200, 0, 1) / 1000;
+  const wall = Date.UTC(2026, 10, 26);
+
+  it('never goes past 2200-01-01: an advance beyond is refused and moves nothing', () => {
+    const c = new ChainClock(seed, { offsetSeconds: 0, slot: 0 }, () => wall);
+    const room = ceiling - c.now();
+    expect(() => c.advance(room + 1)).toThrow(/2200-01-01T00:00:00.000Z/);
+    expect(() => c.advance(Number.MAX_SAFE_INTEGER)).toThrow(RangeError);
+    expect(c.offset).toBe(0);
+    expect(c.advance(room)).toBe(ceiling);
+  });
+
+  it.each([
+    ['past the ceiling', ceiling],
+    ['huge', Number.MAX_SAFE_INTEGER],
+    ['negative', -60],
+    ['fractional', 1.5],
+  ])('refuses a saved offset that is %s, saying what to do', (_, offsetSeconds) => {
+    expect(() => new ChainClock(seed, { offsetSeconds, slot: 5 }, () => wall)).toThrow(
+      ChainClockStateError,
+    );
+    expect(() => new ChainClock(seed, { offsetSeconds, slot: 5 }, () => wall)).toThrow(
+      /delete the chain's state/,
+    );
   });
 });

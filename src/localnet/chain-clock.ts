@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { CLOCK_CEILING, CLOCK_CEILING_UNIX_SECONDS } from '../common/clock';
 import { encodeBase58 } from './base58';
 
 /** Wall-clock length of a slot, as on mainnet. */
@@ -6,6 +7,9 @@ export const SLOT_MS = 400;
 /** A blockhash can be used for this many slots after its own (its `lastValidBlockHeight`). */
 export const BLOCKHASH_VALIDITY_SLOTS = 150;
 export const SLOTS_PER_EPOCH = 432_000;
+
+/** A saved chain clock this code cannot run with (refused at start, with what to do). */
+export class ChainClockStateError extends Error {}
 
 export interface ChainClockState {
   /** Chain time minus wall time, in seconds: what `advance` has added up to. */
@@ -37,6 +41,16 @@ export class ChainClock {
     // Read through `Date.now` at each call, so a test that freezes it freezes the chain too.
     private readonly wallNow: () => number = () => Date.now(),
   ) {
+    const chainNow = Math.floor(wallNow() / 1000) + state.offsetSeconds;
+    if (
+      !Number.isSafeInteger(state.offsetSeconds) ||
+      state.offsetSeconds < 0 ||
+      chainNow > CLOCK_CEILING_UNIX_SECONDS
+    ) {
+      throw new ChainClockStateError(
+        `The localnet chain's saved clock (offset ${String(state.offsetSeconds)} s) is outside 0 s..${CLOCK_CEILING.toISOString()}: stop the service and delete the chain's state (the localnet directory under DATA_DIR) to start a new chain.`,
+      );
+    }
     this.offsetSeconds = state.offsetSeconds;
     this.base = { slot: state.slot, wallMs: wallNow() };
     this.offsets = [{ fromSlot: state.slot, offsetSeconds: state.offsetSeconds }];
@@ -73,10 +87,18 @@ export class ChainClock {
     return Math.floor(this.wallNow() / 1000) + this.offsetSeconds;
   }
 
-  /** Moves chain time forward (never back: programs may rely on it); returns the new time. */
+  /**
+   * Moves chain time forward (never back: programs may rely on it), never past
+   * {@link CLOCK_CEILING}; returns the new time.
+   */
   advance(seconds: number): number {
     if (!Number.isSafeInteger(seconds) || seconds < 0) {
       throw new RangeError('seconds must be a non-negative integer');
+    }
+    if (this.now() + seconds > CLOCK_CEILING_UNIX_SECONDS) {
+      throw new RangeError(
+        `seconds would take the clock past ${CLOCK_CEILING.toISOString()} (at most ${CLOCK_CEILING_UNIX_SECONDS - this.now()} from now)`,
+      );
     }
     this.offsetSeconds += seconds;
     // The slot under way keeps the time it started with; the next ones carry the new offset.

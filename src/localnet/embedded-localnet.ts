@@ -2,7 +2,10 @@ import { request } from 'undici';
 import type { AppConfig } from '../config/app-config';
 import { configuredMints } from '../solana/chain.factory';
 import { join } from 'node:path';
+import { ConfigError } from '../config/load-config';
 import { ChainDirectoryLock } from './data-dir-lock';
+import { resolveDevKey } from './dev-key';
+import { UNAUTHORIZED } from './json-rpc';
 import { LocalnetChain } from './localnet-chain';
 import { startLocalnetRpc } from './rpc-server';
 
@@ -13,21 +16,30 @@ export interface EmbeddedLocalnet {
   stop(): Promise<void>;
 }
 
-/** Whether a localnet chain of ours answers at `url` (it knows `localnet_getClock`). */
-async function answersAsLocalnet(url: string): Promise<boolean> {
+/**
+ * Whether a localnet chain of ours answers at `url` (it knows `localnet_getClock`).
+ * @throws ConfigError when it does but refuses this dev key (a chain started with another one).
+ */
+async function answersAsLocalnet(url: string, devKey: string): Promise<boolean> {
+  let body: { result?: unknown; error?: { code?: number } };
   try {
     const res = await request(url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${devKey}` },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'localnet_getClock', params: [] }),
       headersTimeout: 2000,
       bodyTimeout: 2000,
     });
-    const body = (await res.body.json()) as { result?: unknown };
-    return body.result !== undefined;
+    body = (await res.body.json()) as typeof body;
   } catch {
     return false;
   }
+  if (body.error?.code === UNAUTHORIZED) {
+    throw new ConfigError([
+      `DEV_KEY: the localnet chain at ${url} was started with another dev key; give both the same DEV_KEY (or the same DATA_DIR)`,
+    ]);
+  }
+  return body.result !== undefined;
 }
 
 /**
@@ -38,11 +50,13 @@ async function answersAsLocalnet(url: string): Promise<boolean> {
 export async function openLocalnet(config: AppConfig): Promise<EmbeddedLocalnet | undefined> {
   if (!config.embeddedLocalnet) return undefined;
   const url = config.solanaRpcUrl;
-  if (await answersAsLocalnet(url)) return { url, owned: false, stop: () => Promise.resolve() };
+  const devKey = resolveDevKey(config.DEV_KEY, config.DATA_DIR);
+  if (await answersAsLocalnet(url, devKey))
+    return { url, owned: false, stop: () => Promise.resolve() };
   // One chain per data directory: when another process already serves this directory's chain
   // (on another port), use that one rather than open a second chain on the same files.
   const owner = ChainDirectoryLock.owner(join(config.DATA_DIR, 'localnet'));
-  if (owner?.url && (await answersAsLocalnet(owner.url))) {
+  if (owner?.url && (await answersAsLocalnet(owner.url, devKey))) {
     return { url: owner.url, owned: false, stop: () => Promise.resolve() };
   }
   const chain = await LocalnetChain.open({
@@ -51,7 +65,7 @@ export async function openLocalnet(config: AppConfig): Promise<EmbeddedLocalnet 
     finalitySlots: config.LOCALNET_FINALITY_SLOTS,
   });
   try {
-    const rpc = await startLocalnetRpc(chain, { port: config.LOCALNET_RPC_PORT });
+    const rpc = await startLocalnetRpc(chain, { port: config.LOCALNET_RPC_PORT, devKey });
     chain.announce(rpc.url);
     return {
       url: rpc.url,

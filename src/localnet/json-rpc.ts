@@ -18,6 +18,8 @@ export const METHOD_NOT_FOUND = -32601;
 export const INVALID_PARAMS = -32602;
 export const INTERNAL_ERROR = -32603;
 export const PARSE_ERROR = -32700;
+/** A `localnet_*` control method called without the dev key (a server error code of ours). */
+export const UNAUTHORIZED = -32050;
 /** The validator's codes for a refused transaction. */
 const PREFLIGHT_FAILURE = -32002;
 const SIGNATURE_VERIFICATION_FAILURE = -32003;

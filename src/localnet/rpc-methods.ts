@@ -695,7 +695,13 @@ export function localnetMethods(
       if (typeof seconds !== 'number' || !Number.isSafeInteger(seconds) || seconds < 0) {
         throw invalid('Invalid params: seconds must be a non-negative integer');
       }
-      return { unixTimestamp: chain.advanceClock(seconds) };
+      try {
+        return { unixTimestamp: chain.advanceClock(seconds) };
+      } catch (error) {
+        // Past the clock's ceiling: refused, nothing moved.
+        if (error instanceof RangeError) throw invalid(`Invalid params: ${error.message}`);
+        throw error;
+      }
     },
     localnet_getClock: () => ({ unixTimestamp: chain.now(), slot: chain.slot() }),
     localnet_setFaults: (params) => faults.set(faultSwitches(params[0])),

@@ -9,7 +9,9 @@ import {
   METHOD_NOT_FOUND,
   PARSE_ERROR,
   RpcError,
+  UNAUTHORIZED,
 } from './json-rpc';
+import { bearerIsDevKey } from './dev-key';
 import { LocalnetFaults } from './faults';
 import { LocalnetChain } from './localnet-chain';
 import { PubSub } from './pubsub';
@@ -19,6 +21,11 @@ export interface LocalnetRpcOptions {
   host?: string;
   /** The JSON-RPC port; the WebSocket listens on the next one, as solana-test-validator's does. */
   port: number;
+  /**
+   * The operator's dev key: the `localnet_*` control methods (faucet, clock, faults) answer only
+   * requests carrying it as `Authorization: Bearer <key>`. Solana's own methods stay open.
+   */
+  devKey: string;
   log?: (message: string) => void;
 }
 
@@ -61,14 +68,28 @@ function stringify(response: unknown): string {
 const BIGINT_MARK = '\u0000bigint:';
 const BIGINT_PATTERN = /"\\u0000bigint:(\d+)"/g;
 
-/** Runs one JSON-RPC request; undefined for a notification (no id), which gets no answer. */
-function dispatch(methods: Map<string, RpcHandler>, request: unknown): JsonRpcResponse | undefined {
+const CONTROL_METHOD_PREFIX = 'localnet_';
+const UNAUTHORIZED_MESSAGE =
+  'Unauthorized: localnet_* methods need the dev key (Authorization: Bearer <DEV_KEY>; printed when the service or npm run localnet starts)';
+
+/**
+ * Runs one JSON-RPC request; undefined for a notification (no id), which gets no answer. A
+ * control method without the dev key is refused, notification or not.
+ */
+function dispatch(
+  methods: Map<string, RpcHandler>,
+  request: unknown,
+  authorized: boolean,
+): JsonRpcResponse | undefined {
   if (typeof request !== 'object' || request === null || Array.isArray(request)) {
     return errorResponse(null, new RpcError(INVALID_REQUEST, 'Invalid request'));
   }
   const { id, method, params, jsonrpc } = request as Record<string, unknown>;
   if (jsonrpc !== '2.0' || typeof method !== 'string') {
     return errorResponse(id ?? null, new RpcError(INVALID_REQUEST, 'Invalid request'));
+  }
+  if (method.startsWith(CONTROL_METHOD_PREFIX) && !authorized) {
+    return errorResponse(id ?? null, new RpcError(UNAUTHORIZED, UNAUTHORIZED_MESSAGE));
   }
   if (id === undefined) return undefined;
   const handler = methods.get(method);
@@ -111,14 +132,47 @@ const BATCH_REFUSED = JSON.stringify(
   errorResponse(null, new RpcError(INVALID_REQUEST, 'Batch requests are not supported')),
 );
 
+/** `application/json`, with no parameter but a UTF-8 charset (what every Solana client sends). */
+function isJson(contentType: string | undefined): boolean {
+  if (!contentType) return false;
+  const [type, ...parameters] = contentType.split(';').map((part) => part.trim().toLowerCase());
+  return (
+    type === 'application/json' &&
+    parameters.every((parameter) => parameter === '' || /^charset="?utf-8"?$/.test(parameter))
+  );
+}
+
 async function handleHttp(
   methods: Map<string, RpcHandler>,
   faults: LocalnetFaults,
+  devKey: string,
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<void> {
   if (req.method === 'GET' && req.url === '/health') return send(res, 200, 'ok', 'text/plain');
   if (req.method !== 'POST') return send(res, 405, 'Method Not Allowed', 'text/plain');
+  // A web page the developer opens must not drive the chain: browsers send `Origin` on every
+  // cross-origin POST (and this server sends no CORS headers), other clients do not.
+  if (req.headers.origin !== undefined) {
+    req.resume();
+    return send(
+      res,
+      403,
+      'Forbidden: browser requests (with an Origin header) are refused',
+      'text/plain',
+    );
+  }
+  // A simple cross-origin request (text/plain, form types) needs no preflight: only JSON is read.
+  if (!isJson(req.headers['content-type'])) {
+    req.resume();
+    return send(
+      res,
+      415,
+      'Unsupported Media Type: send Content-Type: application/json',
+      'text/plain',
+    );
+  }
+  const authorized = bearerIsDevKey(req.headers.authorization, devKey);
   const body = await readBody(req);
   if (!body) return send(res, 413, 'Payload Too Large', 'text/plain');
   let request: unknown;
@@ -141,13 +195,14 @@ async function handleHttp(
       );
     }
     const responses = request
-      .map((entry) => dispatch(methods, entry))
+      .map((entry) => dispatch(methods, entry, authorized))
       .filter((response): response is JsonRpcResponse => response !== undefined);
     return send(res, 200, stringify(responses));
   }
-  const response = dispatch(methods, request);
+  const response = dispatch(methods, request, authorized);
   if (!response) return send(res, 204, '');
-  send(res, 200, stringify(response));
+  const refused = response.error?.code === UNAUTHORIZED;
+  send(res, refused ? 401 : 200, stringify(response));
 }
 
 /**
@@ -195,7 +250,7 @@ export async function startLocalnetRpc(
   const faults = new LocalnetFaults(chain, log);
   const methods = localnetMethods(chain, faults);
   const http = createServer((req, res) => {
-    handleHttp(methods, faults, req, res).catch(() => {
+    handleHttp(methods, faults, options.devKey, req, res).catch(() => {
       if (!res.headersSent) send(res, 500, 'Internal Server Error', 'text/plain');
       else res.destroy();
     });

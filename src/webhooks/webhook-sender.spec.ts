@@ -2,7 +2,7 @@ import { createServer, Server } from 'node:http';
 import type { lookup as dnsLookup, LookupAddress } from 'node:dns';
 import { AddressInfo } from 'node:net';
 import { Agent, request } from 'undici';
-import { checkedTargetLookup } from './webhook-sender';
+import { checkedTargetLookup, describeFailure } from './webhook-sender';
 
 /** A resolver answering from a fixed table, as `dns.lookup` with `all: true` would. */
 function fakeDns(table: Record<string, LookupAddress[]>): typeof dnsLookup {
@@ -114,5 +114,40 @@ describe('checkedTargetLookup', () => {
       expect(hits).toBe(0);
       await agent.close();
     });
+  });
+});
+
+describe('describeFailure: how a delivery failed, never what the network knows', () => {
+  const failure = (code: string, message = `${code} something internal 10.0.0.7`) =>
+    Object.assign(new Error(message), { code });
+
+  it.each([
+    [
+      failure('ENOTFOUND', 'getaddrinfo ENOTFOUND db.internal'),
+      'Endpoint refused: its host name does not resolve to an address webhooks may be sent to',
+    ],
+    [
+      failure('EAI_AGAIN'),
+      'Endpoint refused: its host name does not resolve to an address webhooks may be sent to',
+    ],
+    [
+      failure('EBLOCKED', 'db.internal resolves to a non-public address (10.0.0.7); refused'),
+      'Endpoint refused: its host name does not resolve to an address webhooks may be sent to',
+    ],
+    [failure('ECONNREFUSED'), 'Connection refused by the endpoint'],
+    [failure('ECONNRESET'), 'Connection closed by the endpoint before it answered'],
+    [failure('EHOSTUNREACH'), 'Endpoint unreachable'],
+    [failure('UND_ERR_CONNECT_TIMEOUT'), 'Timed out after 5000 ms'],
+    [Object.assign(new Error('aborted'), { name: 'TimeoutError' }), 'Timed out after 5000 ms'],
+    [failure('CERT_HAS_EXPIRED'), 'TLS failed (CERT_HAS_EXPIRED)'],
+    [
+      Object.assign(new Error('fetch failed'), { cause: failure('ECONNREFUSED') }),
+      'Connection refused by the endpoint',
+    ],
+    [new Error('something odd at 10.0.0.7'), 'Delivery failed: no HTTP answer'],
+  ])('%s -> %s', (error, expected) => {
+    const described = describeFailure(error, 5000);
+    expect(described).toBe(expected);
+    expect(described).not.toMatch(/10\.0\.0\.7|internal|ENOTFOUND|EBLOCKED|getaddrinfo/);
   });
 });

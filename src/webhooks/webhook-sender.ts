@@ -112,12 +112,40 @@ export class WebhookSender implements OnApplicationShutdown {
   }
 }
 
-function describeFailure(error: unknown, timeoutMs: number): string {
+/** Resolver failures: whether a name exists is not the merchant's to learn from our network. */
+const NOT_RESOLVED = new Set([
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EAI_FAIL',
+  'EAI_NODATA',
+  'ENODATA',
+  'EBLOCKED',
+]);
+const CLOSED = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
+const UNREACHABLE = new Set(['EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDOWN', 'ENETDOWN']);
+
+/**
+ * What a delivery's `lastError` says when no HTTP answer came: that it failed and how (timed
+ * out, refused, closed, unreachable, TLS), in words of ours. Never the resolver's or the
+ * socket's own message: `ENOTFOUND` against `EBLOCKED` (and the address a name resolved to)
+ * would tell a merchant which host names and addresses the service's network knows. A name
+ * that does not resolve and one that resolves to an address deliveries may not go to read
+ * alike.
+ */
+export function describeFailure(error: unknown, timeoutMs: number): string {
   const err = error as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
-  const code = err?.code ?? err?.cause?.code;
-  if (err?.name === 'TimeoutError' || code === 'UND_ERR_CONNECT_TIMEOUT')
+  const code = err?.code ?? err?.cause?.code ?? '';
+  if (err?.name === 'TimeoutError' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'ETIMEDOUT') {
     return `Timed out after ${timeoutMs} ms`;
-  if (code === 'EBLOCKED') return `Endpoint refused: ${err.message}`;
-  const message = err?.message ?? String(error);
-  return (code ? `${code}: ${message}` : message).slice(0, 500);
+  }
+  if (NOT_RESOLVED.has(code)) {
+    return 'Endpoint refused: its host name does not resolve to an address webhooks may be sent to';
+  }
+  if (code === 'ECONNREFUSED') return 'Connection refused by the endpoint';
+  if (CLOSED.has(code)) return 'Connection closed by the endpoint before it answered';
+  if (UNREACHABLE.has(code)) return 'Endpoint unreachable';
+  if (/^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|EPROTO$)/.test(code)) {
+    return `TLS failed (${code})`;
+  }
+  return 'Delivery failed: no HTTP answer';
 }

@@ -35,6 +35,45 @@ describe('webhookUrlProblem', () => {
       'must not point at a link-local or cloud metadata address',
     ],
     ['http://[fd00:ec2::254]/x', true, 'must not point at a link-local or cloud metadata address'],
+    // Every cloud's metadata address, in every spelling the URL parser accepts.
+    ...[
+      'http://100.100.100.200/latest/meta-data/',
+      'http://0x64.0x64.0x64.0xc8/',
+      'http://1684301000/',
+      'http://0144.0144.0144.0310/',
+      'http://[::ffff:100.100.100.200]/',
+      'http://[::ffff:6464:64c8]/',
+      'http://[::6464:64c8]/',
+      'http://[64:ff9b::6464:64c8]/',
+      'http://192.0.0.192/opc/v2/instance/',
+      'http://[::ffff:192.0.0.192]/',
+      'http://[64:ff9b::c000:c0]/',
+      'http://[FD00:EC2:0:0:0:0:0:254]/',
+      'http://169.254.169.254./',
+      'http://0251.0376.0251.0376/',
+    ].flatMap((url) =>
+      [true, false].map(
+        (localnet) =>
+          [
+            url,
+            localnet,
+            localnet
+              ? 'must not point at a link-local or cloud metadata address'
+              : url.startsWith('https')
+                ? undefined
+                : 'must be an https URL',
+          ] as [string, boolean, string | undefined],
+      ),
+    ),
+    // Off localnet the https form is refused as a non-public host.
+    ...['https://100.100.100.200/', 'https://192.0.0.192/', 'https://[fd00:ec2::254]/'].map(
+      (url) =>
+        [url, false, 'must not point at a loopback, private or link-local host'] as [
+          string,
+          boolean,
+          string | undefined,
+        ],
+    ),
     ['http://[fe80::1]/x', true, 'must not point at a link-local or cloud metadata address'],
     ['ftp://example.com/x', true, 'must be an http(s) URL'],
     ['nonsense', true, 'must be a valid URL'],

@@ -26,14 +26,26 @@ blocked.addSubnet('fec0::', 10, 'ipv6'); // site-local (deprecated)
 
 /**
  * Link-local and cloud-metadata addresses, refused on every cluster, localnet included: an
- * instance's credentials live behind them. With their IPv4-mapped, IPv4-compatible and NAT64
- * forms, and AWS's IPv6 metadata endpoint.
+ * instance's credentials live behind them. 169.254.0.0/16 (AWS, GCP, Azure, DigitalOcean and
+ * most others), Alibaba Cloud's 100.100.100.200, Oracle Cloud's 192.0.0.192, AWS's IPv6
+ * endpoint fd00:ec2::254 and IPv6 link-local; each IPv4 one also in its IPv4-mapped,
+ * IPv4-compatible and NAT64 forms. Other spellings of an IPv4 address (hex, octal, one integer)
+ * are made dotted decimal by the URL parser before this check.
  */
 const metadata = new BlockList();
-metadata.addSubnet('169.254.0.0', 16, 'ipv4');
-metadata.addSubnet('::ffff:a9fe:0', 112, 'ipv6');
-metadata.addSubnet('::a9fe:0', 112, 'ipv6');
-metadata.addSubnet('64:ff9b::a9fe:0', 112, 'ipv6');
+for (const [address, prefix] of [
+  ['169.254.0.0', 16],
+  ['100.100.100.200', 32],
+  ['192.0.0.192', 32],
+] as const) {
+  metadata.addSubnet(address, prefix, 'ipv4');
+  // The same addresses embedded in IPv6: the low 32 bits.
+  const [a, b, c, d] = address.split('.').map(Number);
+  const low = `${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  for (const high of ['::ffff:', '::', '64:ff9b::']) {
+    metadata.addSubnet(`${high}${low}`, 96 + prefix, 'ipv6');
+  }
+}
 metadata.addSubnet('fe80::', 10, 'ipv6');
 metadata.addAddress('fd00:ec2::254', 'ipv6');
 

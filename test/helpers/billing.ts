@@ -24,12 +24,12 @@ export function billingHelpers(t: TestApp) {
       return BigInt((await connection.getTokenAccountBalance(account)).value.amount);
     },
     /** `POST /api/dev/billing/run`: what the run did. */
-    async run(auth: Record<string, string>) {
-      return (await t.http.post('/api/dev/billing/run').set(auth).expect(200)).body;
+    async run() {
+      return (await t.http.post('/api/dev/billing/run').set(t.devAuth).expect(200)).body;
     },
     /** Moves the service and chain clocks together. */
-    advance(auth: Record<string, string>, seconds: number) {
-      return t.http.post('/api/dev/clock/advance').set(auth).send({ seconds }).expect(200);
+    advance(seconds: number) {
+      return t.http.post('/api/dev/clock/advance').set(t.devAuth).send({ seconds }).expect(200);
     },
     /**
      * The wallet's side of a checkout: the transaction request, signed and sent; the request's

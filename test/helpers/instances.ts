@@ -3,7 +3,7 @@ import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensureBuilt } from './dist';
-import { freePortPair } from './test-chain';
+import { freePortPair, TEST_DEV_KEY } from './test-chain';
 
 /**
  * Service processes for tests of several instances on one database and one chain: each is the
@@ -28,6 +28,7 @@ export class Instances {
         DATA_DIR: dataDir,
         PORT: String(port),
         DEMO_MERCHANT: 'false',
+        DEV_KEY: TEST_DEV_KEY,
         LOG_LEVEL: process.env.INSTANCE_LOG_LEVEL ?? 'error',
         ...this.base,
         ...env,

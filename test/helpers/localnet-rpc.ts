@@ -1,10 +1,13 @@
 import { LocalnetChain } from '../../src/localnet/localnet-chain';
 import { LocalnetRpc, startLocalnetRpc } from '../../src/localnet/rpc-server';
 import { mintTable } from '../../src/solana/mints';
+import { TEST_DEV_AUTH, TEST_DEV_KEY } from './test-chain';
 
 export interface LocalnetUnderTest {
   chain: LocalnetChain;
   rpc: LocalnetRpc;
+  /** `Authorization` with the dev key the chain was started with. */
+  devAuth: { Authorization: string };
   /** Raw JSON-RPC: the whole response body, error included. */
   call(method: string, params?: unknown[]): Promise<RpcBody>;
   /** JSON-RPC that must succeed: its result. */
@@ -22,7 +25,7 @@ async function serve(chain: LocalnetChain): Promise<LocalnetRpc> {
   for (let attempt = 0; ; attempt++) {
     const port = 20_000 + Math.floor(Math.random() * 40_000);
     try {
-      return await startLocalnetRpc(chain, { port });
+      return await startLocalnetRpc(chain, { port, devKey: TEST_DEV_KEY });
     } catch (error) {
       if (attempt >= 10) throw error;
     }
@@ -37,7 +40,7 @@ export async function startLocalnet(dataDir?: string): Promise<LocalnetUnderTest
   const call = async (method: string, params: unknown[] = []): Promise<RpcBody> => {
     const res = await fetch(rpc.url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', ...TEST_DEV_AUTH },
       body: JSON.stringify({ jsonrpc: '2.0', id: ++id, method, params }),
     });
     return (await res.json()) as RpcBody;
@@ -45,6 +48,7 @@ export async function startLocalnet(dataDir?: string): Promise<LocalnetUnderTest
   return {
     chain,
     rpc,
+    devAuth: TEST_DEV_AUTH,
     call,
     result: async <T>(method: string, params: unknown[] = []): Promise<T> => {
       const body = await call(method, params);

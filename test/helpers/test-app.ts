@@ -13,11 +13,12 @@ import type TestAgent from 'supertest/lib/agent';
 import { AppModule } from '../../src/app.module';
 import { configureApp } from '../../src/app.setup';
 import { Clock } from '../../src/common/clock';
+import { BoundedExpressAdapter } from '../../src/common/http/bounded-express-adapter';
 import { parseConfig } from '../../src/config/load-config';
 import { MerchantsService } from '../../src/merchants/merchants.service';
 import { createTestDatabase } from '../setup/test-database';
 import { openReceivingAccounts } from './chain-tx';
-import { startTestChain, TestChain } from './test-chain';
+import { startTestChain, TEST_DEV_AUTH, TEST_DEV_KEY, TestChain } from './test-chain';
 import { TestClock } from './test-clock';
 
 /** A merchant made for a test, with an agent that sends its API key. */
@@ -39,6 +40,8 @@ export interface TestApp {
   databaseUrl: string;
   /** The app's own localnet chain (unless the test gave `SOLANA_RPC_URL` or another cluster). */
   chain?: TestChain;
+  /** `Authorization` with the operator's dev key (`TEST_DEV_KEY`): what `/api/dev/*` needs. */
+  devAuth: { Authorization: string };
   /** Runs SQL against the app's database (assertions on stored state). */
   sql<T = Record<string, unknown>>(query: string, params?: unknown[]): Promise<T[]>;
   /**
@@ -89,7 +92,12 @@ async function startTestApp(options: TestAppOptions, resources: Resources): Prom
   const databaseUrl = options.databaseUrl ?? owned!.url;
   const dataDir = mkdtempSync(join(tmpdir(), 'billing-app-'));
   resources.add('the data directory', () => rmSync(dataDir, { recursive: true, force: true }));
-  const env: Record<string, string> = { LOG_LEVEL: 'silent', DATA_DIR: dataDir, ...options.env };
+  const env: Record<string, string> = {
+    LOG_LEVEL: 'silent',
+    DATA_DIR: dataDir,
+    DEV_KEY: TEST_DEV_KEY,
+    ...options.env,
+  };
   const localnet = (env.SOLANA_CLUSTER ?? 'localnet') === 'localnet';
   // Localnet: a chain of its own (in memory, on a free port), unless the test gives an RPC URL.
   const chain =
@@ -114,10 +122,10 @@ async function startTestApp(options: TestAppOptions, resources: Resources): Prom
   for (const { token, value } of options.overrides ?? [])
     builder.overrideProvider(token).useValue(value);
   const moduleRef = await builder.compile();
-  const app = moduleRef.createNestApplication<NestExpressApplication>({
-    bodyParser: false,
-    logger: false,
-  });
+  const app = moduleRef.createNestApplication<NestExpressApplication>(
+    new BoundedExpressAdapter(config.HTTP_REQUEST_TIMEOUT_MS),
+    { bodyParser: false, logger: false },
+  );
   // Closed even when `init` fails half-way: the shutdown hooks end what did start (the ORM's
   // pool, the LISTEN connection, the workers' timers).
   resources.add('the Nest application', () => app.close());
@@ -136,6 +144,7 @@ async function startTestApp(options: TestAppOptions, resources: Resources): Prom
     clock,
     databaseUrl,
     chain,
+    devAuth: TEST_DEV_AUTH,
     sql: async <T>(query: string, params: unknown[] = []) =>
       (await db.query(query, params)).rows as T[],
     async createMerchant(name = `Merchant ${++merchantCount}`, options = {}) {

@@ -4,6 +4,13 @@ import { LocalnetChain, LocalnetChainOptions } from '../../src/localnet/localnet
 import { startLocalnetRpc } from '../../src/localnet/rpc-server';
 import { mintTable } from '../../src/solana/mints';
 
+/**
+ * The dev key every test chain and test app share (docs/dev.md): what the `localnet_*` methods
+ * and `/api/dev/*` need. Tests send it through `devAuth` / the RPC helpers.
+ */
+export const TEST_DEV_KEY = 'dk_test_0123456789abcdefghijklmnopqrstuvwxyz';
+export const TEST_DEV_AUTH = { Authorization: `Bearer ${TEST_DEV_KEY}` };
+
 export interface TestChain {
   chain: LocalnetChain;
   url: string;
@@ -40,7 +47,10 @@ export async function startTestChain(
   const chain = await LocalnetChain.open({ dataDir, mints: mintTable('localnet'), ...options });
   for (let attempt = 0; ; attempt++) {
     try {
-      const rpc = await startLocalnetRpc(chain, { port: await freePortPair() });
+      const rpc = await startLocalnetRpc(chain, {
+        port: await freePortPair(),
+        devKey: TEST_DEV_KEY,
+      });
       return {
         chain,
         url: rpc.url,

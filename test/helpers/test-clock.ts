@@ -1,4 +1,4 @@
-import { Clock } from '../../src/common/clock';
+import { Clock, CLOCK_CEILING } from '../../src/common/clock';
 
 /** Domain time for tests: starts at the real time and moves only when told. */
 export class TestClock extends Clock {
@@ -8,7 +8,11 @@ export class TestClock extends Clock {
     return new Date(this.current.getTime());
   }
 
+  /** As the service's clock: never past the ceiling (2200). */
   advance(ms: number): void {
+    if (this.current.getTime() + ms > CLOCK_CEILING.getTime()) {
+      throw new RangeError(`The clock cannot pass ${CLOCK_CEILING.toISOString()}`);
+    }
     this.current = new Date(this.current.getTime() + ms);
   }
 

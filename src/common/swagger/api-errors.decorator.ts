@@ -15,6 +15,7 @@ const EXAMPLE_MESSAGES: Record<ErrorCode, string> = {
   PAYLOAD_TOO_LARGE: 'Request body is too large',
   UNSUPPORTED_MEDIA_TYPE: 'Unsupported request body encoding',
   RATE_LIMITED: 'Too many requests; retry later',
+  REQUEST_TIMEOUT: 'The request did not arrive whole in time (HTTP_REQUEST_TIMEOUT_MS)',
   INTERNAL_ERROR: 'Internal server error',
   SERVICE_UNAVAILABLE: 'The database is unavailable; retry later',
 };

@@ -1,6 +1,5 @@
 import { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
-import { AppConfig } from '../../config/app-config';
 import { ErrorCode } from '../errors/error-codes';
 import { errorExample } from './api-errors.decorator';
 
@@ -87,24 +86,33 @@ const RETRY_AFTER = {
 
 /** The OpenAPI document of the running app; `npm run openapi:export` writes it to openapi.json. */
 export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
-  const config = app.get(AppConfig);
   const builder = new DocumentBuilder()
     .setTitle('Stablecoin Billing API')
     .setDescription(
-      'Collect USDC, PYUSD and USDG on Solana. This version serves customers, API keys, webhook ' +
-        'settings and events; plans, subscriptions and invoices follow. Authenticate with ' +
-        '`Authorization: Bearer <API key>`. Errors have the body ' +
+      'Collect USDC, PYUSD and USDG on Solana: customers, plans, invoices paid at a hosted ' +
+        'checkout, subscriptions charged every interval, the payments ledger, events and signed ' +
+        'webhooks. Authenticate with `Authorization: Bearer <API key>`. Errors have the body ' +
         '`{"error": {"code", "message", "details?", "requestId"}}`; every response carries ' +
-        '`x-request-id`, and every 429 `Retry-After`.',
+        '`x-request-id`, and every 429 `Retry-After`. The dev endpoints (localnet only) take the ' +
+        "operator's dev key instead.",
     )
     .setVersion('1')
-    .addServer(config.publicBaseUrl)
     .addBearerAuth({
       type: 'http',
       scheme: 'bearer',
       bearerFormat: 'API key (sbk_...)',
       description: 'An API key of the merchant: `sbk_` followed by base58',
     })
+    .addBearerAuth(
+      {
+        type: 'http',
+        scheme: 'bearer',
+        bearerFormat: 'dev key',
+        description:
+          "Localnet only: the operator's dev key (DEV_KEY, else `$DATA_DIR/dev-key`; printed at start)",
+      },
+      'devKey',
+    )
     .build();
   const document = SwaggerModule.createDocument(app, builder, {
     operationIdFactory: (controllerKey: string, methodKey: string) =>
@@ -119,13 +127,17 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
  * response headers, and examples of this service rather than the libraries' defaults.
  */
 function normalize(document: OpenAPIObject): OpenAPIObject {
+  // No hard-wired server (DocumentBuilder leaves an empty list): paths resolve against the
+  // address the document was fetched from, as OpenAPI's default says.
+  if (!document.servers?.length) delete document.servers;
   for (const schema of Object.values(document.components?.schemas ?? {})) {
     normalizeSchema(schema as SchemaLike);
   }
   for (const [path, item] of Object.entries(document.paths)) {
     for (const [method, operation] of Object.entries(item) as [string, OperationLike][]) {
       if (!operation || typeof operation !== 'object' || !operation.responses) continue;
-      const authenticated = (operation.security ?? []).length > 0;
+      // A merchant's key (`bearer`); the dev key's routes take no Idempotency-Key.
+      const authenticated = (operation.security ?? []).some((entry) => 'bearer' in entry);
       if (
         method === 'post' &&
         authenticated &&
@@ -170,7 +182,7 @@ interface SchemaLike {
 
 interface OperationLike {
   operationId?: string;
-  security?: unknown[];
+  security?: Record<string, unknown>[];
   parameters?: { name: string; in: string; schema?: SchemaLike; [key: string]: unknown }[];
   requestBody?: { required?: boolean; content?: Record<string, { schema?: SchemaLike }> };
   responses: Record<

@@ -1,4 +1,4 @@
-import { parseMailbox } from './mailbox';
+import { parseMailbox, isPlainEmail } from './mailbox';
 
 describe('parseMailbox', () => {
   it.each([
@@ -34,4 +34,30 @@ describe('parseMailbox', () => {
   ])('refuses %j', (value) => {
     expect(parseMailbox(value)).toBeNull();
   });
+});
+
+describe('isPlainEmail: the addresses stored for customers', () => {
+  it.each([
+    'ada@example.com',
+    'ada.lovelace+invoices@mail.example.co.uk',
+    "o'brien@example.ie",
+    'x_y-z@sub.example.com',
+  ])('takes %s', (address) => expect(isPlainEmail(address)).toBe(true));
+
+  it.each([
+    '"a\r\nBcc: x@y"@b.example',
+    '"ada lovelace"@example.com',
+    'ada@example.com\r\nBcc: x@y.example',
+    'Ada <ada@example.com>',
+    'ada@localhost',
+    'ada@[127.0.0.1]',
+    'ada@127.0.0.1',
+    'ada..lovelace@example.com',
+    '.ada@example.com',
+    'ada @example.com',
+    'adä@example.com',
+    `${'a'.repeat(250)}@example.com`,
+    'ada@',
+    42,
+  ])('refuses %j', (address) => expect(isPlainEmail(address)).toBe(false));
 });

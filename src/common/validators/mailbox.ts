@@ -44,3 +44,39 @@ export function IsMailbox(options?: ValidationOptions): PropertyDecorator {
       validator: { validate: (value: unknown) => parseMailbox(value) !== null },
     });
 }
+
+/**
+ * A plain mailbox address, the only kind stored for a customer: `local@domain`, the local part
+ * a dot-atom of ASCII letters, digits and `!#$%&'*+/=?^_\`{|}~-` (no quoted string, no
+ * spaces, no control character), the domain a host name with a top-level domain; at most 254
+ * characters. `"a\r\nBcc: x@y"@b.example` is valid RFC 5321 and still refused: nothing a
+ * customer needs, and a header injection waiting for a careless mailer.
+ */
+export function isPlainEmail(value: unknown): boolean {
+  return (
+    typeof value === 'string' &&
+    value.length <= 254 &&
+    PLAIN_ADDRESS.test(value) &&
+    isEmail(value, {
+      require_tld: true,
+      allow_display_name: false,
+      allow_ip_domain: false,
+      allow_utf8_local_part: false,
+    })
+  );
+}
+
+const PLAIN_ADDRESS =
+  /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*@[A-Za-z0-9.-]+$/;
+
+/** A plain mailbox address (see `isPlainEmail`). */
+export function IsPlainEmail(options?: ValidationOptions): PropertyDecorator {
+  return (target: object, propertyName: string | symbol) =>
+    registerDecorator({
+      name: 'isPlainEmail',
+      target: target.constructor,
+      propertyName: propertyName as string,
+      options: { message: 'must be a plain e-mail address (name@example.com)', ...options },
+      validator: { validate: isPlainEmail },
+    });
+}

@@ -1,4 +1,5 @@
-import { IsEmail, IsOptional, IsString, ValidateIf } from 'class-validator';
+import { IsPlainEmail } from '../../common/validators/mailbox';
+import { IsOptional, IsString, ValidateIf } from 'class-validator';
 import { MaxLength, MinLength } from '../../common/validators/chars';
 import { IsVisibleText } from '../../common/validators/visible-text';
 import { IsSolanaAddress } from '../../common/validators/solana-address';
@@ -22,7 +23,7 @@ export class CreateCustomerDto {
   @ValidateIf(given)
   @IsString()
   @MaxLength(254)
-  @IsEmail()
+  @IsPlainEmail()
   email?: string;
 
   /**
@@ -45,7 +46,7 @@ export class UpdateCustomerDto {
   @IsOptional()
   @IsString()
   @MaxLength(254)
-  @IsEmail()
+  @IsPlainEmail()
   email?: string | null;
 
   /**

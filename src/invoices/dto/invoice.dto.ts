@@ -1,9 +1,9 @@
+import { IsPlainEmail } from '../../common/validators/mailbox';
 import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
   ArrayMinSize,
   IsArray,
-  IsEmail,
   IsIn,
   IsInt,
   IsISO8601,
@@ -100,7 +100,7 @@ export class CreateInvoiceDto {
   @ValidateIf(given)
   @IsString()
   @MaxLength(254)
-  @IsEmail()
+  @IsPlainEmail()
   customerEmail?: string;
 
   /** Sets the customer's display name, up to 100 characters. @example "Ada Lovelace" */
