@@ -32,9 +32,33 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
   // every request gets its access-log line.
   app.use(requestLogger(logger));
   app.use(securityHeaders());
+  app.use(transactionRequestCors());
   app.use(jsonBody(config));
   answerMalformedRequests(app.getHttpServer(), logger);
   serveDocs(app);
+}
+
+/** Solana Pay transaction-request endpoints: a wallet fetches them from any origin. */
+const TRANSACTION_REQUEST = /^\/api\/checkout\/(?:invoices|plans)\/[^/]+\/transaction\/?$/;
+
+/**
+ * CORS on the Solana Pay transaction-request endpoints only (the public, unauthenticated
+ * `GET`/`POST /api/checkout/{invoices,plans}/:id/transaction`): a browser-based wallet on another
+ * origin must read them, as the Solana Pay specification asks. `Access-Control-Allow-Origin: *`
+ * without credentials (they take none), and preflights answered 204. Every other route sends no
+ * CORS header: merchant keys are never for browsers of other origins.
+ */
+function transactionRequestCors(): (req: Request, res: Response, next: NextFunction) => void {
+  return (req, res, next) => {
+    if (!TRANSACTION_REQUEST.test(req.path)) return next();
+    res.setHeader('access-control-allow-origin', '*');
+    res.setHeader('cross-origin-resource-policy', 'cross-origin');
+    if (req.method !== 'OPTIONS') return next();
+    res.setHeader('access-control-allow-methods', 'GET, POST, OPTIONS');
+    res.setHeader('access-control-allow-headers', 'Content-Type, Accept');
+    res.setHeader('access-control-max-age', '86400');
+    res.status(204).end();
+  };
 }
 
 /**
@@ -84,7 +108,8 @@ function serveDocs(app: NestExpressApplication): void {
     SwaggerModule.setup('docs', app, document, {
       jsonDocumentUrl: 'docs-json',
       customSiteTitle: 'Stablecoin Billing API',
-      swaggerOptions: { persistAuthorization: true },
+      // Not kept in the browser: Swagger UI shares its origin with the public pages.
+      swaggerOptions: { persistAuthorization: false },
     });
   } finally {
     adapter.setInstance(main);
@@ -136,7 +161,14 @@ function unsupportedBody(req: Request): UnsupportedMediaTypeError | undefined {
       `Content-Encoding ${JSON.stringify(encoding)} is not supported: send the JSON body uncompressed`,
     );
   }
-  return req.is('application/json') ? undefined : new UnsupportedMediaTypeError();
+  if (!req.is('application/json')) return new UnsupportedMediaTypeError();
+  // JSON is UTF-8 (RFC 8259): another charset would be decoded by the parser and its error
+  // message would quote the decoded text.
+  const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(req.headers['content-type'] ?? '')?.[1];
+  if (charset !== undefined && !/^utf-?8$/i.test(charset)) {
+    return new UnsupportedMediaTypeError('Request bodies must be UTF-8 JSON (charset=utf-8)');
+  }
+  return undefined;
 }
 
 /** Bytes that are not UTF-8 would be stored as U+FFFD without a word: refuse them. */

@@ -482,6 +482,49 @@ async function runMain(dataDir: string): Promise<{ code: number | null; output: 
   return { code, output };
 }
 
+describe('npm start under a process manager', () => {
+  it('passes SIGTERM to the service: npm exits and leaves no server, chain or PostgreSQL behind', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'billing-npm-start-'));
+    try {
+      const port = await freePort();
+      const chainPort = await freePortPair();
+      const npm = spawn('npm', ['start'], {
+        cwd: ROOT,
+        env: env(dataDir, port, { LOCALNET_RPC_PORT: String(chainPort) }),
+      });
+      let output = '';
+      npm.stdout.on('data', (d: Buffer) => (output += d.toString()));
+      npm.stderr.on('data', (d: Buffer) => (output += d.toString()));
+      // 'exit', not 'close': a server left behind would hold the pipes open.
+      const exited = new Promise<number | null>((resolve) => npm.on('exit', resolve));
+      const base = `http://127.0.0.1:${port}`;
+      const up = async () =>
+        fetch(`${base}/health/live`).then(
+          (r) => r.ok,
+          () => false,
+        );
+      for (let i = 0; !(await up()); i++) {
+        if (npm.exitCode !== null || i > 600)
+          throw new Error(`npm start did not come up: ${output}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const postgres = postmasterPid(dataDir);
+      expect(alive(postgres)).toBe(true);
+      npm.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      expect(await up()).toBe(false);
+      const chainUp = await fetch(`http://127.0.0.1:${chainPort}/health`).then(
+        () => true,
+        () => false,
+      );
+      expect(chainUp).toBe(false);
+      expect(alive(postgres)).toBe(false);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('merchant:create on localnet uses the domain clock', () => {
   it("writes the merchant with the chain's moved clock, as the server would", async () => {
     const db = await createTestDatabase();

@@ -284,7 +284,7 @@ describe('Customers API', () => {
         .expect(400);
       expect(res.body.error).toMatchObject({
         code: 'VALIDATION_ERROR',
-        details: [{ field: 'email', message: 'must be an email' }],
+        details: [{ field: 'email', message: 'must be a plain e-mail address (name@example.com)' }],
       });
       const [row] = await t.sql('SELECT email FROM customers WHERE id = $1', [created.body.id]);
       expect(row.email).toBe('keep@example.com');

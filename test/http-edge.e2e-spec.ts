@@ -158,6 +158,96 @@ describe('HTTP edge', () => {
     });
   });
 
+  describe('CORS: only the Solana Pay transaction-request endpoints, for wallets on any origin', () => {
+    it('answers the preflight and the GET of a real invoice with Access-Control-Allow-Origin: *', async () => {
+      const created = await t.http
+        .post('/api/invoices')
+        .set(m.auth)
+        .send({
+          walletAddress: randomWallet(),
+          mint: 'USDC',
+          lineItems: [{ description: 'x', quantity: 1, unitAmount: '1' }],
+        })
+        .expect(201);
+      const path = `/api/checkout/invoices/${created.body.invoice.id}/transaction`;
+      const preflight = await t.http
+        .options(path)
+        .set('origin', 'https://wallet.example')
+        .set('access-control-request-method', 'POST')
+        .set('access-control-request-headers', 'content-type')
+        .expect(204);
+      expect(preflight.headers['access-control-allow-origin']).toBe('*');
+      expect(preflight.headers['access-control-allow-methods']).toBe('GET, POST, OPTIONS');
+      expect(preflight.headers['access-control-allow-headers']).toMatch(/Content-Type/i);
+      expect(preflight.headers['access-control-allow-credentials']).toBeUndefined();
+      const get = await t.http.get(path).set('origin', 'https://wallet.example').expect(200);
+      expect(get.headers['access-control-allow-origin']).toBe('*');
+      expect(get.body).toEqual({ label: expect.any(String), icon: expect.any(String) });
+      // Refusals are readable too (the wallet shows the message).
+      const missing = await t.http
+        .options('/api/checkout/plans/00000000-0000-4000-8000-000000000000/transaction')
+        .expect(204);
+      expect(missing.headers['access-control-allow-origin']).toBe('*');
+    });
+
+    it('sends no CORS header anywhere else: a merchant key is never for another origin', async () => {
+      for (const path of ['/api/customers', '/api/checkout/invoices/x', '/api/dev/faucet']) {
+        const res = await t.http
+          .options(path)
+          .set('origin', 'https://evil.example')
+          .set('access-control-request-method', 'GET');
+        expect(res.status).toBe(404);
+        expect(res.headers['access-control-allow-origin']).toBeUndefined();
+      }
+      const res = await t.http
+        .get('/api/customers')
+        .set(m.auth)
+        .set('origin', 'https://evil.example')
+        .expect(200);
+      expect(res.headers['access-control-allow-origin']).toBeUndefined();
+    });
+  });
+
+  describe('errors never echo what the client sent', () => {
+    it.each(['utf-16', 'utf-16le', 'UTF-16BE', 'iso-8859-1', 'utf-32'])(
+      'a JSON body in charset %s is a 415 that quotes nothing of it, and stores nothing',
+      async (charset) => {
+        const before = await customers();
+        const text = JSON.stringify({
+          walletAddress: '<script>alert(1)</script>',
+          label: 'zq-secret',
+        });
+        const body = Buffer.from(
+          text,
+          charset.toLowerCase().startsWith('utf-16') ? 'utf16le' : 'latin1',
+        );
+        const res = await t.http
+          .post('/api/customers')
+          .set(m.auth)
+          .set('content-type', `application/json; charset=${charset}`)
+          .send(body)
+          .expect(415);
+        expect(res.body.error.code).toBe('UNSUPPORTED_MEDIA_TYPE');
+        expect(JSON.stringify(res.body)).not.toMatch(/script|zq-secret|walletAddress/);
+        expect(await customers()).toBe(before);
+      },
+    );
+
+    it.each([
+      '/api/customers/%ff',
+      '/api/customers/%E0%A4%A',
+      '/api/invoices/%C0%AF',
+      '/api/plans/%',
+    ])(
+      'GET %s (broken percent-encoding in an id) is 404 NOT_FOUND, quoting nothing',
+      async (path) => {
+        const res = await t.http.get(path).set(m.auth).expect(404);
+        expect(res.body.error.code).toBe('NOT_FOUND');
+        expect(res.body.error.message).not.toMatch(/decode|%/);
+      },
+    );
+  });
+
   describe('error messages say what is wrong', () => {
     it('a string where a number is expected says so, not a bound', async () => {
       const res = await t.http

@@ -1,6 +1,6 @@
 import { AddressInfo, connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
-import { createTestApp, TestApp, TestMerchant } from './helpers/test-app';
+import { createTestApp, randomWallet, TestApp, TestMerchant } from './helpers/test-app';
 import { waitFor } from './helpers/webhook-receiver';
 
 type Line = Record<string, unknown> & { msg: string; level: number };
@@ -70,6 +70,25 @@ describe('Request log', () => {
     expect(raw.join('\n')).not.toContain(m.apiKey);
   });
 
+  it('a portal session sent in the query string (?session=) never reaches the log', async () => {
+    const customer = await t.http
+      .post('/api/customers')
+      .set(m.auth)
+      .send({ walletAddress: randomWallet() })
+      .expect(201);
+    const session = await t.http
+      .post(`/api/customers/${customer.body.id}/portal-session`)
+      .set(m.auth)
+      .expect(201);
+    const token = new URL(session.body.url).pathname.split('/').pop()!;
+    expect(token.length).toBeGreaterThan(64);
+    for (const path of [`/api/portal/session?session=${token}`, `/checkout/x?next=${token}`]) {
+      const res = await t.http.get(path);
+      await lineOf(res.headers['x-request-id']);
+    }
+    expect(raw.join('\n')).not.toContain(token);
+  });
+
   it.each([
     ['malformed JSON', 'application/json', undefined, '{"walletAddress":', 400, 'VALIDATION_ERROR'],
     [
@@ -113,7 +132,7 @@ describe('Request log', () => {
     expect(lines().find((l) => l.requestId === id)).toMatchObject({
       level: 40,
       status: 400,
-      msg: 'Malformed HTTP request refused',
+      msg: 'HTTP request refused by the server',
     });
   });
 });

@@ -40,6 +40,11 @@ describe('Platform: health, request ids, docs', () => {
     expect(res.text).toContain('swagger-ui');
   });
 
+  it("does not keep a merchant's key in the browser (Swagger UI shares the public pages' origin)", async () => {
+    const init = await t.http.get('/docs/swagger-ui-init.js').expect(200);
+    expect(init.text).toMatch(/"persistAuthorization":\s*false/);
+  });
+
   describe('OpenAPI document', () => {
     let doc: {
       paths: Record<

@@ -19,6 +19,23 @@ describe('loggableUrl', () => {
     expect(loggableUrl('//portal/abc')).toBe('//portal/[redacted]');
   });
 
+  it('redacts a portal session sent as ?session= (or any credential parameter), any case', () => {
+    const token = 'A'.repeat(40) + 'b-_'.repeat(17) + 'Zz'; // 92 base64url characters
+    expect(loggableUrl(`/portal?session=${token}`)).toBe('/portal?session=[redacted]');
+    expect(loggableUrl(`/api/portal/session?x=1&SESSION=${token}&y=2`)).toBe(
+      '/api/portal/[redacted]?x=1&SESSION=[redacted]&y=2',
+    );
+    expect(loggableUrl('/a?token=t0k&api_key=k3y')).toBe('/a?token=[redacted]&api_key=[redacted]');
+    // By its shape, wherever it is: another parameter, the path, a fragment.
+    expect(loggableUrl(`/checkout?next=${token}`)).toBe('/checkout?next=[redacted]');
+    expect(loggableUrl(`/x/${token}/y`)).toBe('/x/[redacted]/y');
+    expect(loggableUrl('/api/customers?q=sbk_3xYz9')).toBe('/api/customers?q=[redacted]');
+    // Ordinary URLs are left as they are.
+    expect(loggableUrl('/api/customers/7d1e2f9a-4b6c-4d8e-9f0a-1b2c3d4e5f60')).toBe(
+      '/api/customers/7d1e2f9a-4b6c-4d8e-9f0a-1b2c3d4e5f60',
+    );
+  });
+
   it('redacts an access_token query parameter and keeps the rest', () => {
     expect(loggableUrl('/api/customers?access_token=sbk_secret&search=ada')).toBe(
       '/api/customers?access_token=[redacted]&search=ada',

@@ -14,17 +14,26 @@ export const ROOT_LOGGER = Symbol('ROOT_LOGGER');
 const PORTAL_PATH = /\/portal\//i;
 const PORTAL_SEGMENT = /\/portal\/[^/?#]*/gi;
 
+/** Query parameters whose value is a credential, whatever a client puts there. */
+const SECRET_PARAMS = /([?&](?:access_token|session|portal_session|token|api_key|key)=)[^&#]*/gi;
 /**
- * A URL for the logs: an `access_token` query parameter (a key sent the wrong way) and a
- * customer portal session (`/portal/<token>`, a bearer credential) are redacted.
+ * Credentials by their shape, wherever they sit (another parameter, a fragment, the path): a
+ * portal session token (92 base64url characters, so any run of 64 or more) and an API key.
+ */
+const SECRET_SHAPES = /[A-Za-z0-9_-]{64,}|sbk_[1-9A-HJ-NP-Za-km-z]+/g;
+
+/**
+ * A URL for the logs: credentials are redacted: a customer portal session in the path
+ * (`/portal/<token>`), a credential query parameter (`access_token`, `session`, `token`, ...,
+ * any case), and anything shaped like a portal token or an API key wherever it appears.
  */
 export function loggableUrl(url: string): string {
   // Wherever it sits and however it is spelled: routing ignores case, and a request line may be
   // an absolute URL or start with '//'.
   if (PORTAL_PATH.test(url)) url = url.replace(PORTAL_SEGMENT, '/portal/[redacted]');
-  // Most URLs carry no query parameter at all: no regular expression for them.
-  if (!url.includes('=')) return url;
-  return url.replace(/([?&]access_token=)[^&]*/gi, '$1[redacted]');
+  // Most URLs are short and carry no query parameter at all: no regular expression for them.
+  if (url.length < 64 && !url.includes('=') && !url.includes('sbk_')) return url;
+  return url.replace(SECRET_PARAMS, '$1[redacted]').replace(SECRET_SHAPES, '[redacted]');
 }
 
 /**

@@ -134,6 +134,11 @@ export function classify(exception: unknown): Classified {
   if (exception instanceof ThrottlerException) {
     return { code: ErrorCode.RATE_LIMITED, message: 'Too many requests; retry later' };
   }
+  if (isUndecodableParam(exception)) {
+    // A path parameter with broken percent-encoding names no record (ids are UUIDs): as any
+    // unknown id, 404, without quoting what was sent.
+    return { code: ErrorCode.NOT_FOUND, message: 'Not found' };
+  }
   if (exception instanceof HttpException) return classifyHttp(exception);
   if (isBodyParserError(exception)) return classifyBodyParser(exception);
   if (exception instanceof OrmNotFoundError) {
@@ -188,6 +193,17 @@ function classifyHttp(exception: HttpException): Classified {
     return { code, message: 'A valid API key is required: Authorization: Bearer <key>' };
   }
   return { code, message: exception.message };
+}
+
+/** Express's router refusing a path parameter it cannot percent-decode. */
+function isUndecodableParam(e: unknown): boolean {
+  const message = (e as { message?: unknown })?.message;
+  return (
+    e instanceof URIError ||
+    (e instanceof Error &&
+      typeof message === 'string' &&
+      message.startsWith('Failed to decode param'))
+  );
 }
 
 function isBodyParserError(e: unknown): e is BodyParserError {

@@ -199,18 +199,23 @@ function normalizeSchema(schema: SchemaLike): void {
   }
 }
 
+const BASE58_IDS = new Set(['onchainId']);
+
 function normalizeProperty(name: string, property: SchemaLike): void {
   // Every number of this API is a whole number (money travels as decimal strings), so `number`
   // is `integer` unless a property says it is fractional with a format of its own.
   if (property.type === 'number' && !property.format) property.type = 'integer';
   if (property.type === 'string' && !property.format) {
-    if (name === 'id' || /Id$/.test(name)) {
+    // An invoice's `onchainId` is base58 (a public key), the one `…Id` that is no UUID.
+    if ((name === 'id' || /Id$/.test(name)) && !BASE58_IDS.has(name)) {
       // Event ids are `evt_<uuid>`: not a bare UUID.
       if (!(typeof property.example === 'string' && property.example.startsWith('evt_'))) {
         property.format = 'uuid';
       }
     }
     if (/At$/.test(name) || name === 'now' || name === 'dueDate') property.format = 'date-time';
+    // Plain mailboxes (IsPlainEmail), a subset of what `format: email` allows.
+    if (name === 'email' || name === 'customerEmail') property.format = 'email';
   }
 }
 
