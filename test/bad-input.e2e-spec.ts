@@ -583,8 +583,8 @@ function table(customerId: string): BadInput[] {
       name: 'bad percent-encoding',
       method: 'get',
       path: `${C}/%E0%A4%A`,
-      status: 400,
-      code: 'VALIDATION_ERROR',
+      status: 404,
+      code: 'NOT_FOUND',
     },
   ] as BadInput[];
 }

@@ -96,7 +96,12 @@ export class PortalController {
   @IdempotentPost('subscriptions/:id/reauthorize/transaction')
   @HttpCode(HttpStatus.OK)
   @ApiOperation({ summary: 'The re-authorisation, for the wallet to sign' })
-  @ApiJsonBodyErrors(SUBSCRIPTION_NOT_FOUND, ErrorCode.CONFLICT, ErrorCode.VALIDATION_ERROR)
+  @ApiJsonBodyErrors(
+    SUBSCRIPTION_NOT_FOUND,
+    ErrorCode.CONFLICT,
+    ErrorCode.VALIDATION_ERROR,
+    ErrorCode.SERVICE_UNAVAILABLE,
+  )
   @ApiOkResponse({ type: TransactionRequestResponse })
   reauthorize(
     @Portal() grant: PortalGrant,

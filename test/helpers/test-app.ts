@@ -18,6 +18,7 @@ import { parseConfig } from '../../src/config/load-config';
 import { MerchantsService } from '../../src/merchants/merchants.service';
 import { createTestDatabase } from '../setup/test-database';
 import { openReceivingAccounts } from './chain-tx';
+import { openApiResponseCheck } from './openapi-responses';
 import { startTestChain, TEST_DEV_AUTH, TEST_DEV_KEY, TestChain } from './test-chain';
 import { TestClock } from './test-clock';
 
@@ -129,6 +130,9 @@ async function startTestApp(options: TestAppOptions, resources: Resources): Prom
   // Closed even when `init` fails half-way: the shutdown hooks end what did start (the ORM's
   // pool, the LISTEN connection, the workers' timers).
   resources.add('the Nest application', () => app.close());
+  // Every JSON response is checked against openapi.json (reported by close()).
+  const responseProblems: string[] = [];
+  app.use(openApiResponseCheck(responseProblems));
   configureApp(app, config);
   await app.init();
 
@@ -164,7 +168,16 @@ async function startTestApp(options: TestAppOptions, resources: Resources): Prom
         wallet,
       };
     },
-    close: () => resources.release(),
+    close: async () => {
+      await resources.release();
+      const problems = [...new Set(responseProblems)];
+      responseProblems.length = 0;
+      if (problems.length) {
+        throw new Error(
+          `Responses that do not match openapi.json:\n${problems.slice(0, 20).join('\n')}`,
+        );
+      }
+    },
   };
   return testApp;
 }

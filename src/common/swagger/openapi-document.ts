@@ -158,6 +158,26 @@ function normalize(document: OpenAPIObject): OpenAPIObject {
         const target = document.components?.schemas?.[name] as SchemaLike | undefined;
         if (target && !(target.required ?? []).length) body.required = false;
       }
+      // Every route refuses input it does not declare (a query parameter, a body) with a 400
+      // (UndeclaredInputGuard), also those with nothing else to refuse.
+      if (path.startsWith('/api/') && !operation.responses['400']) {
+        operation.responses['400'] = {
+          description: 'VALIDATION_ERROR',
+          content: {
+            'application/json': {
+              schema: { $ref: '#/components/schemas/ErrorResponseDto' },
+              examples: {
+                VALIDATION_ERROR: {
+                  value: errorExample(
+                    ErrorCode.VALIDATION_ERROR,
+                    'search: this route takes no query parameter',
+                  ),
+                },
+              },
+            },
+          },
+        };
+      }
       for (const [status, response] of Object.entries(operation.responses)) {
         response.headers = { 'x-request-id': REQUEST_ID_HEADER, ...(response.headers ?? {}) };
         if (status === '429') response.headers['Retry-After'] = RETRY_AFTER;
