@@ -30,6 +30,12 @@ function boundHeapGrowth(): void {
 
 /** The database this process opened: released when the start fails after it (no orphan). */
 let startedDatabase: DatabaseConnection | undefined;
+/**
+ * Set by the first SIGTERM/SIGINT/SIGHUP. A start-up step still under way then (the demo
+ * merchant of a first start, written after the server listens) fails as the app closes under
+ * it: that is the stop's doing, not a failed start, and the stop exits 0.
+ */
+let stopping = false;
 
 async function main(): Promise<void> {
   boundHeapGrowth();
@@ -74,7 +80,6 @@ async function main(): Promise<void> {
   // closed (and stops PostgreSQL under it). This process shuts down in order instead: app (drain,
   // final lastUsedAt flush), then the PostgreSQL it started.
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.removeAllListeners(signal);
-  let stopping = false;
   const stop = async (signal: string): Promise<void> => {
     if (stopping) return;
     stopping = true;
@@ -160,6 +165,7 @@ function redactUrl(url: string): string {
 }
 
 main().catch(async (error: unknown) => {
+  if (stopping) return; // the stop under way exits
   await startedDatabase?.release().catch(() => undefined);
   const sentence = refusal(error);
   if (sentence) {

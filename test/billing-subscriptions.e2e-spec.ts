@@ -207,6 +207,7 @@ describe('Billing engine: a subscription from checkout to its end', () => {
       'subscription.resumed',
       'subscription.past_due',
       'subscription.resumed',
+      'subscription.completed',
     ]);
     const [{ count }] = await t.sql<{ count: string }>(
       `SELECT count(*) FROM events WHERE merchant_id = $1`,

@@ -511,7 +511,7 @@ describe('npm start under a process manager', () => {
       const postgres = postmasterPid(dataDir);
       expect(alive(postgres)).toBe(true);
       npm.kill('SIGTERM');
-      expect(await exited).toBe(0);
+      expect({ code: await exited, output }).toEqual({ code: 0, output: expect.any(String) });
       expect(await up()).toBe(false);
       const chainUp = await fetch(`http://127.0.0.1:${chainPort}/health`).then(
         () => true,

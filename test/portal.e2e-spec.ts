@@ -287,6 +287,33 @@ describe('Customer portal API and hosted pages over HTTP', () => {
         .send({ signature })
         .expect(200);
       expect(done.body).toMatchObject({ status: 'Active', cancelled: true, canCancel: false });
+      // The merchant sees it on the resource and hears of it: access ends with the period paid.
+      const seen = await t.http.get(`/api/subscriptions/${sub.id}`).set(acme.auth).expect(200);
+      expect(seen.body).toMatchObject({
+        status: 'Active',
+        cancelAtPeriodEnd: true,
+        customerCancelledAt: expect.stringMatching(/^\d{4}-/),
+        cancelledAt: null,
+      });
+      const listed = await t.http.get('/api/subscriptions').set(acme.auth).expect(200);
+      expect(listed.body.find((s: { id: string }) => s.id === sub.id)).toEqual(seen.body);
+      const eventsOf = async () =>
+        (
+          await t.sql<{ type: string; payload: { data: Record<string, unknown> } }>(
+            `SELECT type, payload FROM events
+              WHERE merchant_id = $1 AND payload->'data'->'object'->>'id' = $2
+              ORDER BY created_at, id`,
+            [acme.id, sub.id],
+          )
+        ).filter(
+          (e) => e.type.startsWith('subscription.cancel') || e.type === 'subscription.completed',
+        );
+      const requested = await eventsOf();
+      expect(requested.map((e) => e.type)).toEqual(['subscription.cancel_requested']);
+      expect(requested[0].payload.data).toMatchObject({
+        object: { id: sub.id, status: 'Active', cancelAtPeriodEnd: true },
+        previousAttributes: { cancelAtPeriodEnd: false, customerCancelledAt: null },
+      });
       // Twice is the same answer.
       await t.http
         .post(`/api/portal/subscriptions/${sub.id}/cancel/confirm`)
@@ -308,6 +335,17 @@ describe('Customer portal API and hosted pages over HTTP', () => {
       expect(ended.body).toMatchObject({
         status: 'Completed',
         failureReason: 'authorization_gone',
+        cancelAtPeriodEnd: false,
+        customerCancelledAt: seen.body.customerCancelledAt,
+      });
+      const all = await eventsOf();
+      expect(all.map((e) => e.type)).toEqual([
+        'subscription.cancel_requested',
+        'subscription.completed',
+      ]);
+      expect(all[1].payload.data).toMatchObject({
+        object: { id: sub.id, status: 'Completed', failureReason: 'authorization_gone' },
+        previousAttributes: { status: 'Active' },
       });
     });
   });

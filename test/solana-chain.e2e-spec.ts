@@ -519,8 +519,15 @@ describe('Chain port on localnet (RpcChainAdapter over JSON-RPC)', () => {
       expect(await adapter.outcome(unsent.signature, unsent.lastValidBlockHeight)).toEqual({
         state: 'pending',
       });
+      // The adapter's own finalized height is read at most once a second: on a busy machine the
+      // one it holds can be older than this one, so wait for it to catch up (never 'succeeded').
       const height = await connection.getBlockHeight('finalized');
-      expect(await adapter.outcome(unsent.signature, height - 1)).toEqual({ state: 'expired' });
+      let fate = await adapter.outcome(unsent.signature, height - 1);
+      for (let i = 0; fate.state === 'pending' && i < 100; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        fate = await adapter.outcome(unsent.signature, height - 1);
+      }
+      expect(fate).toEqual({ state: 'expired' });
       expect(await balance(wallet.publicKey, 'USDC')).toBe(15_000_000n);
     });
   });

@@ -5,7 +5,9 @@ import { SubscriptionsService } from '../src/subscriptions/subscriptions.service
 import { createTestApp, randomWallet, TestApp, TestMerchant } from './helpers/test-app';
 
 const KEYS = [
+  'cancelAtPeriodEnd',
   'cancelledAt',
+  'customerCancelledAt',
   'createdAt',
   'currentPeriodEnd',
   'customer',
@@ -75,6 +77,8 @@ describe('Subscriptions', () => {
         status: 'Active',
         currentPeriodEnd: t.clock.now().toISOString(),
         cancelledAt: null,
+        cancelAtPeriodEnd: false,
+        customerCancelledAt: null,
         lastChargeAt: null,
         failureReason: null,
         onchainAddress: wallet,

@@ -55,6 +55,10 @@ export class CheckoutController {
     INVOICE_NOT_FOUND,
     [ErrorCode.INVOICE_NOT_OPEN, 'Invoice is not Open (it is Paid)'],
     [ErrorCode.VALIDATION_ERROR, 'account: must be a base58 Solana address'],
+    [
+      ErrorCode.CONFLICT,
+      'The merchant cannot receive USDC yet: its receiving account does not exist',
+    ],
     ErrorCode.SERVICE_UNAVAILABLE,
   )
   @ApiOkResponse({ type: TransactionRequestResponse })

@@ -13,6 +13,8 @@ export const EVENT_TYPES = [
   'subscription.resumed',
   'subscription.canceled',
   'subscription.past_due',
+  'subscription.cancel_requested',
+  'subscription.completed',
   'customer.created',
   'customer.updated',
   'payment.received',

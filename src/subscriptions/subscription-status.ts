@@ -28,8 +28,8 @@ export interface SubscriptionTransition {
  * - resume: `PastDue -> Active` (paused, or after a failed charge); the next charge is due now.
  * - cancel: `Active | PastDue -> Cancelled`; `cancelledAt` set; never charged again.
  * - chargeFailed (billing engine): `Active -> PastDue`, `failureReason` set.
- * - complete (billing engine): the authorised term is over or the authorisation is gone;
- *   `failureReason` says which.
+ * - complete (billing engine): the authorised term is over or the authorisation is gone (the
+ *   customer cancelled it); `failureReason` says which.
  */
 export const SUBSCRIPTION_TRANSITIONS: Record<SubscriptionAction, SubscriptionTransition> = {
   pause: {
@@ -59,7 +59,7 @@ export const SUBSCRIPTION_TRANSITIONS: Record<SubscriptionAction, SubscriptionTr
   complete: {
     from: ['Active', 'PastDue'],
     to: 'Completed',
-    event: null,
+    event: 'subscription.completed',
     refusal: 'Only an Active or PastDue subscription can complete',
   },
 };

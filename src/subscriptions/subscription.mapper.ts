@@ -13,6 +13,7 @@ export interface SubscriptionRow {
   status: SubscriptionStatus;
   current_period_end: string | null;
   cancelled_at: string | null;
+  revoked_at: string | null;
   paused_at: string | null;
   last_charge_at: string | null;
   failure_reason: string | null;
@@ -37,7 +38,8 @@ export const subscriptionSelect = (
   extra = '',
 ): string => `SELECT s.id, s.merchant_id, s.plan_id, s.customer_id, s.status,
     ${isoTimestamp('s.current_period_end', 'current_period_end')},
-    ${isoTimestamp('s.cancelled_at', 'cancelled_at')}, ${isoTimestamp('s.paused_at', 'paused_at')},
+    ${isoTimestamp('s.cancelled_at', 'cancelled_at')}, ${isoTimestamp('s.revoked_at', 'revoked_at')},
+    ${isoTimestamp('s.paused_at', 'paused_at')},
     ${isoTimestamp('s.last_charge_at', 'last_charge_at')}, s.failure_reason, s.onchain_address,
     ${isoTimestamp('s.created_at', 'created_at')}, ${isoTimestamp('s.updated_at', 'updated_at')},
     p.label AS p_label, p.amount::text AS p_amount, p.mint AS p_mint,
@@ -57,6 +59,8 @@ export function toSubscriptionResponse(row: SubscriptionRow): SubscriptionRespon
     status: row.status,
     currentPeriodEnd: row.current_period_end,
     cancelledAt: row.cancelled_at,
+    cancelAtPeriodEnd: row.revoked_at != null && row.status === 'Active',
+    customerCancelledAt: row.revoked_at ?? null,
     lastChargeAt: row.last_charge_at,
     failureReason: row.failure_reason,
     onchainAddress: row.onchain_address,

@@ -371,6 +371,12 @@ export class SubscriptionsService {
     );
     if (marked.length === 0) return false;
     await this.useSignature(tx, id, signature, 'cancel', { mustBeNew: true });
+    // The merchant hears of it at once: access ends at the period paid for (Active), or now.
+    const cancelled = toSubscriptionResponse(await this.findRow(tx, owner.merchantId, id));
+    await this.events.record(tx, owner.merchantId, 'subscription.cancel_requested', cancelled, {
+      cancelAtPeriodEnd: false,
+      customerCancelledAt: null,
+    });
     if (marked[0].status === 'PastDue') {
       await this.transition(tx, owner.merchantId, id, 'complete', {
         failureReason: 'authorization_gone',

@@ -57,6 +57,20 @@ export class SubscriptionResponse {
   /** ISO 8601 UTC; set on cancellation. @example null */
   cancelledAt!: string | null;
 
+  /**
+   * True when the customer cancelled (in the customer portal, by revoking its authorisation on
+   * its own) while a paid period runs: it is never charged again, and becomes `Completed`
+   * (`failureReason` `authorization_gone`) when `currentPeriodEnd` passes. Access should end
+   * then. @example false
+   */
+  cancelAtPeriodEnd!: boolean;
+
+  /**
+   * When the customer's own cancellation was recorded (null: none). Stays set once it has
+   * completed. A merchant's cancel is `cancelledAt`. @example null
+   */
+  customerCancelledAt!: string | null;
+
   /** When the last successful charge was made. @example "2026-11-24T10:15:30.123Z" */
   lastChargeAt!: string | null;
 
