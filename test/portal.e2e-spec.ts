@@ -347,10 +347,69 @@ describe('Customer portal API and hosted pages over HTTP', () => {
         object: { id: sub.id, status: 'Completed', failureReason: 'authorization_gone' },
         previousAttributes: { status: 'Active' },
       });
+      // The customer's portal dates the end.
+      const view = await t.http.get('/api/portal/session').set(portal(sub.token)).expect(200);
+      const item = (view.body.subscriptions as { id: string; endedAt: string | null }[]).find(
+        (s) => s.id === sub.id,
+      )!;
+      expect(item.endedAt).toBe(ended.body.updatedAt);
+      const page = await t.http.get(`/portal/${sub.token}`).expect(200);
+      expect(page.text).toContain(`ended ${item.endedAt!.slice(0, 10)}`);
+      expect(page.text).toContain('10.00 USDC every');
     });
   });
 
   describe('pages', () => {
+    /** What a reader sees: the text of the page, tags dropped and spaces collapsed. */
+    const visible = (page: string) =>
+      page
+        .replace(/<(script|style)[\s\S]*?<\/\1>/g, ' ')
+        .replace(/<[^>]+>/g, ' ')
+        .replace(/&#39;/g, "'")
+        .replace(/\s+/g, ' ');
+
+    it('the invoice reads as money, says whom it bills and when it was issued; a voided one asks for nothing', async () => {
+      const created = await t.http
+        .post('/api/invoices')
+        .set(acme.auth)
+        .send({
+          walletAddress: Keypair.generate().publicKey.toBase58(),
+          customerLabel: 'Ada Lovelace',
+          mint: 'USDC',
+          lineItems: [
+            { description: 'Consulting', quantity: 2, unitAmount: '600' },
+            { description: 'Fees', quantity: 1, unitAmount: '0.65625' },
+          ],
+        })
+        .expect(201);
+      const { invoice } = created.body;
+      const page = visible((await t.http.get(`/checkout/invoices/${invoice.id}`).expect(200)).text);
+      expect(page).toContain('Billed to Ada Lovelace');
+      expect(page).toContain(`Issued ${(invoice.createdAt as string).slice(0, 10)}`);
+      expect(page).toContain('1,200.65625 USDC is due');
+      expect(page).toContain('Consulting 2 600.00 1,200.00');
+      expect(page).toContain('Fees 1 0.65625 0.65625');
+      expect(page).toContain('Total 1,200.65625 USDC');
+      expect(page).toContain('Still due 1,200.65625 USDC');
+      expect(page).toContain('Pay 1,200.65625 USDC with a browser wallet');
+      expect(page).not.toMatch(/\b1200\b|500\.65625 USDC/);
+
+      await t.http.post(`/api/invoices/${invoice.id}/void`).set(acme.auth).expect(200);
+      const voided = visible(
+        (await t.http.get(`/checkout/invoices/${invoice.id}`).expect(200)).text,
+      );
+      expect(voided).toContain('voided by the merchant: nothing is due');
+      expect(voided).not.toMatch(/Still due|Paid so far|with a browser wallet/);
+    });
+
+    it('the plan says in plain words what the customer authorises', async () => {
+      const page = visible((await t.http.get(`/checkout/plans/${planId}`).expect(200)).text);
+      expect(page).toContain('10.00 USDC every 30 days');
+      expect(page).toMatch(
+        /Acme may collect up to 10\.00 USDC every 30 days ?, \d+ times \(at most [\d,]+\.00 USDC in all/,
+      );
+    });
+
     it('carry a strict Content-Security-Policy and the usual headers; unknown ids are an HTML 404', async () => {
       const page = await t.http.get(`/checkout/plans/${planId}`).expect(200);
       const csp = page.headers['content-security-policy'];

@@ -31,6 +31,8 @@ import {
 interface CheckoutInvoiceRow extends InvoiceRow {
   merchant_name: string;
   merchant_wallet: string;
+  customer_label: string | null;
+  customer_wallet: string;
 }
 
 /**
@@ -74,6 +76,8 @@ export class CheckoutService {
       reference: invoice.onchainId,
       dueDate: invoice.dueDate,
       paidAt: invoice.paidAt,
+      issuedAt: invoice.createdAt,
+      billedTo: { label: row.customer_label, walletAddress: row.customer_wallet },
     };
   }
 
@@ -231,8 +235,11 @@ export class CheckoutService {
   private async invoiceRow(id: string): Promise<CheckoutInvoiceRow> {
     const [row] = await pgQuery<CheckoutInvoiceRow[]>(
       this.em,
-      `SELECT ${INVOICE_COLUMNS}, m.name AS merchant_name, m.wallet_address AS merchant_wallet
-         FROM invoices i JOIN merchants m ON m.id = i.merchant_id WHERE i.id = ?`,
+      `SELECT ${INVOICE_COLUMNS}, m.name AS merchant_name, m.wallet_address AS merchant_wallet,
+              c.label AS customer_label, c.wallet_address AS customer_wallet
+         FROM invoices i JOIN merchants m ON m.id = i.merchant_id
+         JOIN customers c ON c.id = i.customer_id
+        WHERE i.id = ?`,
       [id],
     );
     if (!row) throw new NotFoundError('Invoice', ErrorCode.INVOICE_NOT_FOUND);

@@ -1,4 +1,5 @@
 import {
+  displayAmount,
   amountProblem,
   assertAmountInRange,
   formatAmount,
@@ -175,4 +176,21 @@ describe('money', () => {
       ).toThrow(/line 1 exceeds/);
     });
   });
+});
+
+describe('displayAmount: money as people read it', () => {
+  it.each<[string, string | undefined, string]>([
+    ['1200', 'USDC', '1,200.00 USDC'],
+    ['500.65625', 'USDC', '500.65625 USDC'],
+    ['9.9', 'PYUSD', '9.90 PYUSD'],
+    ['0', 'USDG', '0.00 USDG'],
+    ['0.000001', 'USDC', '0.000001 USDC'],
+    ['1234567.5', 'USDC', '1,234,567.50 USDC'],
+    ['100', undefined, '100.00'],
+    ['999999.999999', undefined, '999,999.999999'],
+  ])('%s %s -> %s', (amount, mint, shown) => expect(displayAmount(amount, mint)).toBe(shown));
+
+  it.each(['1e3', '-1', '1.0000001', 'abc', ''])('refuses %j', (amount) =>
+    expect(() => displayAmount(amount, 'USDC')).toThrow(MoneyError),
+  );
 });

@@ -65,6 +65,22 @@ export function formatAmount(units: bigint, decimals = MONEY_DECIMALS): string {
   return formatUnits(units.toString(), decimals);
 }
 
+/**
+ * An amount as people read it on a page or a document (never in the API, which keeps the
+ * canonical `formatAmount`): the API's decimal string (`"1200"`, `"500.65625"`) with thousands
+ * grouped by commas and at least two decimals, more only when the amount has them (up to the
+ * mint's six), then the mint: `"1,200.00 USDC"`, `"500.65625 USDC"`, `"0.000001 USDC"`.
+ * @throws MoneyError unless `amount` is a canonical amount string.
+ */
+export function displayAmount(amount: string, mint?: string): string {
+  const problem = amountProblem(amount, MONEY_DECIMALS);
+  if (problem) throw new MoneyError(`Amount ${JSON.stringify(amount)} ${problem}`);
+  const [whole, fraction = ''] = amount.split('.');
+  const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+  const shown = `${grouped}.${fraction.padEnd(2, '0')}`;
+  return mint ? `${shown} ${mint}` : shown;
+}
+
 const DIGITS = /^\d+$/;
 
 /**

@@ -4,6 +4,7 @@ import type { Response } from 'express';
 import { Public } from '../common/decorators/public.decorator';
 import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-codes';
+import { displayAmount } from '../common/money';
 import { sendPage } from '../checkout/pages/checkout-pages.controller';
 import { day } from '../checkout/pages/checkout-pages.service';
 import { html } from '../checkout/pages/html';
@@ -98,8 +99,8 @@ function subscriptionItem(s: PortalSubscriptionResponse) {
     <strong>${s.label}</strong>
     <span class="badge badge-${s.status}" data-field="status">${status}</span>
     <p>
-      ${s.amount} ${s.mint} every
-      ${s.every}${s.currentPeriodEnd && s.status === 'Active' ? html` · ${s.cancelled ? 'ends' : 'next payment'} ${day(s.currentPeriodEnd)}` : null}
+      ${displayAmount(s.amount, s.mint)} every
+      ${s.every}${s.currentPeriodEnd && s.status === 'Active' ? html` · ${s.cancelled ? 'ends' : 'next payment'} ${day(s.currentPeriodEnd)}` : null}${s.endedAt ? html` · ended ${day(s.endedAt)}` : null}
     </p>
     ${s.pausedByMerchant ? html`<p>Paused by the merchant.</p>` : null}
     ${why ? html`<p>Why: ${why}.</p>` : null}

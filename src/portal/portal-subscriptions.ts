@@ -26,6 +26,8 @@ export interface PortalSubscriptionRow {
   revoked: boolean;
   current_period_end: string | null;
   last_charge_at: string | null;
+  /** When it ended: the cancel (Cancelled), else its last change (Completed); null while live. */
+  ended_at: string | null;
   authorized_amount: string;
   charged_amount: string;
   label: string;
@@ -61,6 +63,10 @@ export class PortalSubscriptions {
               s.revoked_at IS NOT NULL AS revoked,
               ${isoTimestamp('s.current_period_end', 'current_period_end')},
               ${isoTimestamp('s.last_charge_at', 'last_charge_at')},
+              ${isoTimestamp(
+                `(CASE s.status WHEN 'Cancelled' THEN s.cancelled_at WHEN 'Completed' THEN s.updated_at END)`,
+                'ended_at',
+              )},
               s.authorized_amount::text AS authorized_amount,
               s.charged_amount::text AS charged_amount, p.label, p.amount::text AS amount, p.mint,
               p.interval_seconds, m.wallet_address AS merchant_wallet, c.wallet_address
@@ -108,6 +114,7 @@ export class PortalSubscriptions {
       cancelled: row.revoked,
       currentPeriodEnd: row.current_period_end,
       lastChargeAt: row.last_charge_at,
+      endedAt: row.ended_at,
       paymentsAuthorized:
         delegate && live ? Number(maxZero(left) / BigInt(row.pull ?? row.amount)) : null,
       canSettle: this.settleable(row),

@@ -4,6 +4,7 @@
  * wallet sign and send it, then confirms with the service and shows what happened, live. Every
  * request goes to the service that served the page.
  */
+import { displayAmount } from '../../common/money';
 import { getWallets } from '@wallet-standard/app';
 import type { Wallet, WalletAccount } from '@wallet-standard/base';
 
@@ -199,16 +200,16 @@ async function payInvoice(button: HTMLElement): Promise<void> {
     if (now.status === 'Paid') {
       show(`Paid. The payment is final (transaction ${signature}).`, 'ok');
       setField('invoice-status', 'Paid');
-      setField('amount-paid', now.amountPaid);
-      setField('amount-due', now.amountDue);
+      setField('amount-paid', displayAmount(now.amountPaid));
+      setField('amount-due', displayAmount(now.amountDue));
       button.hidden = true;
       return;
     }
     if (!seen && now.amountPaid !== before.amountPaid) {
       seen = true;
       show('Payment confirmed on-chain. Waiting for it to be final…', 'ok');
-      setField('amount-paid', now.amountPaid);
-      setField('amount-due', now.amountDue);
+      setField('amount-paid', displayAmount(now.amountPaid));
+      setField('amount-due', displayAmount(now.amountDue));
     }
     await sleep(1500);
   }

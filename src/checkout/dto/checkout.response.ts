@@ -19,7 +19,18 @@ export class TransactionRequestResponse {
   message!: string;
 }
 
-/** An invoice as its payer may see it: no customer data, no internal memo. */
+/** Who an invoice is billed to, as its page shows it: the merchant's label and the wallet. */
+export class CheckoutBilledToResponse {
+  /** The merchant's display name for the customer (null: none). @example "Ada Lovelace" */
+  label!: string | null;
+  /** The customer's wallet (base58). */
+  walletAddress!: string;
+}
+
+/**
+ * An invoice as its payer may see it: who it is billed to (label and wallet, never the e-mail),
+ * no internal memo.
+ */
 export class CheckoutInvoiceResponse {
   id!: string;
   /** @example "INV-000042" */
@@ -54,6 +65,9 @@ export class CheckoutInvoiceResponse {
   reference!: string;
   dueDate!: string | null;
   paidAt!: string | null;
+  /** When the invoice was issued (created), ISO 8601 UTC. */
+  issuedAt!: string;
+  billedTo!: CheckoutBilledToResponse;
 }
 
 /** A plan as a prospective subscriber may see it. */

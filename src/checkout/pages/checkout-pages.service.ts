@@ -3,7 +3,7 @@ import { encodeURL } from '@solana/pay';
 import { PublicKey } from '@solana/web3.js';
 import BigNumber from 'bignumber.js';
 import { Clock } from '../../common/clock';
-import { formatAmount } from '../../common/money';
+import { displayAmount, formatAmount } from '../../common/money';
 import { AppConfig } from '../../config/app-config';
 import { configuredMints } from '../../solana/chain.factory';
 import { CheckoutService } from '../checkout.service';
@@ -33,6 +33,7 @@ export class CheckoutPages {
   async invoice(id: string): Promise<string> {
     const invoice = await this.checkout.invoice(id);
     const due = invoice.amountDue;
+    const money = (amount: string) => displayAmount(amount, invoice.mint);
     const open = invoice.status === 'Open' && due !== '0';
     const partial = invoice.amountPaid !== '0' && invoice.status === 'Open';
     const state: Record<string, string> = {
@@ -41,17 +42,20 @@ export class CheckoutPages {
       Expired: 'This invoice has expired: ask the merchant for a new one.',
       Open: open
         ? partial
-          ? `Partially paid: ${due} ${invoice.mint} is still due.`
-          : `${due} ${invoice.mint} is due${invoice.dueDate ? ` by ${day(invoice.dueDate)}` : ''}.`
+          ? `Partially paid: ${money(due)} is still due.`
+          : `${money(due)} is due${invoice.dueDate ? ` by ${day(invoice.dueDate)}` : ''}.`
         : 'Payment received: waiting for it to be final.',
     };
+    // Only an Open invoice asks for money: a voided or expired one shows no "still due".
+    const owed = invoice.status === 'Open' || invoice.status === 'Paid';
+    const billedTo = invoice.billedTo.label ?? invoice.billedTo.walletAddress;
     const items = invoice.lineItems.map(
       (item) =>
         html`<tr>
           <td>${item.description}</td>
           <td class="num">${item.quantity}</td>
-          <td class="num">${item.unitAmount}</td>
-          <td class="num">${item.amount}</td>
+          <td class="num">${displayAmount(item.unitAmount)}</td>
+          <td class="num">${displayAmount(item.amount)}</td>
         </tr>`,
     );
     const body = html` <p class="merchant">${invoice.merchantName}</p>
@@ -62,6 +66,12 @@ export class CheckoutPages {
         >
       </p>
       <p>${state[invoice.status]}</p>
+      <dl>
+        <dt>Billed to</dt>
+        <dd class="break" data-field="billed-to">${billedTo}</dd>
+        <dt>Issued</dt>
+        <dd data-field="issued">${day(invoice.issuedAt)}</dd>
+      </dl>
       <table>
         <caption class="note">
           Amounts in ${invoice.mint}
@@ -80,17 +90,24 @@ export class CheckoutPages {
       </table>
       <dl>
         <dt>Subtotal</dt>
-        <dd>${invoice.subtotal} ${invoice.mint}</dd>
+        <dd>${money(invoice.subtotal)}</dd>
         <dt>Tax (${formatBps(invoice.taxBps)})</dt>
-        <dd>${invoice.tax} ${invoice.mint}</dd>
+        <dd>${money(invoice.tax)}</dd>
         <dt>Total</dt>
-        <dd class="total">${invoice.total} ${invoice.mint}</dd>
-        <dt>Paid so far</dt>
-        <dd><span data-field="amount-paid">${invoice.amountPaid}</span> ${invoice.mint}</dd>
-        <dt>Still due</dt>
-        <dd><span data-field="amount-due">${due}</span> ${invoice.mint}</dd>
-        <dt>Due date</dt>
-        <dd>${day(invoice.dueDate)}</dd>
+        <dd class="total">${money(invoice.total)}</dd>
+        ${
+          owed
+            ? html`<dt>Paid so far</dt>
+                <dd>
+                  <span data-field="amount-paid">${displayAmount(invoice.amountPaid)}</span>
+                  ${invoice.mint}
+                </dd>
+                <dt>Still due</dt>
+                <dd><span data-field="amount-due">${displayAmount(due)}</span> ${invoice.mint}</dd>
+                <dt>Due date</dt>
+                <dd>${day(invoice.dueDate)}</dd>`
+            : null
+        }
       </dl>
       ${open ? this.payBlock(invoice) : null}`;
     return this.shell.render({
@@ -103,7 +120,8 @@ export class CheckoutPages {
   async plan(id: string): Promise<string> {
     const plan = await this.checkout.plan(id);
     const every = everyText(plan.intervalSeconds);
-    const price = `${plan.amount} ${plan.mint} every ${every}`;
+    const money = (amount: string) => displayAmount(amount, plan.mint);
+    const price = `${money(plan.amount)} every ${every}`;
     const until =
       plan.authorizedPeriods !== null
         ? new Date(
@@ -113,25 +131,25 @@ export class CheckoutPages {
     const authorises =
       plan.authorizedAmount !== null
         ? html`<p>
-              By subscribing you allow this service to collect
-              <strong>${plan.amountPerPeriod} ${plan.mint} every ${every}</strong>, at most
-              <strong>${plan.authorizedAmount} ${plan.mint}</strong> in all
-              (${plan.authorizedPeriods} payments, until about ${day(until)}), straight from your
-              token account to ${plan.merchantName}. The first payment is taken now. You can cancel
-              at any time; you will be asked to re-authorise before the authorisation runs out.
+              ${plan.merchantName} may collect
+              <strong>up to ${money(plan.amountPerPeriod)} every ${every}</strong>,
+              <strong>${plan.authorizedPeriods} times</strong> (at most
+              ${money(plan.authorizedAmount)} in all, until about ${day(until)}), straight from your
+              token account. The first payment is taken now. You can cancel at any time; you will be
+              asked to re-authorise before the authorisation runs out.
             </p>
             ${
               plan.amountPerPeriod !== plan.amount
                 ? html`<p class="note">
-                    ${plan.amountPerPeriod} ${plan.mint} includes the stablecoin's transfer fee,
-                    which the network withholds: ${plan.amount} ${plan.mint} reaches the merchant.
+                    ${money(plan.amountPerPeriod)} includes the stablecoin's transfer fee, which the
+                    network withholds: ${money(plan.amount)} reaches the merchant.
                   </p>`
                 : null
             }`
         : html`<p>
-            By subscribing you allow this service to collect
-            <strong>${plan.amount} ${plan.mint} every ${every}</strong> from your token account for
-            ${plan.merchantName}, until you cancel. The first payment is taken now.
+            ${plan.merchantName} may collect
+            <strong>${money(plan.amount)} every ${every}</strong> from your token account, until you
+            cancel. The first payment is taken now.
           </p>`;
     const link = encodeURL({
       link: new URL(`${this.config.publicBaseUrl}/api/checkout/plans/${plan.id}/transaction`),
@@ -170,19 +188,20 @@ export class CheckoutPages {
       message: `Invoice ${invoice.number}`,
     }).toString();
     return html` <button type="button" data-action="pay-invoice" data-invoice="${invoice.id}">
-        Pay ${invoice.amountToPay} ${invoice.mint} with a browser wallet
+        Pay ${displayAmount(invoice.amountToPay, invoice.mint)} with a browser wallet
       </button>
       <div id="wallets" hidden></div>
       ${this.phone(request, 'Pay from your phone', 'Scan with a Solana Pay wallet.')}
       <p class="note">
         Or open a <a href="${transfer}" class="break">Solana Pay transfer request</a> for
-        ${invoice.amountToPay} ${invoice.mint} in a wallet app.
+        ${displayAmount(invoice.amountToPay, invoice.mint)} in a wallet app.
       </p>
       ${
         invoice.amountToPay !== invoice.amountDue
           ? html`<p class="note">
-              ${invoice.amountToPay} ${invoice.mint} includes the stablecoin's transfer fee, which
-              the network withholds: ${invoice.amountDue} ${invoice.mint} reaches the merchant.
+              ${displayAmount(invoice.amountToPay, invoice.mint)} includes the stablecoin's transfer
+              fee, which the network withholds: ${displayAmount(invoice.amountDue, invoice.mint)}
+              reaches the merchant.
             </p>`
           : null
       }`;

@@ -38,6 +38,8 @@ export class PortalSubscriptionResponse {
   cancelled!: boolean;
   currentPeriodEnd!: string | null;
   lastChargeAt!: string | null;
+  /** When it ended (Cancelled or Completed), ISO 8601 UTC; null while it runs. */
+  endedAt!: string | null;
   /** Token-delegate scheme: payments the authorisation still covers; null otherwise. */
   paymentsAuthorized!: number | null;
   /** A failed charge paused it: a top-up and a settle make it Active again. */
