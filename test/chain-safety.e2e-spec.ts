@@ -218,8 +218,11 @@ describe('Chain layer safety on localnet', () => {
       // reference (amounts differ so no two are the same bytes), written straight to the chain.
       const usdc = new PublicKey((await adapter.mint('USDC')).address);
       const source = getAssociatedTokenAddressSync(usdc, spammer.publicKey);
-      const { blockhash } = await connection.getLatestBlockhash();
+      // One blockhash lives 150 slots (60 s): on a busy machine 6,000 signatures take longer, so
+      // take a fresh one from the chain every 500.
+      let blockhash = tc.chain.latestBlockhash().blockhash;
       for (let i = 1; i <= 6_000; i++) {
+        if (i % 500 === 0) blockhash = tc.chain.latestBlockhash().blockhash;
         const transfer = createTransferCheckedInstruction(
           source,
           usdc,

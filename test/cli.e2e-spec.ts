@@ -465,7 +465,7 @@ describe('the clocks cannot break the service (the dev key, the ceiling, the sav
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }
-  });
+  }, 300_000); // two starts, a refused one and two dozen advances: minutes on a busy machine
 });
 
 /** Runs main.js until it exits on its own (a start it refuses): its code and output. */

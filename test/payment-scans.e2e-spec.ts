@@ -4,7 +4,7 @@ import { ChainPort } from '../src/solana/chain.port';
 import { memo } from '../src/solana/transactions';
 import { billingHelpers } from './helpers/billing';
 import { fund } from './helpers/chain-tx';
-import { createTestApp, TestApp, TestMerchant } from './helpers/test-app';
+import { createTestApp, retryingUnavailable, TestApp, TestMerchant } from './helpers/test-app';
 import { waitFor } from './helpers/webhook-receiver';
 
 const USDC = 1_000_000n;
@@ -22,15 +22,18 @@ describe('Payment scans: bounded, resumable, fair', () => {
     t.http.get(`/api/invoices/${id}`).set(merchant.auth).expect(200);
   const create = async (merchant: TestMerchant, total: string) =>
     (
-      await t.http
-        .post('/api/invoices')
-        .set(merchant.auth)
-        .send({
-          walletAddress: Keypair.generate().publicKey.toBase58(),
-          mint: 'USDC',
-          lineItems: [{ description: 'Work', quantity: 1, unitAmount: total }],
-        })
-        .expect(201)
+      await retryingUnavailable(
+        () =>
+          t.http
+            .post('/api/invoices')
+            .set(merchant.auth)
+            .send({
+              walletAddress: Keypair.generate().publicKey.toBase58(),
+              mint: 'USDC',
+              lineItems: [{ description: 'Work', quantity: 1, unitAmount: total }],
+            }),
+        201,
+      )
     ).body.invoice as { id: string; onchainId: string };
   const cursorOf = async (merchant: TestMerchant) =>
     (
@@ -81,10 +84,13 @@ describe('Payment scans: bounded, resumable, fair', () => {
   async function pay(invoiceId: string) {
     const payer = Keypair.generate();
     fund(t, payer.publicKey.toBase58(), { symbol: 'USDC', amount: 100n * USDC });
-    const req = await t.http
-      .post(`/api/checkout/invoices/${invoiceId}/transaction`)
-      .send({ account: payer.publicKey.toBase58() })
-      .expect(200);
+    const req = await retryingUnavailable(
+      () =>
+        t.http
+          .post(`/api/checkout/invoices/${invoiceId}/transaction`)
+          .send({ account: payer.publicKey.toBase58() }),
+      200,
+    );
     await billing.sendSigned(payer, req.body.transaction as string);
   }
 

@@ -244,3 +244,23 @@ async function withinTime(name: string, ms: number, run: () => unknown): Promise
 export function randomWallet(): string {
   return bs58.encode(randomBytes(32));
 }
+
+/**
+ * Sends a request again while the service answers 503 SERVICE_UNAVAILABLE, its documented
+ * "retry later" (on a machine busy with a second copy of the suite, the chain can give no
+ * blockhash within the service's bound), up to 20 times; then expects `status`.
+ */
+export async function retryingUnavailable(
+  send: () => request.Test,
+  status: number,
+): Promise<request.Response> {
+  let res = await send();
+  for (let i = 0; res.status === 503 && i < 20; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    res = await send();
+  }
+  if (res.status !== status) {
+    throw new Error(`expected ${status}, got ${res.status}: ${JSON.stringify(res.body)}`);
+  }
+  return res;
+}
