@@ -50,7 +50,10 @@ const TRANSACTION_REQUEST = /^\/api\/checkout\/(?:invoices|plans)\/[^/]+\/transa
  */
 function transactionRequestCors(): (req: Request, res: Response, next: NextFunction) => void {
   return (req, res, next) => {
-    if (!TRANSACTION_REQUEST.test(req.path)) return next();
+    // A prefix check first: every other request passes without a URL parse or a regex.
+    if (!req.url.startsWith('/api/checkout/') || !TRANSACTION_REQUEST.test(req.path)) {
+      return next();
+    }
     res.setHeader('access-control-allow-origin', '*');
     res.setHeader('cross-origin-resource-policy', 'cross-origin');
     if (req.method !== 'OPTIONS') return next();
