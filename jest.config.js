@@ -18,5 +18,7 @@ module.exports = {
   globalSetup: '<rootDir>/test/setup/global-setup.ts',
   globalTeardown: '<rootDir>/test/setup/global-teardown.ts',
   maxWorkers: 2,
-  testTimeout: 60_000,
+  // A bound for a test or hook that waits on something that never comes, not a measure of speed:
+  // generous, for a machine busy with a second copy of the suite.
+  testTimeout: 120_000,
 };

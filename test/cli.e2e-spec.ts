@@ -91,7 +91,8 @@ async function startServerOnce(
   child.stderr.on('data', (d: Buffer) => (output += d.toString()));
   const base = `http://127.0.0.1:${port}`;
   const started = Date.now();
-  while (Date.now() - started < 30_000) {
+  // A bound for a start that never comes (a busy machine starts slowly: minutes, not seconds).
+  while (Date.now() - started < 120_000) {
     if (child.exitCode !== null) throw new Error(`server exited: ${output}`);
     const ok = await fetch(`${base}/health`).then(
       (r) => r.ok,
@@ -126,13 +127,28 @@ function alive(pid: number | undefined): boolean {
   }
 }
 
+/**
+ * Removes a test's data directory, and first stops a PostgreSQL still running on it: a server
+ * killed by a failed step leaves its embedded PostgreSQL behind (orphaned, writing to the
+ * directory), and a cleanup that fails would hide that step's own error.
+ */
+async function removeDataDir(dataDir: string): Promise<void> {
+  const pid = postmasterPid(dataDir);
+  if (alive(pid)) {
+    process.kill(pid!, 'SIGTERM'); // smart shutdown: PostgreSQL exits once its clients are gone
+    for (let i = 0; i < 600 && alive(pid); i++) await new Promise((r) => setTimeout(r, 100));
+    if (alive(pid)) process.kill(pid!, 'SIGKILL');
+  }
+  rmSync(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
+}
+
 describe('npm start and merchant:create on a local data directory', () => {
   let dataDir: string;
 
   beforeAll(() => {
     dataDir = mkdtempSync(join(tmpdir(), 'billing-cli-'));
   });
-  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+  afterAll(() => removeDataDir(dataDir));
 
   it('first start creates and prints a working demo merchant; the server stops its PostgreSQL', async () => {
     const server = await startServer(dataDir);
@@ -276,7 +292,7 @@ describe('graceful shutdown with DATABASE_URL', () => {
       await client.end();
       expect(rows[0].last_used_at).toBeInstanceOf(Date);
     } finally {
-      rmSync(dataDir, { recursive: true, force: true });
+      await removeDataDir(dataDir);
       await db.drop();
     }
   });
@@ -327,11 +343,11 @@ describe('npm run smoke:devnet', () => {
       expect(out).toContain('smoke test passed');
     } finally {
       await chain.close();
-      rmSync(dataDir, { recursive: true, force: true });
+      await removeDataDir(dataDir);
     }
   });
 
-  it('refuses to run on devnet without funded keypairs', () => {
+  it('refuses to run on devnet without funded keypairs', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'billing-smoke-'));
     try {
       execFileSync(process.execPath, [join(ROOT, 'dist', 'src', 'cli', 'smoke-devnet.js')], {
@@ -345,7 +361,7 @@ describe('npm run smoke:devnet', () => {
       expect(e.status).toBe(2);
       expect(e.stderr.toString()).toContain('SERVICE_KEYPAIR: required on devnet');
     } finally {
-      rmSync(dataDir, { recursive: true, force: true });
+      await removeDataDir(dataDir);
     }
   });
 });
@@ -463,7 +479,7 @@ describe('the clocks cannot break the service (the dev key, the ceiling, the sav
       expect(refused.output).toContain('delete the chain');
       expect(refused.output).not.toMatch(/\n\s+at /); // one sentence, no stack
     } finally {
-      rmSync(dataDir, { recursive: true, force: true });
+      await removeDataDir(dataDir);
     }
   }, 300_000); // two starts, a refused one and two dozen advances: minutes on a busy machine
 });
@@ -520,7 +536,7 @@ describe('npm start under a process manager', () => {
       expect(chainUp).toBe(false);
       expect(alive(postgres)).toBe(false);
     } finally {
-      rmSync(dataDir, { recursive: true, force: true });
+      await removeDataDir(dataDir);
     }
   });
 });
@@ -556,7 +572,7 @@ describe('merchant:create on localnet uses the domain clock', () => {
     } finally {
       await chain.close();
       await db.drop();
-      rmSync(dataDir, { recursive: true, force: true });
+      await removeDataDir(dataDir);
     }
   });
 });
@@ -638,7 +654,7 @@ describe('two servers on one data directory', () => {
       }
     } finally {
       expect(await stopServer(first.child)).toBe(0);
-      rmSync(dataDir, { recursive: true, force: true });
+      await removeDataDir(dataDir);
     }
   });
 });

@@ -1,6 +1,6 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ChainDirectoryInUseError, ChainDirectoryLock } from '../src/localnet/data-dir-lock';
@@ -59,23 +59,24 @@ describe('localnet data-directory lock across processes', () => {
   });
 
   it('a live lock that keeps announcing its URL is never taken for a stale one', async () => {
-    // The owner rewrites its lock (announce) as fast as it can while this process tries to take it.
+    // The owner rewrites its lock (announce) as fast as it can, until told to stop, while this
+    // process tries 200 times to take it (a count, not a time: a busy machine tries as often).
+    const stop = join(dir, 'stop');
     const owner = node(
-      `const { ChainDirectoryLock } = require(process.argv[1]);
+      `const { existsSync } = require('node:fs');
+       const { ChainDirectoryLock } = require(process.argv[1]);
        const lock = ChainDirectoryLock.acquire(process.argv[2]);
        process.stdout.write('ready\\n');
-       const end = Date.now() + 2500;
-       for (let i = 0; Date.now() < end; i++) lock.announce('http://127.0.0.1:' + (10000 + (i % 1000)));
+       for (let i = 0; !existsSync(process.argv[3]); i++) lock.announce('http://127.0.0.1:' + (10000 + (i % 1000)));
        lock.release();`,
-      [dir],
+      [dir, stop],
     );
     await new Promise<void>((resolve) =>
       owner.stdout!.on('data', (d: Buffer) => d.toString().includes('ready') && resolve()),
     );
     let refused = 0;
     let taken = 0;
-    const end = Date.now() + 1500;
-    while (Date.now() < end) {
+    for (let i = 0; i < 200; i++) {
       try {
         ChainDirectoryLock.acquire(dir).release();
         taken++;
@@ -84,9 +85,10 @@ describe('localnet data-directory lock across processes', () => {
         refused++;
       }
     }
+    await writeFile(stop, '');
     await output(owner);
     expect(taken).toBe(0);
-    expect(refused).toBeGreaterThan(100);
+    expect(refused).toBe(200);
   });
 
   it('a stale lock is taken over by exactly one of several processes starting at once', async () => {

@@ -73,7 +73,7 @@ describe('createTestApp', () => {
     };
   }
 
-  it('a provider failing in app.init(): rejects at once with that error, everything released', async () => {
+  it('a provider failing in app.init(): rejects with that error, everything released', async () => {
     const resources = watchResources();
     const cause = new Error('bootstrap failed on purpose');
     // A provider whose bootstrap hook throws: by then the ORM's pool is open and the modules
@@ -83,11 +83,10 @@ describe('createTestApp', () => {
       onApplicationShutdown: () => undefined,
     };
     const sockets = openSockets();
-    const started = Date.now();
+    // (Not waiting on anything first: a start that hung would meet this test's timeout.)
     await expect(
       createTestApp({ overrides: [{ token: LocalnetClockSync, value: failing }] }),
     ).rejects.toBe(cause);
-    expect(Date.now() - started).toBeLessThan(30_000);
     // No TCP socket or server of the app, its pools or its chain is left in this process (a
     // client socket the chain's server just closed may take a moment to go: polled up to 2 s).
     expect(await eventually(() => openSockets() <= sockets)).toBe(true);

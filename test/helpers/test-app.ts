@@ -184,6 +184,8 @@ async function startTestApp(options: TestAppOptions, resources: Resources): Prom
 
 /** How long one release may take after a failed start before the next one runs anyway. */
 const RELEASE_AFTER_FAILURE_MS = 10_000;
+/** A release slower than this is reported (a busy machine; or something that does not stop). */
+const SLOW_RELEASE_MS = 15_000;
 
 /**
  * What a TestApp started, released in reverse order (the pool before the app, the app before
@@ -217,11 +219,15 @@ class Resources {
   private async releaseAll(limitMs?: number): Promise<void> {
     const failures: unknown[] = [];
     for (const { name, release } of [...this.started].reverse()) {
+      const started = Date.now();
       try {
         await (limitMs === undefined ? release() : withinTime(name, limitMs, release));
       } catch (error) {
         failures.push(error);
       }
+      // Said when slow, so that a hook that runs out of time names what it was waiting for.
+      const ms = Date.now() - started;
+      if (ms > SLOW_RELEASE_MS) console.warn(`TestApp: releasing ${name} took ${ms} ms`);
     }
     if (failures.length === 1) throw failures[0];
     if (failures.length > 1) throw new AggregateError(failures, 'TestApp: several releases failed');

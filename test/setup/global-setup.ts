@@ -16,7 +16,13 @@ export default async function globalSetup(): Promise<void> {
   if (!server) {
     const dir = await mkdtemp(join(tmpdir(), 'billing-test-'));
     await chmod(dir, 0o755);
-    const pg = await startEmbeddedPostgres(join(dir, 'postgres'));
+    // A throwaway server: no fsync and no full-page images (what PostgreSQL's docs list for
+    // data that need not survive an operating-system crash). A process killed still loses
+    // nothing committed; creating and dropping a database per test file, and thousands of
+    // commits, stop waiting on the disk, which two suites on one machine share.
+    const pg = await startEmbeddedPostgres(join(dir, 'postgres'), {
+      settings: ['fsync=off', 'full_page_writes=off'],
+    });
     (globalThis as { __testPg?: unknown }).__testPg = { pg, dir };
     server = pg.serverUrl;
   }
