@@ -498,20 +498,29 @@ async function chargeRuns(
   const start = await balances();
   process.stdout.write('Bare client round 1...\n');
   const bare1 = await bareRound();
+  // A-B-B-A: one instance, three, three, one, each plan half charged once by each configuration
+  // (a half released again is its next period), so a drift of the machine over the run (another
+  // process, the chain's growing state) weighs on both configurations alike.
   process.stdout.write('One instance...\n');
-  const one = await serviceRound(1, 0);
+  const one1 = await serviceRound(1, 0);
   process.stdout.write('Three instances...\n');
-  const three = await serviceRound(3, 1);
+  const three1 = await serviceRound(3, 1);
+  process.stdout.write('Three instances, again...\n');
+  const three2 = await serviceRound(3, 0);
+  process.stdout.write('One instance, again...\n');
+  const one2 = await serviceRound(1, 1);
   process.stdout.write('Bare client round 2...\n');
   const bare2 = await bareRound();
   const bare = median([bare1.rate, bare2.rate]);
+  const one = { ...one1, rate: median([one1.rate, one2.rate]) };
+  const three = { ...three1, rate: median([three1.rate, three2.rate]) };
 
   // Exactly once, on the chain: the merchants received the two bare rounds plus one period of
   // every subscription, and the ledger says the same.
   const received = sumOf(await balances()) - sumOf(start);
   const expected =
     bareTotal * BigInt(subscribers.length) +
-    BigInt(subscribers.length) * sumOf(plans.map((p) => p.amount));
+    2n * BigInt(subscribers.length) * sumOf(plans.map((p) => p.amount));
   const ledger = BigInt(
     (
       await db.query<{ s: string }>(
@@ -535,10 +544,10 @@ async function chargeRuns(
       '',
       `bare web3.js client, same transfers, ${IN_FLIGHT} in flight: ${bare1.rate.toFixed(0)} and ${bare2.rate.toFixed(0)} tx/s (median ${bare.toFixed(0)})`,
       `  ${cpuLine(bare1.cpu)}`,
-      `service, 1 instance:   ${one.rate.toFixed(0)} charges/s (${one.seconds.toFixed(1)} s; ${pct(one.rate, bare)} of bare; target >= 60%: ${ok(one.rate / bare >= 0.6)})`,
+      `service, 1 instance:   ${one.rate.toFixed(0)} charges/s (rounds ${one1.rate.toFixed(0)} and ${one2.rate.toFixed(0)}; ${pct(one.rate, bare)} of bare; target >= 60%: ${ok(one.rate / bare >= 0.6)})`,
       `  ${cpuLine(one.cpu)}`,
       `  PostgreSQL per charge: ${one.database.commits} commits; index scans ${JSON.stringify(one.database.indexScans)}; rows read by sequential scans ${JSON.stringify(one.database.seqRows)}`,
-      `service, 3 instances:  ${three.rate.toFixed(0)} charges/s (${three.seconds.toFixed(1)} s; ${pct(three.rate, one.rate)} of 1 instance; target >= 100%: ${ok(three.rate >= one.rate)})`,
+      `service, 3 instances:  ${three.rate.toFixed(0)} charges/s (rounds ${three1.rate.toFixed(0)} and ${three2.rate.toFixed(0)}; ${pct(three.rate, one.rate)} of 1 instance; target >= 100%: ${ok(three.rate >= one.rate)})`,
       `  ${cpuLine(three.cpu)}`,
       `attempts: ${attempts.map((a) => `${a.n} ${a.state}`).join(', ')}; merchants received ${received} base units, expected ${expected}; ledger ${ledger}: exactly once ${ok(exact)}`,
       '',
@@ -549,8 +558,8 @@ async function chargeRuns(
     subscriptions: SUBSCRIPTIONS,
     inFlight: IN_FLIGHT,
     bare: [bare1, bare2],
-    one,
-    three,
+    one: [one1, one2],
+    three: [three1, three2],
     attempts,
   };
 }
