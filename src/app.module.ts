@@ -58,7 +58,7 @@ export class AppModule {
           throttlers: [{ ttl: 60_000, limit: config.RATE_LIMIT_PER_MINUTE }],
           storage: new TokenBucketStorage(),
         }),
-        CommonModule,
+        CommonModule.forRoot({ movableClock: config.isLocalnet, runsWorkers: config.runsWorkers }),
         AuthModule,
         IdempotencyModule,
         MerchantsModule,

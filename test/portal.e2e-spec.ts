@@ -1,5 +1,5 @@
 import { Keypair } from '@solana/web3.js';
-import { PortalSessions } from '../src/portal/portal-sessions.service';
+import { PortalSessions } from '../src/auth/portal-sessions.service';
 import { billingHelpers } from './helpers/billing';
 import { fund } from './helpers/chain-tx';
 import { createTestApp, TestApp, TestMerchant } from './helpers/test-app';

@@ -1,59 +1,76 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { join, relative, sep } from 'node:path';
+import { sep } from 'node:path';
 import { discoverEntities } from '../src/database/entities';
+import {
+  fileCycles,
+  importsInto,
+  moduleCycles,
+  MODULES,
+  readSources,
+  source,
+  unlistedModules,
+} from './helpers/source-structure';
 
 /**
  * The architecture as STYLE.md draws it, checked on the source tree: the floor (common, config,
  * database) knows no room, dependencies between modules point one way, and files stay small
  * enough to read.
  */
-const SRC = join(__dirname, '..', 'src');
-const DOMAIN = [
-  'auth',
-  'billing',
-  'checkout',
-  'customer-detail',
-  'customers',
-  'dev',
-  'email',
-  'events',
-  'idempotency',
-  'invoices',
-  'localnet',
-  'merchants',
-  'plans',
-  'settings',
-  'solana',
-  'subscriptions',
-  'webhooks',
-];
 const MAX_LINES = 450;
-
-function files(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) return entry.name === 'migrations' ? [] : files(path);
-    return entry.name.endsWith('.ts') ? [path] : [];
-  });
-}
-
-const sources = files(SRC).map((path) => {
-  const text = readFileSync(path, 'utf8');
-  const module = relative(SRC, path).split(sep)[0];
-  const imports = [...text.matchAll(/from '(\.[^']+)'/g)].map((m) => {
-    const target = relative(SRC, join(path, '..', m[1]));
-    return target.split(sep)[0];
-  });
-  return { path: relative(SRC, path), module, text, imports };
-});
+const sources = readSources();
+const DOMAIN = [...MODULES.domain, ...MODULES.chain, ...MODULES.edge, ...MODULES.shared];
 
 const importsOf = (module: string) =>
   sources.filter((s) => s.module === module).flatMap((s) => s.imports.map((i) => [s.path, i]));
 
 describe('source structure', () => {
-  it.each(['common', 'config', 'database'])('%s/ imports no domain module', (floor) => {
-    const offending = importsOf(floor).filter(([, target]) => DOMAIN.includes(target));
-    expect(offending).toEqual([]);
+  it.each(MODULES.floor)('%s/ imports no module above the floor', (floor) => {
+    expect(importsInto(sources, floor, DOMAIN)).toEqual([]);
+  });
+
+  it('common/ does not import config/: it is told what it needs (CommonModule.forRoot)', () => {
+    expect(importsInto(sources, 'common', ['config'])).toEqual([]);
+  });
+
+  it('every module under src/ is listed in its place', () => {
+    expect(unlistedModules(sources)).toEqual([]);
+  });
+
+  it('no import cycle anywhere in src/: between modules, or between files', () => {
+    expect(moduleCycles(sources)).toEqual([]);
+    expect(fileCycles(sources)).toEqual([]);
+  });
+
+  describe('the rules catch what they are for (planted violations)', () => {
+    const tree = (...files: [string, string][]) => files.map(([path, text]) => source(path, text));
+
+    it('the floor importing a room', () => {
+      const planted = tree(['common/x.ts', "import { A } from '../billing/a';"]);
+      expect(importsInto(planted, 'common', DOMAIN)).toEqual([['common/x.ts', 'billing']]);
+    });
+
+    it('common importing config', () => {
+      const planted = tree(['common/x.ts', "import { AppConfig } from '../config/app-config';"]);
+      expect(importsInto(planted, 'common', ['config'])).toEqual([['common/x.ts', 'config']]);
+    });
+
+    it('a module no one listed', () => {
+      expect(unlistedModules(tree(['refunds/refunds.service.ts', '']))).toEqual(['refunds']);
+    });
+
+    it('a cycle between modules, also through a type-only import, and between files', () => {
+      const planted = tree(
+        ['billing/a.ts', "import { B } from '../portal/b';"],
+        ['portal/b.ts', "import { C } from '../checkout/c';"],
+        ['checkout/c.ts', "import type { A } from '../billing/a';"],
+        ['plans/p.ts', "import { Q } from '../plans/q';"],
+        ['plans/q.ts', "import { P } from '../plans/p';"],
+      );
+      expect(moduleCycles(planted)).toEqual([['billing', 'checkout', 'portal']]);
+      expect(fileCycles(planted)).toEqual([
+        ['billing/a', 'checkout/c', 'portal/b'],
+        ['plans/p', 'plans/q'],
+      ]);
+    });
   });
 
   it(`no file outside localnet/ is longer than ${MAX_LINES} lines (specs aside)`, () => {

@@ -3,7 +3,6 @@ import { Injectable } from '@nestjs/common';
 import { Clock } from '../common/clock';
 import { AuthContext } from '../common/decorators/current-merchant.decorator';
 import { NotFoundError, ValidationError } from '../common/errors/domain-error';
-import { Merchant } from '../merchants/entities/merchant.entity';
 import { ApiKeyCache } from './api-key-cache';
 import { ApiKey } from './entities/api-key.entity';
 import { LastUsedRecorder } from './last-used-recorder';
@@ -46,7 +45,7 @@ export class ApiKeysService {
   ): { apiKey: ApiKey; key: string } {
     const key = generateApiKey();
     const apiKey = new ApiKey({
-      merchant: em.getReference(Merchant, merchantId, { wrapped: true }),
+      merchant: em.getReference<{ id: string }>('Merchant', merchantId, { wrapped: true }),
       label,
       keyHash: hashApiKey(key),
       now: this.clock.now(),

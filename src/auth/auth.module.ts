@@ -4,11 +4,14 @@ import { ApiKeyCache } from './api-key-cache';
 import { AuthFailureLimiter } from './auth-failure-limiter';
 import { ApiKeysService } from './api-keys.service';
 import { LastUsedRecorder } from './last-used-recorder';
+import { PortalSessions } from './portal-sessions.service';
 import { RevocationListener } from './revocation-listener';
 
 /**
- * API-key authentication and the key lifecycle used by merchants and settings. The global
- * `ApiKeyGuard` is registered by the app module, before the rate limiter.
+ * The service's credentials: API-key authentication and the key lifecycle used by merchants and
+ * settings, and customer portal sessions (signed, short-lived tokens: the billing engine's
+ * notices carry portal links, the portal verifies them). The global `ApiKeyGuard` is registered
+ * by the app module, before the rate limiter.
  */
 @Module({
   providers: [
@@ -21,7 +24,8 @@ import { RevocationListener } from './revocation-listener';
     ApiKeysService,
     LastUsedRecorder,
     RevocationListener,
+    PortalSessions,
   ],
-  exports: [ApiKeysService, AuthFailureLimiter],
+  exports: [ApiKeysService, AuthFailureLimiter, PortalSessions],
 })
 export class AuthModule {}

@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { EmailOutboxService } from '../email/email-outbox.service';
 import { escapeHtml } from '../email/invoice-email';
 import type { ChargeFailure } from '../solana/chain.port';
-import { NOTICE_PORTAL_TTL_SECONDS, PortalSessions } from '../portal/portal-sessions.service';
+import { NOTICE_PORTAL_TTL_SECONDS, PortalSessions } from '../auth/portal-sessions.service';
 import { SubscriptionResponse } from '../subscriptions/dto/subscription.response';
 
 /** What a customer is told about each failure, in plain words. */

@@ -3,7 +3,7 @@ import { EmailModule } from '../email/email.module';
 import { EventsModule } from '../events/events.module';
 import { InvoicesModule } from '../invoices/invoices.module';
 import { PaymentsModule } from '../payments/payments.module';
-import { PortalSessionsModule } from '../portal/portal-sessions.module';
+import { AuthModule } from '../auth/auth.module';
 import { SubscriptionsModule } from '../subscriptions/subscriptions.module';
 import { BillingNotices } from './billing-notices';
 import { BillingService } from './billing.service';
@@ -25,7 +25,7 @@ import { UnreadSignatures } from './unread-signatures';
     EventsModule,
     InvoicesModule,
     PaymentsModule,
-    PortalSessionsModule,
+    AuthModule,
     SubscriptionsModule,
   ],
   providers: [

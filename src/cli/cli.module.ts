@@ -15,7 +15,7 @@ export class CliModule {
       imports: [
         ConfigModule.forRoot(config),
         DatabaseModule.forRoot(databaseUrl, 2),
-        CommonModule,
+        CommonModule.forRoot({ movableClock: config.isLocalnet, runsWorkers: config.runsWorkers }),
         MerchantsModule,
         // On localnet the CLI takes up the chain's clock, so its rows carry the same domain
         // time as the server's (a moved clock included).

@@ -1,17 +1,12 @@
 import { EntityManager } from '@mikro-orm/postgresql';
-import {
-  BeforeApplicationShutdown,
-  Injectable,
-  Logger,
-  OnApplicationBootstrap,
-  OnModuleInit,
-} from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { BackgroundWork } from '../common/background/background-work';
 import { Clock } from '../common/clock';
 import { AppConfig } from '../config/app-config';
 import { PgListener } from '../database/pg-listener';
 import { isoTimestamp } from '../database/sql';
+import { OutboxResult, OutboxWorker, outboxLeaseMs } from '../outbox/outbox-worker';
 import { EMAIL_CHANNEL } from './email-outbox.service';
 import { EmailSender, POOL_CONNECTIONS } from './email-sender';
 import { EmailStatus } from './entities/email-message.entity';
@@ -40,112 +35,52 @@ interface Outcome {
 
 /** Sends in flight per instance: the pool's connections, and as many waiting for one. */
 const MAX_IN_FLIGHT = 2 * POOL_CONNECTIONS;
+/** At most this many results go in one UPDATE. */
+const RESULT_BATCH = 100;
 const NOT_CONFIGURED = 'E-mail sending is not configured on this service';
 
 /**
- * Sends queued e-mail. Any number of instances run it on one database: each claims due messages
- * with `FOR UPDATE SKIP LOCKED` and leases them (`leased_until`, real time, under a fresh
- * `lock_token`), so no two instances send one message at once, and a message whose instance died
- * mid-send is taken again when its lease ends (at least once; the `Message-ID` stays the same).
- *
- * It wakes on NOTIFY when a message is queued (any instance), when a send finishes while more
- * may be due, and every `EMAIL_POLL_INTERVAL_MS` for retries that come due. Without `SMTP_URL`
- * it still takes messages up, to mark them `not_sent` and log who they were for.
- * Scheduling uses the domain clock; leases and the send timeout real time.
+ * Sends queued e-mail through the shared outbox loop (`OutboxWorker`: claim with `SKIP LOCKED`,
+ * lease, wake on NOTIFY, batched results; a message whose instance died mid-send is taken again
+ * when its lease ends: at least once, the `Message-ID` stays the same). It wakes when a message
+ * is queued (any instance), when a send finishes while more may be due, and every
+ * `EMAIL_POLL_INTERVAL_MS` for retries that come due. Without `SMTP_URL` it still takes messages
+ * up, to mark them `not_sent` and log who they were for. Scheduling uses the domain clock; leases
+ * and the send timeout real time.
  */
 @Injectable()
-export class EmailDeliveryWorker
-  implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown
-{
-  private readonly logger = new Logger(EmailDeliveryWorker.name);
+export class EmailDeliveryWorker extends OutboxWorker<ClaimedEmail, Outcome> {
+  protected readonly logger = new Logger(EmailDeliveryWorker.name);
   private readonly leaseMs: number;
-  private readonly inFlight = new Set<Promise<void>>();
-  private running = false;
-  private pumping?: Promise<void>;
-  private wakeAgain = false;
-  /** The last claim came back full: more may be due, so finishing a send claims again. */
-  private backlog = false;
 
   constructor(
     private readonly em: EntityManager,
-    private readonly clock: Clock,
-    private readonly config: AppConfig,
-    private readonly listener: PgListener,
+    clock: Clock,
+    config: AppConfig,
+    listener: PgListener,
     private readonly sender: EmailSender,
-    private readonly background: BackgroundWork,
+    background: BackgroundWork,
   ) {
-    this.leaseMs = Math.max(60_000, 3 * config.EMAIL_SEND_TIMEOUT_MS);
-  }
-
-  onModuleInit(): void {
-    if (!this.background.enabled) return;
-    this.listener.subscribe(EMAIL_CHANNEL, {
-      onMessage: () => this.wake(),
-      onUp: () => this.wake(),
-    });
-  }
-
-  onApplicationBootstrap(): void {
-    if (!this.background.enabled) return;
-    this.running = true;
-    this.background.every('email-delivery', this.config.EMAIL_POLL_INTERVAL_MS, () => this.wake());
-    this.wake();
-  }
-
-  /** Stops claiming, then lets the sends under way finish and record their results. */
-  async beforeApplicationShutdown(): Promise<void> {
-    this.running = false;
-    await this.pumping;
-    await Promise.allSettled([...this.inFlight]);
-  }
-
-  private wake(): void {
-    if (!this.running) return;
-    if (this.pumping) {
-      this.wakeAgain = true;
-      return;
-    }
-    this.pumping = this.pump().finally(() => {
-      this.pumping = undefined;
-    });
-  }
-
-  private async pump(): Promise<void> {
-    do {
-      this.wakeAgain = false;
-      while (this.running) {
-        const free = MAX_IN_FLIGHT - this.inFlight.size;
-        if (free <= 0) {
-          this.backlog = true; // finishing sends wake the pump again
-          break;
-        }
-        let claimed: ClaimedEmail[];
-        try {
-          claimed = await this.claim(free);
-        } catch (error) {
-          this.logger.warn({ err: error }, 'Could not claim e-mail; will retry');
-          return;
-        }
-        this.backlog = claimed.length === free;
-        for (const email of claimed) this.start(email);
-        if (!this.backlog) break;
-      }
-    } while (this.wakeAgain && this.running);
-  }
-
-  private start(email: ClaimedEmail): void {
-    const task = this.attempt(email).finally(() => {
-      this.inFlight.delete(task);
-      if (this.backlog) this.wake();
-    });
-    this.inFlight.add(task);
+    super(
+      {
+        name: 'email-delivery',
+        channel: EMAIL_CHANNEL,
+        pollIntervalMs: config.EMAIL_POLL_INTERVAL_MS,
+        concurrency: MAX_IN_FLIGHT,
+        resultBatch: RESULT_BATCH,
+      },
+      clock,
+      listener,
+      background,
+    );
+    this.leaseMs = outboxLeaseMs(config.EMAIL_SEND_TIMEOUT_MS);
   }
 
   /**
    * Leases up to `limit` due messages, oldest due first, counting the attempt. Due is domain
    * time; the lease is the database's real time, so moving the domain clock never frees it.
    */
-  private claim(limit: number): Promise<ClaimedEmail[]> {
+  protected claim(limit: number): Promise<ClaimedEmail[]> {
     const now = this.clock.now();
     return this.em.getConnection().execute<ClaimedEmail[]>(
       `WITH due AS (
@@ -167,18 +102,7 @@ export class EmailDeliveryWorker
     );
   }
 
-  /** One send, and its result recorded. Never throws. */
-  private async attempt(email: ClaimedEmail): Promise<void> {
-    try {
-      const outcome = await this.send(email);
-      await this.record(email, outcome);
-    } catch (error) {
-      // The lease runs out and another attempt follows: at least once, never lost.
-      this.logger.error({ err: error, emailId: email.id }, 'E-mail attempt not recorded');
-    }
-  }
-
-  private async send(email: ClaimedEmail): Promise<Outcome> {
+  protected async send(email: ClaimedEmail): Promise<Outcome> {
     if (!this.sender.configured) {
       // Who and what, never the body: it may hold more than an operator needs to see.
       this.logger.log(
@@ -211,34 +135,34 @@ export class EmailDeliveryWorker
   }
 
   /**
-   * Writes the result, unless the lease was lost to another instance meanwhile. A message not
-   * sent for want of SMTP made no attempt, so its claim is not counted.
+   * Writes the results, each unless its lease was lost to another instance meanwhile. A message
+   * not sent for want of SMTP made no attempt, so its claim is not counted.
    */
-  private async record(email: ClaimedEmail, outcome: Outcome): Promise<void> {
-    const at = this.clock.now();
+  protected async write(batch: readonly OutboxResult<ClaimedEmail, Outcome>[]): Promise<void> {
+    const rows = batch.map(({ job, outcome, at }) => ({
+      id: job.id,
+      lock_token: job.lock_token,
+      status: outcome.status,
+      error: outcome.error?.slice(0, 500) ?? null,
+      next_attempt_at: outcome.next?.toISOString() ?? null,
+      at: at.toISOString(),
+    }));
     await this.em.getConnection().execute(
-      `UPDATE email_outbox
-          SET status = ?,
-              attempts = CASE WHEN ? = 'not_sent' THEN attempts - 1 ELSE attempts END,
-              last_error = ?, next_attempt_at = ?,
-              sent_at = CASE WHEN ? = 'sent' THEN ?::timestamptz END,
-              lock_token = NULL, leased_until = NULL, updated_at = ?
-        WHERE id = ? AND lock_token = ?`,
-      [
-        outcome.status,
-        outcome.status,
-        outcome.error?.slice(0, 500) ?? null,
-        outcome.next,
-        outcome.status,
-        at,
-        at,
-        email.id,
-        email.lock_token,
-      ],
+      `UPDATE email_outbox e
+          SET status = r.status,
+              attempts = CASE WHEN r.status = 'not_sent' THEN e.attempts - 1 ELSE e.attempts END,
+              last_error = r.error, next_attempt_at = r.next_attempt_at,
+              sent_at = CASE WHEN r.status = 'sent' THEN r.at END,
+              lock_token = NULL, leased_until = NULL, updated_at = r.at
+         FROM jsonb_to_recordset(?::jsonb) AS r(id uuid, lock_token uuid, status text,
+              error text, next_attempt_at timestamptz, at timestamptz)
+        WHERE e.id = r.id AND e.lock_token = r.lock_token`,
+      [JSON.stringify(rows)],
     );
-    if (outcome.status === 'failed') {
+    for (const { job, outcome } of batch) {
+      if (outcome.status !== 'failed') continue;
       this.logger.warn(
-        { emailId: email.id, merchantId: email.merchant_id, error: outcome.error },
+        { emailId: job.id, merchantId: job.merchant_id, error: outcome.error },
         'E-mail failed: refused for good, or not accepted within its retry window',
       );
     }

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { HealthIndicatorResult, HealthIndicatorService } from '@nestjs/terminus';
 import { Connection } from '@solana/web3.js';
+import { withTimeout } from '../common/with-timeout';
 
 /** The chain RPC answers `getSlot` within the timeout. */
 @Injectable()
@@ -12,20 +13,15 @@ export class ChainHealthIndicator {
 
   async pingCheck(key: 'chain', timeoutMs: number): Promise<HealthIndicatorResult<'chain'>> {
     const indicator = this.indicators.check(key);
-    let timer: NodeJS.Timeout | undefined;
     try {
-      const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () => reject(new Error(`timeout of ${timeoutMs}ms exceeded`)),
-          timeoutMs,
-        );
-      });
-      const slot = await Promise.race([this.connection.getSlot(), timeout]);
+      const slot = await withTimeout(
+        this.connection.getSlot(),
+        timeoutMs,
+        `timeout of ${timeoutMs}ms exceeded`,
+      );
       return indicator.up({ slot });
     } catch (error) {
       return indicator.down({ message: (error as Error).message });
-    } finally {
-      clearTimeout(timer);
     }
   }
 }

@@ -10,7 +10,7 @@ import { day } from '../checkout/pages/checkout-pages.service';
 import { html } from '../checkout/pages/html';
 import { PageShell } from '../checkout/pages/layout';
 import { PortalSubscriptionResponse } from './dto/portal.response';
-import { PortalSessions } from './portal-sessions.service';
+import { PortalSessions } from '../auth/portal-sessions.service';
 import { PortalService } from './portal.service';
 
 const REASONS: Record<string, string> = {

@@ -1,7 +1,7 @@
 import { CanActivate, createParamDecorator, ExecutionContext, Injectable } from '@nestjs/common';
 import type { Request } from 'express';
-import { PORTAL_SESSION_HEADER, PortalSessions } from './portal-sessions.service';
-import type { PortalGrant } from './portal-token';
+import { PORTAL_SESSION_HEADER, PortalSessions } from '../auth/portal-sessions.service';
+import type { PortalGrant } from '../auth/portal-token';
 
 type PortalRequest = Request & { portal?: PortalGrant };
 

@@ -11,7 +11,7 @@ import { ChainUnavailableError } from '../solana/blockhash-cache';
 import type { MintSymbol } from '../solana/mints';
 import type { SubscriptionStatus } from '../subscriptions/subscription-status';
 import { PortalSubscriptionResponse } from './dto/portal.response';
-import type { PortalGrant } from './portal-token';
+import type { PortalGrant } from '../auth/portal-token';
 
 /** Failures a customer can put right by topping up: the next charge may succeed. */
 const SETTLEABLE_FAILURES = ['insufficient_funds', 'transient'];

@@ -20,9 +20,9 @@ import {
   PortalSubscriptionResponse,
 } from './dto/portal.response';
 import { Portal, PortalSessionGuard } from './portal-session.guard';
-import { PORTAL_SESSION_HEADER, PortalSessions } from './portal-sessions.service';
+import { PORTAL_SESSION_HEADER, PortalSessions } from '../auth/portal-sessions.service';
 import { PortalService } from './portal.service';
-import type { PortalGrant } from './portal-token';
+import type { PortalGrant } from '../auth/portal-token';
 
 /** The merchant's side: a portal link for one of its customers. */
 @ApiTags('Customers')

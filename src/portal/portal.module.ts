@@ -6,19 +6,13 @@ import { SubscriptionsModule } from '../subscriptions/subscriptions.module';
 import { PortalController, PortalSessionsController } from './portal.controller';
 import { PortalPageController } from './portal-page.controller';
 import { PortalSessionGuard } from './portal-session.guard';
-import { PortalSessionsModule } from './portal-sessions.module';
+import { AuthModule } from '../auth/auth.module';
 import { PortalSubscriptions } from './portal-subscriptions';
 import { PortalService } from './portal.service';
 
 /** Customer self-service (DESIGN section 9): portal sessions and the portal page's API. */
 @Module({
-  imports: [
-    BillingModule,
-    CheckoutModule,
-    CustomersModule,
-    PortalSessionsModule,
-    SubscriptionsModule,
-  ],
+  imports: [BillingModule, CheckoutModule, CustomersModule, AuthModule, SubscriptionsModule],
   controllers: [PortalSessionsController, PortalController, PortalPageController],
   providers: [PortalService, PortalSubscriptions, PortalSessionGuard],
 })

@@ -19,7 +19,7 @@ import { ChainPort } from '../solana/chain.port';
 import type { MintSymbol } from '../solana/mints';
 import { SubscriptionsService } from '../subscriptions/subscriptions.service';
 import type { SignatureUse } from '../subscriptions/entities/subscription-signature.entity';
-import type { PortalGrant } from './portal-token';
+import type { PortalGrant } from '../auth/portal-token';
 import { maxZero, PortalSubscriptionRow, PortalSubscriptions } from './portal-subscriptions';
 import {
   PortalInvoiceResponse,

@@ -1,6 +1,6 @@
 import { Commitment, Connection } from '@solana/web3.js';
 import { ServiceUnavailableError } from '../common/errors/domain-error';
-import { withTimeout } from './transactions';
+import { withTimeout } from '../common/with-timeout';
 
 export interface RecentBlockhash {
   blockhash: string;

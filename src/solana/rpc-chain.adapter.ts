@@ -45,7 +45,8 @@ import { chainTransaction } from './chain-transaction';
 import { createMerchantAccount, InvoiceTransactions } from './invoice-transactions';
 import { TransactionSender } from './transaction-sender';
 import { feeOf, grossUp, type TransferFee } from './transfer-fee';
-import { memo, ServiceSigner, UnsignedTxBuilder, withTimeout } from './transactions';
+import { withTimeout } from '../common/with-timeout';
+import { memo, ServiceSigner, UnsignedTxBuilder } from './transactions';
 
 /** The longest an API request waits for the chain reads behind an unsigned transaction. */
 const BUILD_TIMEOUT_MS = 5_000;

@@ -1,7 +1,7 @@
 import { Commitment, Connection, SignatureStatus } from '@solana/web3.js';
 import type { SignedTx, TxOutcome } from './chain.port';
 import { RpcBatcher } from './rpc-batcher';
-import { withTimeout } from './transactions';
+import { withTimeout } from '../common/with-timeout';
 
 /**
  * How long `sendAndConfirm` keeps asking: a blockhash lives ~60-90 s, so by then the answer is

@@ -35,15 +35,6 @@ export function withReference(
   return instruction;
 }
 
-/** Rejects when `promise` has not settled within `ms`. */
-export function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
 /**
  * The custom error code in a transaction error, in either form it arrives in: a status's JSON
  * (`{"InstructionError":[1,{"Custom":508}]}`) or a preflight message

@@ -1,18 +1,13 @@
 import { EntityManager } from '@mikro-orm/postgresql';
-import {
-  BeforeApplicationShutdown,
-  Injectable,
-  Logger,
-  OnApplicationBootstrap,
-  OnModuleInit,
-} from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
+import { BackgroundWork } from '../common/background/background-work';
 import { Clock } from '../common/clock';
 import { AppConfig } from '../config/app-config';
 import { PgListener } from '../database/pg-listener';
 import { DeliveryStatus } from '../events/entities/webhook-delivery.entity';
-import { BackgroundWork } from '../common/background/background-work';
 import { DELIVERY_CHANNEL } from '../events/events.service';
+import { OutboxResult, OutboxWorker, outboxLeaseMs } from '../outbox/outbox-worker';
 import { nextAttemptAt, parseRetryAfter } from './retry-schedule';
 import { EVENT_ID_HEADER, EVENT_TYPE_HEADER, SIGNATURE_HEADER, signatureHeader } from './signature';
 import { WebhookSender } from './webhook-sender';
@@ -34,15 +29,6 @@ interface ClaimedDelivery {
   previous_webhook_secret_expires_at: string | null;
 }
 
-/** A finished attempt waiting for its result to be written. */
-interface PendingResult {
-  delivery: ClaimedDelivery;
-  outcome: Outcome;
-  at: Date;
-  resolve: () => void;
-  reject: (error: unknown) => void;
-}
-
 /** At most this many results go in one UPDATE. */
 const RESULT_BATCH = 500;
 
@@ -56,138 +42,44 @@ interface Outcome {
 const USER_AGENT = 'StablecoinBilling-Webhooks/1.0';
 
 /**
- * Delivers queued webhook events. Any number of instances run it on one database: each claims due
- * deliveries with `FOR UPDATE SKIP LOCKED` and leases them (`leased_until`, real time, under a
- * fresh `lock_token`), so no two instances attempt one delivery at once, and an instance that dies
- * mid-attempt leaves a claim that can be taken again when its lease ends.
- *
- * It wakes on NOTIFY when a delivery is queued (any instance), when an attempt finishes while
- * more work is waiting (the last claim was full, or a merchant that filled its share is back to
- * half of it), and every `WEBHOOK_POLL_INTERVAL_MS` for retries that come due. It keeps up to
- * `WEBHOOK_CONCURRENCY` POSTs in flight, at most a quarter of them for one merchant.
- * Scheduling uses the domain clock; leases, signature timestamps and HTTP timeouts real time.
+ * Delivers queued webhook events through the shared outbox loop (`OutboxWorker`: claim with
+ * `SKIP LOCKED`, lease, wake on NOTIFY, batched results). It wakes when a delivery is queued (any
+ * instance), when an attempt finishes while more work is waiting, and every
+ * `WEBHOOK_POLL_INTERVAL_MS` for retries that come due. It keeps up to `WEBHOOK_CONCURRENCY`
+ * POSTs in flight, at most a quarter of them for one merchant, so one slow endpoint cannot hog
+ * it. Scheduling uses the domain clock; leases, signature timestamps and HTTP timeouts real time.
  */
 @Injectable()
-export class WebhookDeliveryWorker
-  implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown
-{
-  private readonly logger = new Logger(WebhookDeliveryWorker.name);
+export class WebhookDeliveryWorker extends OutboxWorker<ClaimedDelivery, Outcome> {
+  protected readonly logger = new Logger(WebhookDeliveryWorker.name);
   private readonly leaseMs: number;
-  private readonly inFlight = new Set<Promise<void>>();
-  /** Attempts in flight per merchant on this instance, capped so one slow endpoint cannot hog it. */
-  private readonly inFlightByMerchant = new Map<string, number>();
   private readonly perMerchantCap: number;
-  /**
-   * Merchants whose last claim filled their room (more of theirs may be due): the attempt that
-   * brings one back to half its cap claims again.
-   */
-  private readonly atCap = new Set<string>();
-  private running = false;
-  private pumping?: Promise<void>;
-  private wakeAgain = false;
-  /** The last claim came back full: more may be due, so finishing an attempt claims again. */
-  private backlog = false;
-  /** Finished attempts whose results are not written yet, and whether a write is under way. */
-  private readonly results: PendingResult[] = [];
-  private writing = false;
 
   constructor(
     private readonly em: EntityManager,
-    private readonly clock: Clock,
-    private readonly config: AppConfig,
-    private readonly listener: PgListener,
+    clock: Clock,
+    config: AppConfig,
+    listener: PgListener,
     private readonly sender: WebhookSender,
-    private readonly background: BackgroundWork,
+    background: BackgroundWork,
   ) {
-    this.leaseMs = Math.max(60_000, 3 * config.WEBHOOK_TIMEOUT_MS);
-    this.perMerchantCap = Math.max(1, Math.floor(config.WEBHOOK_CONCURRENCY / 4));
-  }
-
-  onModuleInit(): void {
-    if (!this.background.enabled) return;
-    this.listener.subscribe(DELIVERY_CHANNEL, {
-      onMessage: () => this.wake(),
-      onUp: () => this.wake(),
-    });
-  }
-
-  onApplicationBootstrap(): void {
-    if (!this.background.enabled) return;
-    this.running = true;
-    this.background.every('webhook-delivery', this.config.WEBHOOK_POLL_INTERVAL_MS, () =>
-      this.wake(),
+    const perMerchantCap = Math.max(1, Math.floor(config.WEBHOOK_CONCURRENCY / 4));
+    super(
+      {
+        name: 'webhook-delivery',
+        channel: DELIVERY_CHANNEL,
+        pollIntervalMs: config.WEBHOOK_POLL_INTERVAL_MS,
+        concurrency: config.WEBHOOK_CONCURRENCY,
+        minClaim: Math.max(1, Math.floor(config.WEBHOOK_CONCURRENCY / 4)),
+        fairness: { key: (delivery) => delivery.merchant_id, cap: perMerchantCap },
+        resultBatch: RESULT_BATCH,
+      },
+      clock,
+      listener,
+      background,
     );
-    this.wake();
-  }
-
-  /** Stops claiming, then lets the attempts under way finish and record their results. */
-  async beforeApplicationShutdown(): Promise<void> {
-    this.running = false;
-    await this.pumping;
-    await Promise.allSettled([...this.inFlight]);
-  }
-
-  private wake(): void {
-    if (!this.running) return;
-    if (this.pumping) {
-      this.wakeAgain = true;
-      return;
-    }
-    this.pumping = this.pump().finally(() => {
-      this.pumping = undefined;
-    });
-  }
-
-  private async pump(): Promise<void> {
-    do {
-      this.wakeAgain = false;
-      while (this.running) {
-        const free = this.config.WEBHOOK_CONCURRENCY - this.inFlight.size;
-        // Claim in batches rather than one row per finished attempt, unless idle.
-        if (free <= 0 || (this.inFlight.size > 0 && free < this.minClaim())) {
-          this.backlog = true; // finishing attempts wake the pump again
-          break;
-        }
-        const busy = new Map(this.inFlightByMerchant);
-        let claimed: ClaimedDelivery[];
-        try {
-          claimed = await this.claim(free, busy);
-        } catch (error) {
-          this.logger.warn({ err: error }, 'Could not claim webhook deliveries; will retry');
-          return;
-        }
-        this.backlog = claimed.length === free;
-        for (const delivery of claimed) {
-          this.start(delivery);
-          const merchant = delivery.merchant_id;
-          const count = (busy.get(merchant) ?? 0) + 1;
-          busy.set(merchant, count);
-          if (count >= this.perMerchantCap) this.atCap.add(merchant);
-        }
-        if (!this.backlog) break;
-      }
-    } while (this.wakeAgain && this.running);
-  }
-
-  private minClaim(): number {
-    return Math.max(1, Math.floor(this.config.WEBHOOK_CONCURRENCY / 4));
-  }
-
-  private start(delivery: ClaimedDelivery): void {
-    const merchant = delivery.merchant_id;
-    this.inFlightByMerchant.set(merchant, (this.inFlightByMerchant.get(merchant) ?? 0) + 1);
-    const task = this.attempt(delivery).finally(() => {
-      this.inFlight.delete(task);
-      const left = (this.inFlightByMerchant.get(merchant) ?? 1) - 1;
-      if (left > 0) this.inFlightByMerchant.set(merchant, left);
-      else this.inFlightByMerchant.delete(merchant);
-      // More may be due: the last claim was full, or this merchant reached its cap and now has
-      // half of it free again (claiming per finished attempt would cost a query each).
-      const released = this.atCap.has(merchant) && left <= Math.floor(this.perMerchantCap / 2);
-      if (released) this.atCap.delete(merchant);
-      if (this.backlog || released) this.wake();
-    });
-    this.inFlight.add(task);
+    this.leaseMs = outboxLeaseMs(config.WEBHOOK_TIMEOUT_MS);
+    this.perMerchantCap = perMerchantCap;
   }
 
   /**
@@ -195,7 +87,10 @@ export class WebhookDeliveryWorker
    * domain time; the lease is the database's real time. A merchant already at its cap on this
    * instance is passed over, and no merchant gets more than its remaining room in one batch.
    */
-  private async claim(limit: number, inFlight: Map<string, number>): Promise<ClaimedDelivery[]> {
+  protected async claim(
+    limit: number,
+    inFlight: ReadonlyMap<string, number>,
+  ): Promise<ClaimedDelivery[]> {
     const now = this.clock.now();
     const busy = JSON.stringify(Object.fromEntries(inFlight));
     const cap = this.perMerchantCap;
@@ -252,18 +147,7 @@ export class WebhookDeliveryWorker
     );
   }
 
-  /** One POST, and its result recorded. Never throws. */
-  private async attempt(delivery: ClaimedDelivery): Promise<void> {
-    try {
-      const outcome = await this.send(delivery);
-      await this.complete(delivery, outcome);
-    } catch (error) {
-      // The lease runs out and another attempt follows: at least once, never lost.
-      this.logger.error({ err: error, deliveryId: delivery.id }, 'Webhook attempt not recorded');
-    }
-  }
-
-  private async send(delivery: ClaimedDelivery): Promise<Outcome> {
+  protected async send(delivery: ClaimedDelivery): Promise<Outcome> {
     if (!delivery.webhook_url) {
       return { status: 'skipped', httpStatus: null, error: 'No webhook endpoint', next: null };
     }
@@ -304,38 +188,11 @@ export class WebhookDeliveryWorker
   }
 
   /**
-   * Queues the result for the next batched write and resolves once it is written. Results that
-   * finish while a write is under way go together in the next one: one commit for many attempts.
-   */
-  private complete(delivery: ClaimedDelivery, outcome: Outcome): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.results.push({ delivery, outcome, at: this.clock.now(), resolve, reject });
-      if (!this.writing) {
-        this.writing = true;
-        setImmediate(() => void this.writeResults());
-      }
-    });
-  }
-
-  private async writeResults(): Promise<void> {
-    while (this.results.length > 0) {
-      const batch = this.results.splice(0, RESULT_BATCH);
-      try {
-        await this.writeBatch(batch);
-        for (const result of batch) result.resolve();
-      } catch (error) {
-        for (const result of batch) result.reject(error);
-      }
-    }
-    this.writing = false;
-  }
-
-  /**
    * Writes each result, unless its lease was lost to another instance meanwhile. A skipped
    * delivery sent nothing: its attempt is not counted and the last real attempt's details stay.
    */
-  private async writeBatch(batch: PendingResult[]): Promise<void> {
-    const rows = batch.map(({ delivery, outcome, at }) => ({
+  protected async write(batch: readonly OutboxResult<ClaimedDelivery, Outcome>[]): Promise<void> {
+    const rows = batch.map(({ job: delivery, outcome, at }) => ({
       id: delivery.id,
       lock_token: delivery.lock_token,
       status: outcome.status,
@@ -360,7 +217,7 @@ export class WebhookDeliveryWorker
         WHERE d.id = r.id AND d.lock_token = r.lock_token`,
       [JSON.stringify(rows)],
     );
-    for (const { delivery, outcome } of batch) {
+    for (const { job: delivery, outcome } of batch) {
       if (outcome.status !== 'failed') continue;
       this.logger.warn(
         { deliveryId: delivery.id, eventId: `evt_${delivery.event_id}`, error: outcome.error },

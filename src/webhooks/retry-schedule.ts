@@ -1,9 +1,9 @@
+import * as schedule from '../outbox/retry-schedule';
+
 /**
- * When a failed webhook delivery is tried again (docs/webhooks.md has the table).
- *
- * Exponential backoff from 30 s, doubling per attempt, capped at 12 h, each delay jittered by
- * ±20 % so that many deliveries failing together do not return together. A delivery is retried
- * for 3 days from its creation; the first retry that would fall later marks it failed.
+ * When a failed webhook delivery is tried again (docs/webhooks.md has the table): the outbox
+ * schedule (`src/outbox/retry-schedule.ts`) from 30 s, doubling per attempt, capped at 12 h,
+ * ±20 % jitter, retried for 3 days from the delivery's creation.
  * A 429 or 503 with `Retry-After` is never retried sooner than asked (up to a day), nor sooner than
  * the backoff, so a receiver cannot make us spin.
  */
@@ -11,18 +11,22 @@ export const FIRST_RETRY_MS = 30_000;
 export const MAX_RETRY_DELAY_MS = 12 * 60 * 60 * 1000;
 export const RETRY_WINDOW_MS = 3 * 24 * 60 * 60 * 1000;
 export const MAX_RETRY_AFTER_MS = 24 * 60 * 60 * 1000;
-const JITTER = 0.2;
 /** RFC 9110 IMF-fixdate, the form `Retry-After` dates take: `Sun, 06 Nov 1994 08:49:37 GMT`. */
 const HTTP_DATE = /^[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT$/;
+const WEBHOOK_RETRY: schedule.RetryPolicy = {
+  firstRetryMs: FIRST_RETRY_MS,
+  maxDelayMs: MAX_RETRY_DELAY_MS,
+  windowMs: RETRY_WINDOW_MS,
+};
 
 /** The delay after failed attempt number `attempt` (1-based), before jitter. */
 export function baseDelayMs(attempt: number): number {
-  return Math.min(FIRST_RETRY_MS * 2 ** Math.max(0, attempt - 1), MAX_RETRY_DELAY_MS);
+  return schedule.baseDelayMs(WEBHOOK_RETRY, attempt);
 }
 
 /** The jittered delay after failed attempt number `attempt`; `random` returns [0, 1). */
 export function backoffMs(attempt: number, random: () => number = Math.random): number {
-  return Math.round(baseDelayMs(attempt) * (1 - JITTER + 2 * JITTER * random()));
+  return schedule.backoffMs(WEBHOOK_RETRY, attempt, random);
 }
 
 /**
@@ -53,7 +57,5 @@ export function nextAttemptAt(input: {
   retryAfterMs?: number;
   random?: () => number;
 }): Date | null {
-  const delay = Math.max(backoffMs(input.attempt, input.random), input.retryAfterMs ?? 0);
-  const next = input.now.getTime() + delay;
-  return next > input.createdAt.getTime() + RETRY_WINDOW_MS ? null : new Date(next);
+  return schedule.nextAttemptAt(WEBHOOK_RETRY, input);
 }

@@ -1,13 +1,20 @@
 import { Entity, Index, ManyToOne, Property, type Ref } from '@mikro-orm/core';
 import { BaseEntity } from '../../common/base.entity';
-import { Merchant } from '../../merchants/entities/merchant.entity';
+
+/**
+ * The merchant a key belongs to, as this module sees it: by name, not by class (the merchants
+ * module sits above auth: creating a merchant issues its first key; auth imports nothing of it).
+ */
+interface KeyOwner {
+  id: string;
+}
 
 /** An API key. Only the SHA-256 of the secret is stored; `prefix` is the first 8 hex characters of it. */
 @Entity({ tableName: 'api_keys' })
 @Index({ name: 'api_keys_merchant_active_idx', properties: ['merchant', 'createdAt'], options: {} })
 export class ApiKey extends BaseEntity {
-  @ManyToOne(() => Merchant, { ref: true, deleteRule: 'cascade' })
-  merchant: Ref<Merchant>;
+  @ManyToOne('Merchant', { ref: true, deleteRule: 'cascade' })
+  merchant: Ref<KeyOwner>;
 
   @Property({ type: 'string', length: 100, nullable: true })
   label: string | null;
@@ -25,7 +32,7 @@ export class ApiKey extends BaseEntity {
   revokedAt: Date | null = null;
 
   constructor(input: {
-    merchant: Ref<Merchant>;
+    merchant: Ref<KeyOwner>;
     label: string | null;
     keyHash: string;
     now: Date;

@@ -5,7 +5,8 @@ import { BackgroundWork } from './background-work';
 describe('BackgroundWork: the one ROLE switch for scheduled work', () => {
   const make = (role: string) => {
     const registry = new SchedulerRegistry();
-    return { work: new BackgroundWork(parseConfig({ ROLE: role }), registry), registry };
+    const { runsWorkers } = parseConfig({ ROLE: role });
+    return { work: new BackgroundWork({ runsWorkers }, registry), registry };
   };
   const until = async (check: () => boolean) => {
     for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 5));

@@ -1,6 +1,11 @@
-import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
-import { AppConfig } from '../../config/app-config';
+
+/** Whether this process runs background work (`ROLE` worker or all). */
+export interface BackgroundOptions {
+  readonly runsWorkers: boolean;
+}
+export const BACKGROUND_OPTIONS = Symbol('BACKGROUND_OPTIONS');
 
 /**
  * The one switch for background work (`ROLE`): webhook delivery, charge runs, payment watchers.
@@ -17,13 +22,13 @@ export class BackgroundWork implements OnApplicationShutdown {
   private stopped = false;
 
   constructor(
-    private readonly config: AppConfig,
+    @Inject(BACKGROUND_OPTIONS) private readonly options: BackgroundOptions,
     private readonly registry: SchedulerRegistry,
   ) {}
 
   /** Whether this instance runs background work at all. */
   get enabled(): boolean {
-    return this.config.runsWorkers;
+    return this.options.runsWorkers;
   }
 
   /**

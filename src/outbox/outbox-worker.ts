@@ -1,0 +1,224 @@
+import {
+  BeforeApplicationShutdown,
+  Logger,
+  OnApplicationBootstrap,
+  OnModuleInit,
+} from '@nestjs/common';
+import { BackgroundWork } from '../common/background/background-work';
+import { Clock } from '../common/clock';
+import { PgListener } from '../database/pg-listener';
+
+/** A leased outbox row: its id and the fence its result is written under. */
+export interface OutboxJob {
+  readonly id: string;
+  readonly lock_token: string;
+}
+
+/** A finished attempt, waiting for its result to be written. */
+export interface OutboxResult<Job, Outcome> {
+  readonly job: Job;
+  readonly outcome: Outcome;
+  /** Domain time the attempt finished. */
+  readonly at: Date;
+}
+
+/** How one outbox is worked. */
+export interface OutboxOptions<Job> {
+  /** The background job's name (logs, the schedule). */
+  readonly name: string;
+  /** The NOTIFY channel a new row is announced on. */
+  readonly channel: string;
+  readonly pollIntervalMs: number;
+  /** Attempts in flight on this instance. */
+  readonly concurrency: number;
+  /** Claims in batches of at least this many while attempts are in flight (1: one per free slot). */
+  readonly minClaim?: number;
+  /**
+   * Fairness: attempts in flight per key (a merchant) are capped at `cap`; a key whose claim filled
+   * its room claims again when it is back to half of it.
+   */
+  readonly fairness?: { readonly key: (job: Job) => string; readonly cap: number };
+  /** At most this many results go in one write. */
+  readonly resultBatch: number;
+}
+
+/**
+ * The delivery loop every outbox shares (webhooks, e-mail): any number of instances work one
+ * table, each claiming due rows with `FOR UPDATE SKIP LOCKED` and leasing them (real time, under
+ * a fresh `lock_token`), so no two instances attempt one row at once and a row whose instance died
+ * mid-attempt is taken again when its lease ends (at least once, never lost).
+ *
+ * It wakes on NOTIFY on `channel` (a row queued by any instance, or the listener reconnected),
+ * every `pollIntervalMs` for retries that come due, and when an attempt finishes while more may be
+ * due (the last claim was full, or a key that filled its share is back to half of it). Results
+ * are written in batches: attempts that finish while a write is under way share the next one.
+ *
+ * A subclass supplies its table's three steps: `claim` (lease due rows), `send` (the attempt; it
+ * never throws for a failed delivery, it returns the outcome) and `write` (the results, each
+ * fenced on its `lock_token`).
+ */
+export abstract class OutboxWorker<Job extends OutboxJob, Outcome>
+  implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown
+{
+  protected abstract readonly logger: Logger;
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly inFlightByKey = new Map<string, number>();
+  /** Keys whose last claim filled their room (more of theirs may be due). */
+  private readonly atCap = new Set<string>();
+  private running = false;
+  private pumping?: Promise<void>;
+  private wakeAgain = false;
+  /** The last claim came back full: more may be due, so finishing an attempt claims again. */
+  private backlog = false;
+  private readonly results: (OutboxResult<Job, Outcome> & {
+    resolve: () => void;
+    reject: (error: unknown) => void;
+  })[] = [];
+  private writing = false;
+
+  protected constructor(
+    private readonly options: OutboxOptions<Job>,
+    protected readonly clock: Clock,
+    private readonly listener: PgListener,
+    private readonly background: BackgroundWork,
+  ) {}
+
+  /**
+   * Leases up to `limit` due rows. `inFlight` counts this instance's attempts per fairness key
+   * (empty without fairness): a key at its cap is passed over, and none gets more than its room.
+   */
+  protected abstract claim(limit: number, inFlight: ReadonlyMap<string, number>): Promise<Job[]>;
+
+  /** One attempt. A failure to deliver is an outcome; a throw leaves the row to its lease. */
+  protected abstract send(job: Job): Promise<Outcome>;
+
+  /** Writes the results, each only while its `lock_token` still holds the row. */
+  protected abstract write(results: readonly OutboxResult<Job, Outcome>[]): Promise<void>;
+
+  onModuleInit(): void {
+    if (!this.background.enabled) return;
+    this.listener.subscribe(this.options.channel, {
+      onMessage: () => this.wake(),
+      onUp: () => this.wake(),
+    });
+  }
+
+  onApplicationBootstrap(): void {
+    if (!this.background.enabled) return;
+    this.running = true;
+    this.background.every(this.options.name, this.options.pollIntervalMs, () => this.wake());
+    this.wake();
+  }
+
+  /** Stops claiming, then lets the attempts under way finish and write their results. */
+  async beforeApplicationShutdown(): Promise<void> {
+    this.running = false;
+    await this.pumping;
+    await Promise.allSettled([...this.inFlight]);
+  }
+
+  private wake(): void {
+    if (!this.running) return;
+    if (this.pumping) {
+      this.wakeAgain = true;
+      return;
+    }
+    this.pumping = this.pump().finally(() => {
+      this.pumping = undefined;
+    });
+  }
+
+  private async pump(): Promise<void> {
+    const { concurrency, minClaim = 1, fairness } = this.options;
+    do {
+      this.wakeAgain = false;
+      while (this.running) {
+        const free = concurrency - this.inFlight.size;
+        // Claim in batches rather than one row per finished attempt, unless idle.
+        if (free <= 0 || (this.inFlight.size > 0 && free < minClaim)) {
+          this.backlog = true; // finishing attempts wake the pump again
+          break;
+        }
+        const busy = new Map(this.inFlightByKey);
+        let claimed: Job[];
+        try {
+          claimed = await this.claim(free, busy);
+        } catch (error) {
+          this.logger.warn({ err: error }, `Could not claim (${this.options.name}); will retry`);
+          return;
+        }
+        this.backlog = claimed.length === free;
+        for (const job of claimed) {
+          this.start(job);
+          if (!fairness) continue;
+          const key = fairness.key(job);
+          const count = (busy.get(key) ?? 0) + 1;
+          busy.set(key, count);
+          if (count >= fairness.cap) this.atCap.add(key);
+        }
+        if (!this.backlog) break;
+      }
+    } while (this.wakeAgain && this.running);
+  }
+
+  private start(job: Job): void {
+    const fairness = this.options.fairness;
+    const key = fairness?.key(job);
+    if (key !== undefined) this.inFlightByKey.set(key, (this.inFlightByKey.get(key) ?? 0) + 1);
+    const task = this.attempt(job).finally(() => {
+      this.inFlight.delete(task);
+      let released = false;
+      if (key !== undefined) {
+        const left = (this.inFlightByKey.get(key) ?? 1) - 1;
+        if (left > 0) this.inFlightByKey.set(key, left);
+        else this.inFlightByKey.delete(key);
+        // A key that reached its cap claims again at half of it (claiming per finished attempt
+        // would cost a query each).
+        released = this.atCap.has(key) && left <= Math.floor(fairness!.cap / 2);
+        if (released) this.atCap.delete(key);
+      }
+      if (this.backlog || released) this.wake();
+    });
+    this.inFlight.add(task);
+  }
+
+  /** One attempt and its result written. Never throws. */
+  private async attempt(job: Job): Promise<void> {
+    try {
+      const outcome = await this.send(job);
+      await this.complete(job, outcome);
+    } catch (error) {
+      // The lease runs out and another attempt follows: at least once, never lost.
+      this.logger.error({ err: error, id: job.id }, `Attempt not recorded (${this.options.name})`);
+    }
+  }
+
+  /** Queues the result for the next batched write; resolves once it is written. */
+  private complete(job: Job, outcome: Outcome): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.results.push({ job, outcome, at: this.clock.now(), resolve, reject });
+      if (!this.writing) {
+        this.writing = true;
+        setImmediate(() => void this.writeResults());
+      }
+    });
+  }
+
+  private async writeResults(): Promise<void> {
+    while (this.results.length > 0) {
+      const batch = this.results.splice(0, this.options.resultBatch);
+      try {
+        await this.write(batch);
+        for (const result of batch) result.resolve();
+      } catch (error) {
+        for (const result of batch) result.reject(error);
+      }
+    }
+    this.writing = false;
+  }
+}
+
+/** The lease of an attempt bounded by `timeoutMs`: long enough that a slow attempt keeps its row. */
+export function outboxLeaseMs(timeoutMs: number): number {
+  return Math.max(60_000, 3 * timeoutMs);
+}

@@ -1,0 +1,164 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative, sep } from 'node:path';
+
+/**
+ * The source tree as the structure rules read it: each file's module (its first folder under
+ * src/, or the file itself at the top), its text, and the modules its relative imports reach
+ * (type-only imports included: a cycle of types is still a cycle).
+ */
+export interface SourceFile {
+  readonly path: string;
+  readonly module: string;
+  readonly text: string;
+  /** The modules its relative imports reach. */
+  readonly imports: readonly string[];
+  /** The files they reach (paths under src/, without `.ts`). */
+  readonly importedFiles: readonly string[];
+}
+
+export const SRC = join(__dirname, '..', '..', 'src');
+
+/** The floor: infrastructure every room stands on, importing none of them. */
+export const FLOOR = ['common', 'config', 'database'];
+
+/** Every module under src/, by its place in the house (docs/architecture.md draws it). */
+export const MODULES = {
+  floor: FLOOR,
+  /** Shared machinery above the floor that knows no domain (the outbox loop). */
+  shared: ['outbox'],
+  domain: [
+    'auth',
+    'billing',
+    'checkout',
+    'customer-detail',
+    'customers',
+    'email',
+    'events',
+    'idempotency',
+    'invoices',
+    'merchants',
+    'payments',
+    'plans',
+    'portal',
+    'settings',
+    'subscriptions',
+    'webhooks',
+  ],
+  /** The chain layer, and the chain emulator beside it. */
+  chain: ['solana', 'localnet'],
+  /** Entry points and operator surfaces: the CLI, the dev routes, health. */
+  edge: ['cli', 'dev', 'health'],
+};
+
+export function readSources(root = SRC): SourceFile[] {
+  const walk = (dir: string): string[] =>
+    readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) return entry.name === 'migrations' ? [] : walk(path);
+      return entry.name.endsWith('.ts') ? [path] : [];
+    });
+  return walk(root).map((path) => {
+    const text = readFileSync(path, 'utf8');
+    return source(relative(root, path), text, (specifier) =>
+      relative(root, join(path, '..', specifier)),
+    );
+  });
+}
+
+/** One file as the rules see it; `resolve` turns a relative specifier into a path under src/. */
+export function source(
+  path: string,
+  text: string,
+  resolve: (specifier: string) => string = (s) => s.replace(/^(\.\.?\/)+/, ''),
+): SourceFile {
+  const importedFiles = [...text.matchAll(/from '(\.[^']+)'/g)].map((m) =>
+    resolve(m[1]).split(sep).join('/'),
+  );
+  return {
+    path,
+    module: path.split(/[\\/]/)[0],
+    text,
+    imports: importedFiles.map((f) => f.split('/')[0]),
+    importedFiles,
+  };
+}
+
+const isSpec = (s: SourceFile) => s.path.endsWith('.spec.ts');
+
+/** [file, module] for each import of `from` that reaches a module in `forbidden`. */
+export function importsInto(
+  sources: readonly SourceFile[],
+  from: string,
+  forbidden: readonly string[],
+): [string, string][] {
+  return sources
+    .filter((s) => s.module === from && !isSpec(s))
+    .flatMap((s) =>
+      s.imports.filter((i) => forbidden.includes(i)).map((i): [string, string] => [s.path, i]),
+    );
+}
+
+/** Modules (folders under src/) not listed in {@link MODULES}. */
+export function unlistedModules(sources: readonly SourceFile[]): string[] {
+  const listed = new Set(Object.values(MODULES).flat());
+  const folders = new Set(sources.filter((s) => /[\\/]/.test(s.path)).map((s) => s.module));
+  return [...folders].filter((m) => !listed.has(m)).sort();
+}
+
+/** The import cycles between modules (specs aside), each as the modules around it. */
+export function moduleCycles(sources: readonly SourceFile[]): string[][] {
+  const edges = new Map<string, Set<string>>();
+  for (const s of sources) {
+    if (isSpec(s)) continue;
+    const out = edges.get(s.module) ?? new Set<string>();
+    for (const target of s.imports) if (target !== s.module) out.add(target);
+    edges.set(s.module, out);
+  }
+  return cycles(edges);
+}
+
+/** The import cycles between files (specs aside), each as the files around it. */
+export function fileCycles(sources: readonly SourceFile[]): string[][] {
+  const edges = new Map<string, Set<string>>();
+  for (const s of sources) {
+    if (isSpec(s)) continue;
+    edges.set(s.path.replace(/\.ts$/, '').split(sep).join('/'), new Set(s.importedFiles));
+  }
+  return cycles(edges);
+}
+
+/** Strongly connected components of more than one node (Tarjan's algorithm). */
+function cycles(edges: ReadonlyMap<string, ReadonlySet<string>>): string[][] {
+  let index = 0;
+  const order = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  const visit = (node: string) => {
+    order.set(node, index);
+    low.set(node, index++);
+    stack.push(node);
+    onStack.add(node);
+    for (const next of edges.get(node) ?? []) {
+      if (!order.has(next)) {
+        visit(next);
+        low.set(node, Math.min(low.get(node)!, low.get(next)!));
+      } else if (onStack.has(next)) {
+        low.set(node, Math.min(low.get(node)!, order.get(next)!));
+      }
+    }
+    if (low.get(node) === order.get(node)) {
+      const component: string[] = [];
+      let member: string;
+      do {
+        member = stack.pop()!;
+        onStack.delete(member);
+        component.push(member);
+      } while (member !== node);
+      if (component.length > 1) found.push(component.sort());
+    }
+  };
+  for (const node of edges.keys()) if (!order.has(node)) visit(node);
+  return found;
+}
