@@ -1,31 +1,16 @@
-import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable, Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { BackgroundWork } from '../common/background/background-work';
 import { Clock } from '../common/clock';
 import { AppConfig } from '../config/app-config';
 import { PgListener } from '../database/pg-listener';
-import { isoTimestamp } from '../database/sql';
 import { OutboxResult, OutboxWorker, outboxLeaseMs } from '../outbox/outbox-worker';
-import { EMAIL_CHANNEL } from './email-outbox.service';
+import { ClaimedEmailRow, EMAIL_CHANNEL, EmailOutboxRepository } from './email-outbox.repository';
 import { EmailSender, POOL_CONNECTIONS } from './email-sender';
 import { EmailStatus } from './entities/email-message.entity';
 import { nextAttemptAt } from './retry-schedule';
 
-/** A claimed message with everything needed to send it. */
-interface ClaimedEmail {
-  id: string;
-  merchant_id: string;
-  invoice_id: string | null;
-  lock_token: string;
-  attempts: number;
-  /** ISO 8601 UTC, formatted by PostgreSQL. */
-  created_at: string;
-  recipient: string;
-  subject: string;
-  text_body: string;
-  html_body: string;
-}
+type ClaimedEmail = ClaimedEmailRow;
 
 interface Outcome {
   status: EmailStatus;
@@ -54,7 +39,7 @@ export class EmailDeliveryWorker extends OutboxWorker<ClaimedEmail, Outcome> {
   private readonly leaseMs: number;
 
   constructor(
-    private readonly em: EntityManager,
+    private readonly outbox: EmailOutboxRepository,
     clock: Clock,
     config: AppConfig,
     listener: PgListener,
@@ -80,26 +65,9 @@ export class EmailDeliveryWorker extends OutboxWorker<ClaimedEmail, Outcome> {
    * Leases up to `limit` due messages, oldest due first, counting the attempt. Due is domain
    * time; the lease is the database's real time, so moving the domain clock never frees it.
    */
+  /** Leases up to `limit` due messages (the repository says how). */
   protected claim(limit: number): Promise<ClaimedEmail[]> {
-    const now = this.clock.now();
-    return this.em.getConnection().execute<ClaimedEmail[]>(
-      `WITH due AS (
-         SELECT id FROM email_outbox
-          WHERE status = 'pending' AND next_attempt_at <= ?
-            AND (leased_until IS NULL OR leased_until < now())
-          ORDER BY next_attempt_at
-          LIMIT ?
-            FOR UPDATE SKIP LOCKED
-       )
-       UPDATE email_outbox e
-          SET attempts = e.attempts + 1, lock_token = ?, updated_at = ?,
-              leased_until = now() + ? * interval '1 millisecond'
-         FROM due WHERE e.id = due.id
-       RETURNING e.id, e.merchant_id, e.invoice_id, e.lock_token, e.attempts,
-                 ${isoTimestamp('e.created_at', 'created_at')}, e.recipient, e.subject,
-                 e.text_body, e.html_body`,
-      [now, limit, randomUUID(), now, this.leaseMs],
-    );
+    return this.outbox.claimDue(this.clock.now(), limit, randomUUID(), this.leaseMs);
   }
 
   protected async send(email: ClaimedEmail): Promise<Outcome> {
@@ -138,26 +106,17 @@ export class EmailDeliveryWorker extends OutboxWorker<ClaimedEmail, Outcome> {
    * Writes the results, each unless its lease was lost to another instance meanwhile. A message
    * not sent for want of SMTP made no attempt, so its claim is not counted.
    */
+  /** Writes the results (each fenced on its lease), and logs the messages that failed for good. */
   protected async write(batch: readonly OutboxResult<ClaimedEmail, Outcome>[]): Promise<void> {
-    const rows = batch.map(({ job, outcome, at }) => ({
-      id: job.id,
-      lock_token: job.lock_token,
-      status: outcome.status,
-      error: outcome.error?.slice(0, 500) ?? null,
-      next_attempt_at: outcome.next?.toISOString() ?? null,
-      at: at.toISOString(),
-    }));
-    await this.em.getConnection().execute(
-      `UPDATE email_outbox e
-          SET status = r.status,
-              attempts = CASE WHEN r.status = 'not_sent' THEN e.attempts - 1 ELSE e.attempts END,
-              last_error = r.error, next_attempt_at = r.next_attempt_at,
-              sent_at = CASE WHEN r.status = 'sent' THEN r.at END,
-              lock_token = NULL, leased_until = NULL, updated_at = r.at
-         FROM jsonb_to_recordset(?::jsonb) AS r(id uuid, lock_token uuid, status text,
-              error text, next_attempt_at timestamptz, at timestamptz)
-        WHERE e.id = r.id AND e.lock_token = r.lock_token`,
-      [JSON.stringify(rows)],
+    await this.outbox.writeResults(
+      batch.map(({ job, outcome, at }) => ({
+        id: job.id,
+        lock_token: job.lock_token,
+        status: outcome.status,
+        error: outcome.error,
+        next_attempt_at: outcome.next,
+        at,
+      })),
     );
     for (const { job, outcome } of batch) {
       if (outcome.status !== 'failed') continue;

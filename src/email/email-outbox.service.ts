@@ -1,16 +1,12 @@
-import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable } from '@nestjs/common';
 import { isEmail, isUUID } from 'class-validator';
 import { randomUUID } from 'node:crypto';
 import { Clock } from '../common/clock';
 import { FieldError, ValidationError } from '../common/errors/domain-error';
-import { isoTimestamp } from '../database/sql';
-import { EmailDeliveryResponse } from './dto/email-delivery.response';
-import { EmailStatus } from './entities/email-message.entity';
 import type { SqlTx } from '../database/pg-transaction';
+import { EmailDeliveryResponse } from './dto/email-delivery.response';
+import { EmailOutboxRepository, EmailStateRow } from './email-outbox.repository';
 
-/** PostgreSQL channel that wakes every instance's e-mail worker when a message is queued. */
-export const EMAIL_CHANNEL = 'email_queued';
 
 /** A message to queue: one recipient, a subject, a plain-text body and its HTML alternative. */
 export interface OutgoingEmail {
@@ -25,17 +21,6 @@ export interface OutgoingEmail {
 /** The latest e-mail about an invoice, as the invoice API embeds it. */
 export type EmailDeliveryState = EmailDeliveryResponse;
 
-interface StateRow {
-  invoice_id: string;
-  recipient: string;
-  status: EmailStatus;
-  attempts: number;
-  last_error: string | null;
-  /** ISO 8601 UTC, formatted by PostgreSQL. */
-  sent_at: string | null;
-  next_attempt_at: string | null;
-}
-
 /** The subject is one header line: RFC 5322 caps a line at 998 characters. */
 const MAX_SUBJECT = 998;
 const CONTROL = /\p{Cc}/u;
@@ -49,7 +34,7 @@ const CONTROL = /\p{Cc}/u;
 @Injectable()
 export class EmailOutboxService {
   constructor(
-    private readonly em: EntityManager,
+    private readonly outbox: EmailOutboxRepository,
     private readonly clock: Clock,
   ) {}
 
@@ -70,29 +55,16 @@ export class EmailOutboxService {
       throw new ValidationError(`${problems[0].field}: ${problems[0].message}`, problems);
     }
     const id = randomUUID();
-    const now = this.clock.now();
-    await em.execute(
-      `WITH queued AS (
-         INSERT INTO email_outbox (id, merchant_id, invoice_id, recipient, subject, text_body,
-           html_body, status, attempts, next_attempt_at, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)
-         RETURNING 1
-       )
-       SELECT pg_notify(?, '') FROM queued`,
-      [
-        id,
-        merchantId,
-        message.invoiceId ?? null,
-        message.to,
-        message.subject,
-        message.text,
-        message.html,
-        now,
-        now,
-        now,
-        EMAIL_CHANNEL,
-      ],
-    );
+    await this.outbox.insert(em, {
+      id,
+      merchantId,
+      invoiceId: message.invoiceId ?? null,
+      recipient: message.to,
+      subject: message.subject,
+      textBody: message.text,
+      htmlBody: message.html,
+      at: this.clock.now(),
+    });
     return id;
   }
 
@@ -108,19 +80,12 @@ export class EmailOutboxService {
   ): Promise<Map<string, EmailDeliveryState>> {
     const ids = [...new Set(invoiceIds.filter((id) => isUUID(id)).map((id) => id.toLowerCase()))];
     if (ids.length === 0) return new Map();
-    const rows = await this.em.getConnection().execute<StateRow[]>(
-      `SELECT DISTINCT ON (invoice_id) invoice_id, recipient, status, attempts, last_error,
-              ${isoTimestamp('sent_at')}, ${isoTimestamp('next_attempt_at')}
-         FROM email_outbox
-        WHERE merchant_id = ? AND invoice_id = ANY(?::uuid[])
-        ORDER BY invoice_id, created_at DESC, id DESC`,
-      [merchantId, `{${ids.join(',')}}`],
-    );
+    const rows = await this.outbox.latestForInvoices(merchantId, ids);
     return new Map(rows.map((row) => [row.invoice_id, toEmailDeliveryResponse(row)]));
   }
 }
 
-function toEmailDeliveryResponse(row: StateRow): EmailDeliveryResponse {
+function toEmailDeliveryResponse(row: EmailStateRow): EmailDeliveryResponse {
   return {
     to: row.recipient,
     status: row.status,

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { EmailDeliveryWorker } from './email-delivery.worker';
+import { EmailOutboxRepository } from './email-outbox.repository';
 import { EmailOutboxService } from './email-outbox.service';
 import { EmailSender } from './email-sender';
 
@@ -10,7 +11,7 @@ import { EmailSender } from './email-sender';
  * (`renderInvoiceEmail`, a pure function). Modules that send e-mail import this one.
  */
 @Module({
-  providers: [EmailOutboxService, EmailSender, EmailDeliveryWorker],
+  providers: [EmailOutboxRepository, EmailOutboxService, EmailSender, EmailDeliveryWorker],
   exports: [EmailOutboxService],
 })
 export class EmailModule {}
