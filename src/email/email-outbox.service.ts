@@ -7,7 +7,6 @@ import type { SqlTx } from '../database/pg-transaction';
 import { EmailDeliveryResponse } from './dto/email-delivery.response';
 import { EmailOutboxRepository, EmailStateRow } from './email-outbox.repository';
 
-
 /** A message to queue: one recipient, a subject, a plain-text body and its HTML alternative. */
 export interface OutgoingEmail {
   to: string;
