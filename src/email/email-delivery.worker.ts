@@ -4,7 +4,7 @@ import { BackgroundWork } from '../common/background/background-work';
 import { Clock } from '../common/clock';
 import { AppConfig } from '../config/app-config';
 import { PgListener } from '../database/pg-listener';
-import { OutboxResult, OutboxWorker, outboxLeaseMs } from '../outbox/outbox-worker';
+import { OutboxResult, OutboxWorker, outboxLeaseMs, storableError } from '../outbox/outbox-worker';
 import { ClaimedEmailRow, EMAIL_CHANNEL, EmailOutboxRepository } from './email-outbox.repository';
 import { EmailSender, POOL_CONNECTIONS } from './email-sender';
 import { EmailStatus } from './entities/email-message.entity';
@@ -65,7 +65,6 @@ export class EmailDeliveryWorker extends OutboxWorker<ClaimedEmail, Outcome> {
    * Leases up to `limit` due messages, oldest due first, counting the attempt. Due is domain
    * time; the lease is the database's real time, so moving the domain clock never frees it.
    */
-  /** Leases up to `limit` due messages (the repository says how). */
   protected claim(limit: number): Promise<ClaimedEmail[]> {
     return this.outbox.claimDue(this.clock.now(), limit, randomUUID(), this.leaseMs);
   }
@@ -103,17 +102,17 @@ export class EmailDeliveryWorker extends OutboxWorker<ClaimedEmail, Outcome> {
   }
 
   /**
-   * Writes the results, each unless its lease was lost to another instance meanwhile. A message
-   * not sent for want of SMTP made no attempt, so its claim is not counted.
+   * Writes the results, each unless its lease was lost to another instance meanwhile, and logs
+   * the messages that failed for good. A message not sent for want of SMTP made no attempt, so
+   * its claim is not counted.
    */
-  /** Writes the results (each fenced on its lease), and logs the messages that failed for good. */
   protected async write(batch: readonly OutboxResult<ClaimedEmail, Outcome>[]): Promise<void> {
     await this.outbox.writeResults(
       batch.map(({ job, outcome, at }) => ({
         id: job.id,
         lock_token: job.lock_token,
         status: outcome.status,
-        error: outcome.error,
+        error: storableError(outcome.error),
         next_attempt_at: outcome.next,
         at,
       })),

@@ -51,6 +51,7 @@ export interface EmailResultRow {
   id: string;
   lock_token: string;
   status: EmailStatus;
+  /** Storable as it is (`storableError`: bounded, well-formed, no NUL). */
   error: string | null;
   next_attempt_at: Date | null;
   /** Domain time the attempt finished. */
@@ -91,7 +92,10 @@ export class EmailOutboxRepository {
     );
   }
 
-  /** The latest message (by creation) about each of these invoices of the merchant. */
+  /**
+   * The latest message (by creation) about each of these invoices of the merchant.
+   * @param invoiceIds UUIDs (the caller checks them: they are joined into an array literal).
+   */
   latestForInvoices(merchantId: string, invoiceIds: string[]): Promise<EmailStateRow[]> {
     return this.em.getConnection().execute<EmailStateRow[]>(
       `SELECT DISTINCT ON (invoice_id) invoice_id, recipient, status, attempts, last_error,
@@ -143,7 +147,7 @@ export class EmailOutboxRepository {
       id: r.id,
       lock_token: r.lock_token,
       status: r.status,
-      error: r.error?.slice(0, 500) ?? null,
+      error: r.error,
       next_attempt_at: r.next_attempt_at?.toISOString() ?? null,
       at: r.at.toISOString(),
     }));

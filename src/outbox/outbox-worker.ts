@@ -211,7 +211,15 @@ export abstract class OutboxWorker<Job extends OutboxJob, Outcome>
         await this.write(batch);
         for (const result of batch) result.resolve();
       } catch (error) {
-        for (const result of batch) result.reject(error);
+        if (batch.length === 1) {
+          batch[0].reject(error);
+          continue;
+        }
+        // One row the database refuses must not cost the others their results (their leases
+        // would run out and they would be attempted again): each is written on its own.
+        for (const result of batch) {
+          await this.write([result]).then(result.resolve, result.reject);
+        }
       }
     }
     this.writing = false;
@@ -221,4 +229,13 @@ export abstract class OutboxWorker<Job extends OutboxJob, Outcome>
 /** The lease of an attempt bounded by `timeoutMs`: long enough that a slow attempt keeps its row. */
 export function outboxLeaseMs(timeoutMs: number): number {
   return Math.max(60_000, 3 * timeoutMs);
+}
+
+/** Error text as a result row stores it: at most 500 characters, well-formed, without NUL. */
+export function storableError(error: string | null | undefined, max = 500): string | null {
+  if (error === null || error === undefined) return null;
+  // By code points, so that a cut never splits a surrogate pair; lone surrogates and NUL (which
+  // PostgreSQL's text and jsonb refuse) become U+FFFD.
+  const text = [...error.slice(0, 2 * max)].slice(0, max).join('');
+  return text.replace(/\p{Cs}/gu, '\uFFFD').replaceAll(String.fromCharCode(0), '\uFFFD');
 }

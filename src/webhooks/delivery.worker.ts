@@ -7,7 +7,7 @@ import { AppConfig } from '../config/app-config';
 import { PgListener } from '../database/pg-listener';
 import { DeliveryStatus } from '../events/entities/webhook-delivery.entity';
 import { DELIVERY_CHANNEL } from '../events/events.service';
-import { OutboxResult, OutboxWorker, outboxLeaseMs } from '../outbox/outbox-worker';
+import { OutboxResult, OutboxWorker, outboxLeaseMs, storableError } from '../outbox/outbox-worker';
 import { nextAttemptAt, parseRetryAfter } from './retry-schedule';
 import { EVENT_ID_HEADER, EVENT_TYPE_HEADER, SIGNATURE_HEADER, signatureHeader } from './signature';
 import { WebhookSender } from './webhook-sender';
@@ -196,7 +196,7 @@ export class WebhookDeliveryWorker extends OutboxWorker<ClaimedDelivery, Outcome
       id: delivery.id,
       lock_token: delivery.lock_token,
       status: outcome.status,
-      error: outcome.error?.slice(0, 500) ?? null,
+      error: storableError(outcome.error),
       http_status: outcome.httpStatus,
       next_attempt_at: outcome.next?.toISOString() ?? null,
       at: at.toISOString(),

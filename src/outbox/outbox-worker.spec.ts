@@ -1,0 +1,176 @@
+import { Logger } from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import { BackgroundWork } from '../common/background/background-work';
+import { SystemClock } from '../common/clock';
+import type { PgListener } from '../database/pg-listener';
+import { OutboxJob, OutboxResult, OutboxWorker, storableError } from './outbox-worker';
+
+interface Job extends OutboxJob {
+  merchant: string;
+}
+
+/**
+ * An outbox over an in-memory queue: `claim` takes what is due (with the fairness rule a real
+ * repository applies), `send` waits for the test to finish it, `write` records what it is given
+ * and refuses any batch holding a row listed in `poison`, as PostgreSQL refuses a row it cannot
+ * store.
+ */
+class MemoryOutbox extends OutboxWorker<Job, string> {
+  protected readonly logger = new Logger('MemoryOutbox');
+  readonly queue: Job[] = [];
+  readonly sending = new Map<string, (outcome: string) => void>();
+  readonly written: { id: string; outcome: string }[] = [];
+  readonly poison = new Set<string>();
+  maxInFlightSeen = 0;
+
+  constructor(options: { concurrency: number; cap?: number; resultBatch?: number }) {
+    super(
+      {
+        name: 'memory-outbox',
+        channel: 'memory',
+        pollIntervalMs: 3_600_000,
+        concurrency: options.concurrency,
+        fairness: options.cap ? { key: (job) => job.merchant, cap: options.cap } : undefined,
+        resultBatch: options.resultBatch ?? 100,
+      },
+      new SystemClock(),
+      { subscribe: () => undefined } as unknown as PgListener,
+      new BackgroundWork({ runsWorkers: true }, new SchedulerRegistry()),
+    );
+  }
+
+  protected claim(limit: number, inFlight: ReadonlyMap<string, number>): Promise<Job[]> {
+    const taken: Job[] = [];
+    const room = new Map(inFlight);
+    for (const job of [...this.queue]) {
+      if (taken.length >= limit) break;
+      const cap = this.fairnessCap();
+      if (cap !== undefined && (room.get(job.merchant) ?? 0) >= cap) continue;
+      room.set(job.merchant, (room.get(job.merchant) ?? 0) + 1);
+      taken.push(job);
+      this.queue.splice(this.queue.indexOf(job), 1);
+    }
+    return Promise.resolve(taken);
+  }
+
+  protected send(job: Job): Promise<string> {
+    this.maxInFlightSeen = Math.max(this.maxInFlightSeen, this.sending.size + 1);
+    return new Promise((resolve) => this.sending.set(job.id, resolve));
+  }
+
+  protected write(results: readonly OutboxResult<Job, string>[]): Promise<void> {
+    if (results.some((r) => this.poison.has(r.job.id))) {
+      return Promise.reject(new Error('invalid input syntax for type json'));
+    }
+    this.written.push(...results.map((r) => ({ id: r.job.id, outcome: r.outcome })));
+    return Promise.resolve();
+  }
+
+  finish(id: string, outcome = 'sent'): void {
+    const resolve = this.sending.get(id);
+    if (!resolve) throw new Error(`${id} is not being sent`);
+    this.sending.delete(id);
+    resolve(outcome);
+  }
+
+  private fairnessCap(): number | undefined {
+    return (this as unknown as { options: { fairness?: { cap: number } } }).options.fairness?.cap;
+  }
+}
+
+const jobs = (merchant: string, n: number, from = 0): Job[] =>
+  Array.from({ length: n }, (_, i) => ({
+    id: `${merchant}-${from + i}`,
+    lock_token: `t-${merchant}-${from + i}`,
+    merchant,
+  }));
+
+async function until(condition: () => boolean): Promise<void> {
+  for (let i = 0; i < 500 && !condition(); i++) await new Promise((r) => setTimeout(r, 2));
+  expect(condition()).toBe(true);
+}
+
+describe('OutboxWorker: the delivery loop webhooks and e-mail share', () => {
+  let outbox: MemoryOutbox;
+  afterEach(async () => {
+    for (const id of [...(outbox?.sending.keys() ?? [])]) outbox.finish(id);
+    await outbox?.beforeApplicationShutdown();
+  });
+
+  it('keeps at most `concurrency` attempts in flight, and claims again as they finish', async () => {
+    outbox = new MemoryOutbox({ concurrency: 4 });
+    outbox.queue.push(...jobs('a', 10));
+    outbox.onApplicationBootstrap();
+    await until(() => outbox.sending.size === 4);
+    for (const id of [...outbox.sending.keys()]) outbox.finish(id);
+    await until(() => outbox.sending.size === 4 && outbox.written.length === 4);
+    for (const id of [...outbox.sending.keys()]) outbox.finish(id);
+    await until(() => outbox.sending.size === 2);
+    for (const id of [...outbox.sending.keys()]) outbox.finish(id);
+    await until(() => outbox.written.length === 10);
+    expect(outbox.maxInFlightSeen).toBe(4);
+    expect(outbox.queue).toEqual([]);
+  });
+
+  it('a merchant at its cap is passed over, and claims again at half of it', async () => {
+    outbox = new MemoryOutbox({ concurrency: 8, cap: 4 });
+    outbox.queue.push(...jobs('slow', 10), ...jobs('quick', 2));
+    outbox.onApplicationBootstrap();
+    // The slow merchant fills its cap; the quick one is served beside it.
+    await until(() => outbox.sending.size === 6);
+    const slow = () => [...outbox.sending.keys()].filter((id) => id.startsWith('slow'));
+    expect(slow()).toHaveLength(4);
+    // One of the four finishing leaves three: above half the cap, nothing more is claimed.
+    outbox.finish(slow()[0]);
+    await until(() => outbox.written.length === 1);
+    expect(slow()).toHaveLength(3);
+    // Down to half (two): it claims again, up to its cap.
+    outbox.finish(slow()[0]);
+    await until(() => slow().length === 4);
+  });
+
+  it('one result the database refuses costs the others nothing: they are written one by one', async () => {
+    outbox = new MemoryOutbox({ concurrency: 4, resultBatch: 100 });
+    outbox.queue.push(...jobs('a', 3));
+    outbox.poison.add('a-1');
+    outbox.onApplicationBootstrap();
+    await until(() => outbox.sending.size === 3);
+    // Finished together, so they share one batched write.
+    for (const id of [...outbox.sending.keys()]) outbox.finish(id);
+    await until(() => outbox.written.length === 2);
+    expect(outbox.written.map((w) => w.id).sort()).toEqual(['a-0', 'a-2']);
+  });
+
+  it('shutdown stops claiming and waits for the attempts under way to be written', async () => {
+    outbox = new MemoryOutbox({ concurrency: 2 });
+    outbox.queue.push(...jobs('a', 5));
+    outbox.onApplicationBootstrap();
+    await until(() => outbox.sending.size === 2);
+    let stopped = false;
+    const stopping = outbox.beforeApplicationShutdown().then(() => (stopped = true));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(stopped).toBe(false); // two sends still under way
+    for (const id of [...outbox.sending.keys()]) outbox.finish(id);
+    await stopping;
+    expect(outbox.written).toHaveLength(2);
+    expect(outbox.queue).toHaveLength(3); // nothing more was claimed
+  });
+});
+
+describe('storableError', () => {
+  it('keeps short, well-formed text as it is; null stays null', () => {
+    expect(storableError('550 mailbox unavailable')).toBe('550 mailbox unavailable');
+    expect(storableError(null)).toBeNull();
+    expect(storableError(undefined)).toBeNull();
+  });
+
+  it('cuts at a code point, never inside a surrogate pair', () => {
+    const text = `${'x'.repeat(499)}😀tail`;
+    expect(storableError(text)).toBe(`${'x'.repeat(499)}😀`);
+    expect(text.slice(0, 500)).not.toBe(storableError(text)); // what a cut by code unit made
+  });
+
+  it('replaces lone surrogates and NUL, which PostgreSQL refuses', () => {
+    expect(storableError('a\uD83Db\u0000c')).toBe('a\uFFFDb\uFFFDc');
+  });
+});
