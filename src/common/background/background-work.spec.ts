@@ -82,4 +82,19 @@ describe('BackgroundWork: the one ROLE switch for scheduled work', () => {
     await work.runOnce('late', () => void after++);
     expect(after).toBe(0);
   });
+
+  it('a close stops the schedules at its first step: no run starts while the modules drain', async () => {
+    const { work, registry } = make('worker');
+    let runs = 0;
+    work.every('sweep', 5, () => void runs++);
+    await until(() => runs >= 1);
+    work.onModuleDestroy();
+    expect(registry.getIntervals()).toEqual([]);
+    const seen = runs;
+    await new Promise((resolve) => setTimeout(resolve, 30)); // six periods
+    expect(runs).toBe(seen);
+    await work.runOnce('sweep', () => void runs++);
+    expect(runs).toBe(seen);
+    await work.onApplicationShutdown();
+  });
 });

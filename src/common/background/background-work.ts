@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleDestroy } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 
 /** Whether this process runs background work (`ROLE` worker or all). */
@@ -16,7 +16,7 @@ export const BACKGROUND_OPTIONS = Symbol('BACKGROUND_OPTIONS');
  * job never overlaps the previous one on the same instance.
  */
 @Injectable()
-export class BackgroundWork implements OnApplicationShutdown {
+export class BackgroundWork implements OnModuleDestroy, OnApplicationShutdown {
   private readonly logger = new Logger(BackgroundWork.name);
   private readonly running = new Map<string, Promise<void>>();
   private stopped = false;
@@ -66,10 +66,19 @@ export class BackgroundWork implements OnApplicationShutdown {
     return run;
   }
 
-  /** Stops the schedules and lets the runs under way finish. */
-  async onApplicationShutdown(): Promise<void> {
+  /**
+   * The first step of a close, before any module drains: no schedule fires and no run starts
+   * from here on. (Stopped only at the last step, the schedules kept starting sweeps and charge
+   * runs all through the drain, and the close then waited for each of them to end.)
+   */
+  onModuleDestroy(): void {
     this.stopped = true;
     for (const name of this.registry.getIntervals()) this.registry.deleteInterval(name);
+  }
+
+  /** Stops the schedules (if the close did not already) and lets the runs under way finish. */
+  async onApplicationShutdown(): Promise<void> {
+    this.onModuleDestroy();
     await Promise.allSettled([...this.running.values()]);
   }
 }
