@@ -71,6 +71,9 @@ describe('localnet data-directory lock across processes', () => {
        lock.release();`,
       [dir, stop],
     );
+    // Listened for from the start: the owner may exit as soon as it is told to stop, before a
+    // listener attached only then would hear it close.
+    const ended = output(owner);
     await new Promise<void>((resolve) =>
       owner.stdout!.on('data', (d: Buffer) => d.toString().includes('ready') && resolve()),
     );
@@ -86,7 +89,7 @@ describe('localnet data-directory lock across processes', () => {
       }
     }
     await writeFile(stop, '');
-    await output(owner);
+    await ended;
     expect(taken).toBe(0);
     expect(refused).toBe(200);
   });
