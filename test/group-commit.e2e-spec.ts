@@ -1,4 +1,4 @@
-import { EntityManager } from '@mikro-orm/postgresql';
+import { Db } from '../src/database/db';
 import { GroupCommit } from '../src/database/group-commit';
 import { createTestApp, TestApp } from './helpers/test-app';
 
@@ -17,7 +17,7 @@ describe('GroupCommit', () => {
     );
 
   it('commits the units waiting together, in one transaction', async () => {
-    const group = new GroupCommit(t.app.get(EntityManager));
+    const group = new GroupCommit(t.app.get(Db));
     const txids = await Promise.all(
       ['a', 'b', 'c'].map((name) =>
         group.run(async (tx) => {
@@ -32,7 +32,7 @@ describe('GroupCommit', () => {
   });
 
   it('a failing unit fails alone: the others commit, nothing of it does', async () => {
-    const group = new GroupCommit(t.app.get(EntityManager));
+    const group = new GroupCommit(t.app.get(Db));
     const outcomes = await Promise.allSettled(
       ['d', 'e', 'f'].map((name) =>
         group.run(async (tx) => {

@@ -113,7 +113,7 @@ export class ChargeSettlement {
     private readonly subscriptions: SubscriptionsService,
     private readonly notices: BillingNotices,
   ) {
-    this.successes = new GroupCommit(em);
+    this.successes = new GroupCommit({ transaction: (work) => inPgTransaction(em, work) });
   }
 
   /**

@@ -1,6 +1,7 @@
 import { MikroOrmModule } from '@mikro-orm/nestjs';
 import { DynamicModule, Module } from '@nestjs/common';
 import { mikroOrmOptions } from './mikro-orm.options';
+import { Db } from './db';
 import { PgListener } from './pg-listener';
 
 /**
@@ -20,8 +21,8 @@ export class DatabaseModule {
           registerRequestContext: false,
         }),
       ],
-      providers: [PgListener],
-      exports: [PgListener],
+      providers: [Db, PgListener],
+      exports: [Db, PgListener],
     };
   }
 }

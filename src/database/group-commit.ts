@@ -1,5 +1,9 @@
-import { EntityManager } from '@mikro-orm/postgresql';
-import { inPgTransaction, type SqlTx } from './pg-transaction';
+import type { SqlTx } from './pg-transaction';
+
+/** Where a group's transactions run (the `Db`). */
+export interface Transactions {
+  transaction<T>(work: (tx: SqlTx) => Promise<T>): Promise<T>;
+}
 
 interface Unit {
   work: (tx: SqlTx) => Promise<unknown>;
@@ -19,7 +23,7 @@ export class GroupCommit {
   private draining = false;
 
   constructor(
-    private readonly em: EntityManager,
+    private readonly db: Transactions,
     private readonly max = 32,
   ) {}
 
@@ -38,7 +42,7 @@ export class GroupCommit {
       const batch = this.waiting.splice(0, this.max);
       let results: unknown[] | undefined;
       try {
-        results = await inPgTransaction(this.em, async (tx) => {
+        results = await this.db.transaction(async (tx) => {
           const out: unknown[] = [];
           for (const unit of batch) out.push(await unit.work(tx));
           return out;
@@ -46,7 +50,7 @@ export class GroupCommit {
       } catch {
         // One of them failed and took the others with it: each on its own now.
         for (const unit of batch) {
-          await inPgTransaction(this.em, unit.work).then(unit.resolve, unit.reject);
+          await this.db.transaction(unit.work).then(unit.resolve, unit.reject);
         }
         continue;
       }

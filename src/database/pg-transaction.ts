@@ -17,7 +17,7 @@ export interface SqlTx {
 }
 
 /** What `EntityManager.execute` may return (its type parameter's bound). */
-type SqlResult = QueryResult | EntityData<AnyEntity> | EntityData<AnyEntity>[];
+export type SqlResult = QueryResult | EntityData<AnyEntity> | EntityData<AnyEntity>[];
 
 /** A statement as pg runs it: `$n` placeholders, and its number among the prepared ones. */
 interface Statement {

@@ -180,3 +180,74 @@ export function tableOutsideOwner(
     .filter((s) => !(s.module === owner.module && /[\\/]entities[\\/]/.test(s.path)))
     .map((s) => s.path.split(sep).join('/'));
 }
+
+/** The data layer: `src/database/` and the modules' repositories, where SQL may be written. */
+export function isDataLayer(s: SourceFile): boolean {
+  const path = s.path.split(sep).join('/');
+  return (
+    s.module === 'database' || path.endsWith('.repository.ts') || path.includes('/repositories/')
+  );
+}
+
+/** A file's code without its comments (a comment may name a statement it does not run). */
+export function code(text: string): string {
+  return text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:'"`\\])\/\/.*$/gm, '$1');
+}
+
+/** SQL as this code writes it: upper-case keywords, as a statement begins. */
+const SQL_STATEMENT =
+  /\b(?:SELECT\s[\s\S]*?\sFROM\s|INSERT\s+INTO\s|UPDATE\s+[a-z_]+\s+(?:[a-z]\w*\s+)?SET\s|DELETE\s+FROM\s)/;
+
+/** Running SQL or reaching the ORM's connection: the executors and what opens them. */
+const EXECUTOR =
+  /\b(?:pgQuery|inPgTransaction|withPgSession|forEachRowBatch|getConnection|getKnex|transactional|EntityManager)\b|\bem\.fork\(|\.execute\s*(?:<[^()]*>)?\(/;
+
+/** Files outside the data layer (specs aside) that hold SQL. */
+export function sqlOutsideRepositories(sources: readonly SourceFile[]): string[] {
+  return sources
+    .filter((s) => !isSpec(s) && !isDataLayer(s) && SQL_STATEMENT.test(code(s.text)))
+    .map((s) => s.path.split(sep).join('/'));
+}
+
+/** Files outside the data layer (specs aside) that run statements or hold the ORM's manager. */
+export function executorsOutsideRepositories(sources: readonly SourceFile[]): string[] {
+  return sources
+    .filter((s) => !isSpec(s) && !isDataLayer(s) && EXECUTOR.test(code(s.text)))
+    .map((s) => s.path.split(sep).join('/'));
+}
+
+/** The tables a file's SQL reads (`FROM`, `JOIN`) and writes (`INSERT INTO`, `UPDATE`, `DELETE FROM`). */
+export function tablesIn(text: string): { reads: string[]; writes: string[] } {
+  const found = (pattern: RegExp) =>
+    [...new Set([...code(text).matchAll(pattern)].map((m) => m[1]))].sort();
+  return {
+    reads: found(/\b(?:FROM|JOIN)\s+([a-z_]+)\b/g),
+    writes: found(/\b(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+([a-z_]+)\b/g),
+  };
+}
+
+/**
+ * SQL on tables past their owners: [file, table, 'writes' | 'reads'] for every statement in a file
+ * of one module on a table another module owns, except the reads listed in `allowedReads`
+ * (`module:table`, each a join a list needs in one statement; docs/architecture.md says why).
+ */
+export function tablesPastOwner(
+  sources: readonly SourceFile[],
+  owners: Readonly<Record<string, string>>,
+  allowedReads: readonly string[] = [],
+): [string, string, 'reads' | 'writes'][] {
+  const out: [string, string, 'reads' | 'writes'][] = [];
+  for (const s of sources) {
+    if (isSpec(s)) continue;
+    const path = s.path.split(sep).join('/');
+    const { reads, writes } = tablesIn(s.text);
+    for (const table of writes) {
+      if (table in owners && owners[table] !== s.module) out.push([path, table, 'writes']);
+    }
+    for (const table of reads) {
+      if (!(table in owners) || owners[table] === s.module) continue;
+      if (!allowedReads.includes(`${s.module}:${table}`)) out.push([path, table, 'reads']);
+    }
+  }
+  return out;
+}

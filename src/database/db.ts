@@ -1,0 +1,65 @@
+import { EntityManager } from '@mikro-orm/postgresql';
+import { Injectable } from '@nestjs/common';
+import { GroupCommit } from './group-commit';
+import type { AnyEntity, EntityData } from '@mikro-orm/core';
+import {
+  inPgTransaction,
+  type PgSession,
+  pgQuery,
+  type SqlResult,
+  type SqlTx,
+  withPgSession,
+} from './pg-transaction';
+import { forEachRowBatch } from './row-batches';
+
+/**
+ * The service's one data path (issue 22): every statement runs through this executor, on the pool
+ * MikroORM opened, as a named (prepared) statement on a raw `pg` client. Repositories take the
+ * handle to run on as their first argument (`ex: SqlTx`): this `Db` itself for a statement that
+ * commits on its own, or the `tx` of `transaction` for work that commits together. Services
+ * decide where a unit of work begins and ends; only repositories hold SQL.
+ */
+@Injectable()
+export class Db implements SqlTx {
+  constructor(private readonly em: EntityManager) {}
+
+  /** One statement on its own (autocommit). */
+  execute<T extends SqlResult = EntityData<AnyEntity>[]>(
+    sql: string,
+    params: unknown[] = [],
+  ): Promise<T> {
+    return pgQuery<T>(this.em, sql, params);
+  }
+
+  isInTransaction(): boolean {
+    return false;
+  }
+
+  /**
+   * `work` in one transaction: commits when it resolves, rolls back when it throws. It may run
+   * a second time after a rollback (a prepared plan gone stale under a migration), so it must
+   * have no effect outside the transaction.
+   */
+  transaction<T>(work: (tx: SqlTx) => Promise<T>): Promise<T> {
+    return inPgTransaction(this.em, work);
+  }
+
+  /** One pooled connection for several statements and transactions in a row. */
+  session<T>(work: (session: PgSession) => Promise<T>): Promise<T> {
+    return withPgSession(this.em, work);
+  }
+
+  /** A read streamed through a cursor in `ROW_BATCH`es of array rows (see `forEachRowBatch`). */
+  forEachRowBatch(
+    sql: string,
+    params: unknown[],
+    onBatch: (rows: unknown[][]) => Promise<boolean>,
+  ): Promise<void> {
+    return forEachRowBatch(this.em, sql, params, onBatch);
+  }
+
+  /** Units of work that share their commits (see `GroupCommit`). */
+  groupCommit(max?: number): GroupCommit {
+    return new GroupCommit(this, max);
+  }
+}
