@@ -1,5 +1,5 @@
-import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable } from '@nestjs/common';
+import { Db } from '../database/db';
 import { isoTimestamp } from '../database/sql';
 import type { SqlTx } from '../database/pg-transaction';
 import { EmailStatus } from './entities/email-message.entity';
@@ -61,7 +61,7 @@ export interface EmailResultRow {
 /** Every statement on `email_outbox`: the table's one owner (issue 22). */
 @Injectable()
 export class EmailOutboxRepository {
-  constructor(private readonly em: EntityManager) {}
+  constructor(private readonly db: Db) {}
 
   /**
    * The row, due now, and a NOTIFY that wakes the workers once the caller's transaction commits
@@ -94,17 +94,16 @@ export class EmailOutboxRepository {
 
   /**
    * The latest message (by creation) about each of these invoices of the merchant.
-   * @param invoiceIds UUIDs (the caller checks them: they are joined into an array literal).
+   * @param invoiceIds UUIDs (bound as one PostgreSQL array).
    */
   latestForInvoices(merchantId: string, invoiceIds: string[]): Promise<EmailStateRow[]> {
-    return this.em.getConnection().execute<EmailStateRow[]>(
+    return this.db.execute<EmailStateRow[]>(
       `SELECT DISTINCT ON (invoice_id) invoice_id, recipient, status, attempts, last_error,
               ${isoTimestamp('sent_at')}, ${isoTimestamp('next_attempt_at')}
          FROM email_outbox
         WHERE merchant_id = ? AND invoice_id = ANY(?::uuid[])
         ORDER BY invoice_id, created_at DESC, id DESC`,
-      // An array literal: this executor (knex) would expand a JS array into a list.
-      [merchantId, `{${invoiceIds.join(',')}}`],
+      [merchantId, invoiceIds],
     );
   }
 
@@ -118,7 +117,7 @@ export class EmailOutboxRepository {
     lockToken: string,
     leaseMs: number,
   ): Promise<ClaimedEmailRow[]> {
-    return this.em.getConnection().execute<ClaimedEmailRow[]>(
+    return this.db.execute<ClaimedEmailRow[]>(
       `WITH due AS (
          SELECT id FROM email_outbox
           WHERE status = 'pending' AND next_attempt_at <= ?
@@ -151,7 +150,7 @@ export class EmailOutboxRepository {
       next_attempt_at: r.next_attempt_at?.toISOString() ?? null,
       at: r.at.toISOString(),
     }));
-    await this.em.getConnection().execute(
+    await this.db.execute(
       `UPDATE email_outbox e
           SET status = r.status,
               attempts = CASE WHEN r.status = 'not_sent' THEN e.attempts - 1 ELSE e.attempts END,
