@@ -1,7 +1,9 @@
 // Unit specs live next to the code (src, *.spec.ts); e2e specs in test/ (real PostgreSQL).
 module.exports = {
   rootDir: '.',
-  roots: ['<rootDir>/src', '<rootDir>/test'],
+  roots: ['<rootDir>/src', '<rootDir>/test', '<rootDir>/packages/localnet/src'],
+  // The localnet package from its sources (the service loads its build: packages/localnet/dist).
+  moduleNameMapper: { '^@stablecoin-billing/localnet$': '<rootDir>/packages/localnet/src/index.ts' },
   moduleFileExtensions: ['ts', 'js', 'json'],
   testRegex: '.*\\.(spec|e2e-spec)\\.ts$',
   transform: {

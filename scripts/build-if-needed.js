@@ -19,6 +19,17 @@ function newest(dir) {
   return latest;
 }
 
+// The localnet package first: the service's build takes its types from the package's build.
+const localnet = join(root, 'packages', 'localnet');
+const localnetStamp = join(localnet, 'dist', 'index.js');
+if (
+  !existsSync(localnetStamp) ||
+  statSync(localnetStamp).mtimeMs <
+    Math.max(newest(join(localnet, 'src')), statSync(join(localnet, 'package.json')).mtimeMs)
+) {
+  execSync('npx tsc -p tsconfig.build.json', { cwd: localnet, stdio: 'inherit' });
+}
+
 const sources = Math.max(
   newest(join(root, 'src')),
   ...['package.json', 'tsconfig.json', 'tsconfig.build.json', 'nest-cli.json'].map(

@@ -5,9 +5,9 @@ import { AppConfig } from './config/app-config';
 import { ConfigError, loadConfig } from './config/load-config';
 import { DatabaseConnection, openDatabase } from './database/database-connection';
 import { runMigrations } from './database/migrate';
-import { ChainClockStateError } from './localnet/chain-clock';
-import { DevKeyError, resolveDevKey } from './localnet/dev-key';
-import { EmbeddedLocalnet, openLocalnet } from './localnet/embedded-localnet';
+import type { EmbeddedLocalnet } from '@stablecoin-billing/localnet';
+import { DevKeyError, resolveDevKey } from './dev/dev-key';
+import { LocalnetRefusal, openEmbeddedLocalnet } from './dev/embedded-localnet';
 import { DemoMerchant, ensureDemoMerchant } from './merchants/demo-merchant';
 import { MerchantsService } from './merchants/merchants.service';
 
@@ -65,7 +65,7 @@ async function main(): Promise<void> {
   const applied = await runMigrations(db.url);
   if (applied.length) log.info({ migrations: applied }, 'Migrations applied');
 
-  const localnet = await openLocalnet(config);
+  const localnet = await openEmbeddedLocalnet(config);
   // The chain of this data directory may be served on another port than ours: use it.
   if (localnet && localnet.url !== config.solanaRpcUrl) config.SOLANA_RPC_URL = localnet.url;
   if (localnet) {
@@ -108,7 +108,7 @@ async function main(): Promise<void> {
 /** A start-up the operator can fix: said in one sentence, exit code 2 (no stack, no loop). */
 function refusal(error: unknown): string | undefined {
   if (error instanceof ConfigError) return error.message;
-  if (error instanceof ChainClockStateError || error instanceof DevKeyError) return error.message;
+  if (error instanceof LocalnetRefusal || error instanceof DevKeyError) return error.message;
   return undefined;
 }
 

@@ -3,8 +3,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ChainDirectoryInUseError, ChainDirectoryLock } from '../src/localnet/data-dir-lock';
-import { ensureBuilt } from './helpers/dist';
+import { ChainDirectoryInUseError, ChainDirectoryLock } from '@stablecoin-billing/localnet';
+import { localnetBuilt } from './helpers/dist';
 
 /**
  * The data-directory lock of localnet across real processes (the compiled lock, as `npm start`
@@ -49,7 +49,7 @@ describe('localnet data-directory lock across processes', () => {
   let dir: string;
   // Builds dist/ first when a source is newer (a fresh clone, an edit): allow for a build.
   beforeAll(() => {
-    lockModule = ensureBuilt('src', 'localnet', 'data-dir-lock.js');
+    lockModule = localnetBuilt('data-dir-lock.js');
   }, 300_000);
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), 'lock-'));

@@ -12,7 +12,7 @@ import {
   TransactionInstruction,
 } from '@solana/web3.js';
 import bs58 from 'bs58';
-import type { FaultState } from '../src/localnet/faults';
+import type { FaultState } from '@stablecoin-billing/localnet';
 import { mintTable } from '../src/solana/mints';
 import type { RpcBody } from './helpers/localnet-rpc';
 import { startTestChain, TEST_DEV_AUTH, TestChain } from './helpers/test-chain';

@@ -19,7 +19,7 @@ import {
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LocalnetChain } from '../src/localnet/localnet-chain';
+import { LocalnetChain } from '@stablecoin-billing/localnet';
 import { mintTable } from '../src/solana/mints';
 import { startTestChain, TestChain } from './helpers/test-chain';
 

@@ -28,8 +28,11 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket from 'ws';
-import { ChainDirectoryInUseError, ChainDirectoryLock } from '../src/localnet/data-dir-lock';
-import { LocalnetChain } from '../src/localnet/localnet-chain';
+import {
+  ChainDirectoryInUseError,
+  ChainDirectoryLock,
+  LocalnetChain,
+} from '@stablecoin-billing/localnet';
 import { mintTable } from '../src/solana/mints';
 import { LocalnetUnderTest, startLocalnet } from './helpers/localnet-rpc';
 

@@ -1,7 +1,10 @@
-import { sep } from 'node:path';
+import { join, sep } from 'node:path';
 import { discoverEntities } from '../src/database/entities';
 import {
   fileCycles,
+  importsLeavingPackage,
+  LOCALNET_SRC,
+  staticLocalnetImports,
   importsInto,
   moduleCycles,
   MODULES,
@@ -80,6 +83,31 @@ describe('source structure', () => {
       expect(tableOutsideOwner(planted, 'email_outbox', owner)).toEqual(['billing/notices.ts']);
     });
 
+    it('the localnet package loaded statically, or from a second place', () => {
+      const planted = tree(
+        ['dev/embedded-localnet.ts', "const l = await import('@stablecoin-billing/localnet');"],
+        ['main.ts', "import type { EmbeddedLocalnet } from '@stablecoin-billing/localnet';"],
+        ['cli/a.ts', "import { LocalnetChain } from '@stablecoin-billing/localnet';"],
+        ['cli/b.ts', "const l = require('@stablecoin-billing/localnet');"],
+        ['cli/c.ts', "await import('@stablecoin-billing/localnet');"],
+      );
+      expect(staticLocalnetImports(planted, ['dev/embedded-localnet.ts'])).toEqual([
+        'cli/a.ts',
+        'cli/b.ts',
+        'cli/c.ts',
+      ]);
+    });
+
+    it('the localnet package reaching into the service', () => {
+      const planted = [
+        source('faucet.ts', "import { mintTable } from '../../../src/solana/mints';", (x) =>
+          join('..', x),
+        ),
+        source('pubsub.ts', "import { RpcError } from './json-rpc';", (x) => x.slice(2)),
+      ];
+      expect(importsLeavingPackage(planted)).toEqual(['faucet.ts']);
+    });
+
     it('a module no one listed', () => {
       expect(unlistedModules(tree(['refunds/refunds.service.ts', '']))).toEqual(['refunds']);
     });
@@ -100,19 +128,21 @@ describe('source structure', () => {
     });
   });
 
-  it(`no file outside localnet/ is longer than ${MAX_LINES} lines (specs aside)`, () => {
+  it(`no file is longer than ${MAX_LINES} lines (specs aside)`, () => {
     const long = sources
-      .filter((s) => s.module !== 'localnet' && !s.path.endsWith('.spec.ts'))
+      .filter((s) => !s.path.endsWith('.spec.ts'))
       .map((s) => [s.path, s.text.split('\n').length] as const)
       .filter(([, lines]) => lines > MAX_LINES);
     expect(long).toEqual([]);
   });
 
-  it('localnet is a chain emulator: it imports no domain module but the chain layer', () => {
-    const offending = importsOf('localnet').filter(
-      ([, target]) => DOMAIN.includes(target) && !['localnet', 'solana'].includes(target),
-    );
-    expect(offending).toEqual([]);
+  it('the service loads the localnet package only through import() in dev/embedded-localnet.ts', () => {
+    expect(staticLocalnetImports(sources, ['dev/embedded-localnet.ts'])).toEqual([]);
+    expect(sources.some((s) => s.module === 'localnet')).toBe(false);
+  });
+
+  it('the localnet package imports nothing of the service (it takes plain values)', () => {
+    expect(importsLeavingPackage(readSources(LOCALNET_SRC))).toEqual([]);
   });
 
   it('domain modules record events through events/, never through webhook delivery', () => {

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { connect } from 'node:net';
 import { ConfigError } from '../src/config/load-config';
-import { LocalnetClockSync } from '../src/localnet/localnet-clock.sync';
+import { LocalnetClockSync } from '../src/dev/localnet-clock.sync';
 import { createTestApp } from './helpers/test-app';
 import * as testChain from './helpers/test-chain';
 import * as testDatabase from './setup/test-database';

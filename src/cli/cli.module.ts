@@ -3,7 +3,7 @@ import { CommonModule } from '../common/common.module';
 import { AppConfig } from '../config/app-config';
 import { ConfigModule } from '../config/config.module';
 import { DatabaseModule } from '../database/database.module';
-import { LocalnetModule } from '../localnet/localnet.module';
+import { LocalnetModule } from '../dev/localnet.module';
 import { MerchantsModule } from '../merchants/merchants.module';
 
 /** The slice of the service the command-line tools need: config, database, merchants. */

@@ -1,6 +1,7 @@
 /**
  * `npm run localnet`: the localnet chain on its own, for several service instances (or a wallet)
- * to share. State persists under `$DATA_DIR/localnet`; the service, started later with the same
+ * to share, started as the service would start it (its dev key file, its mint overrides). State
+ * persists under `$DATA_DIR/localnet`; the service, started later with the same
  * `LOCALNET_RPC_PORT`, uses this chain instead of starting its own.
  *
  *   DATA_DIR=.data   LOCALNET_RPC_PORT=8899 (WebSocket on the next port)   LOCALNET_HOST=127.0.0.1
@@ -8,15 +9,15 @@
  *   DEV_KEY: the operator's dev key its `localnet_*` methods need (else `$DATA_DIR/dev-key`,
  *   made on first start: a service with the same DATA_DIR reads the same one)
  *
- * Variables come from the environment, then `.env` (which never overrides the environment).
+ * Variables come from the environment, then `.env` (which never overrides the environment). The
+ * chain itself is the `@stablecoin-billing/localnet` package (packages/localnet), loaded here.
  */
 import { parse as parseDotenv } from 'dotenv';
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { ChainClockStateError } from '../localnet/chain-clock';
-import { DEV_KEY_PATTERN, DevKeyError, resolveDevKey } from '../localnet/dev-key';
-import { LocalnetChain } from '../localnet/localnet-chain';
-import { startLocalnetRpc } from '../localnet/rpc-server';
+import { ConfigError } from '../config/load-config';
+import { DEV_KEY_PATTERN, DevKeyError, resolveDevKey } from '../dev/dev-key';
+import { loadLocalnet } from '../dev/embedded-localnet';
 import { mintTable } from '../solana/mints';
 import { UsageError } from './run-cli';
 
@@ -49,8 +50,6 @@ async function main(): Promise<void> {
     PYUSD: nonEmpty(env.MINT_PYUSD),
     USDG: nonEmpty(env.MINT_USDG),
   });
-  const out = (line: string) => process.stdout.write(`${line}\n`);
-
   const finality = nonEmpty(env.LOCALNET_FINALITY_SLOTS);
   const finalitySlots = finality === undefined ? undefined : Number(finality);
   if (
@@ -64,50 +63,29 @@ async function main(): Promise<void> {
     throw new UsageError('DEV_KEY must be 32..256 printable characters without spaces');
   }
   const devKey = resolveDevKey(givenKey, dataDir);
-  const chain = await LocalnetChain.open({ dataDir, mints, log: out, finalitySlots });
-  let rpc;
+  const localnet = await loadLocalnet();
   try {
-    rpc = await startLocalnetRpc(chain, { host, port: rpcPort, log: out, devKey });
+    await localnet.serveLocalnet({
+      dataDir,
+      host,
+      port: rpcPort,
+      devKey,
+      mints,
+      finalitySlots,
+      log: (line) => process.stdout.write(`${line}\n`),
+    });
   } catch (error) {
-    await chain.close();
+    if (error instanceof localnet.ChainClockStateError) throw new UsageError(error.message);
     throw error;
   }
-  chain.announce(rpc.url);
-  out(`Localnet JSON-RPC: ${rpc.url}`);
-  out(`Localnet WebSocket: ${rpc.wsUrl}`);
-  for (const mint of mints)
-    out(`  ${mint.symbol.padEnd(5)} ${mint.address} (${mint.tokenProgram})`);
-  out(`  mint authority ${chain.mintAuthority.toBase58()}`);
-  out(`Dev key (localnet_* methods: Authorization: Bearer <key>): ${devKey}`);
-  out('Press Ctrl+C to stop.');
-
-  const server = rpc;
-  let stopping = false;
-  const stop = (signal: NodeJS.Signals) => {
-    if (stopping) return;
-    stopping = true;
-    out(`${signal}: saving and stopping`);
-    server
-      .close()
-      .then(() => chain.close())
-      .then(
-        () => process.exit(0),
-        (error: unknown) => {
-          process.stderr.write(`Localnet did not stop cleanly: ${String(error)}\n`);
-          process.exit(1);
-        },
-      );
-  };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
 }
 
 main().catch((error: unknown) => {
-  if (
-    error instanceof UsageError ||
-    error instanceof ChainClockStateError ||
-    error instanceof DevKeyError
-  ) {
+  if (error instanceof UsageError || error instanceof DevKeyError) {
+    process.stderr.write(`${error.message}\n`);
+    process.exit(2);
+  }
+  if (error instanceof ConfigError) {
     process.stderr.write(`${error.message}\n`);
     process.exit(2);
   }

@@ -15,7 +15,7 @@ import bs58 from 'bs58';
 import { createHash, randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { loadConfig } from '../config/load-config';
-import { resolveDevKey } from '../localnet/dev-key';
+import { resolveDevKey } from '../dev/dev-key';
 import { parseAmount } from '../common/money';
 import { TxOutcome, UnsignedTx } from '../solana/chain.port';
 import { createChainAdapter, createConnection } from '../solana/chain.factory';

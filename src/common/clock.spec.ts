@@ -1,4 +1,5 @@
-import { OffsetClock } from './clock';
+import { CLOCK_CEILING as CHAIN_CLOCK_CEILING } from '@stablecoin-billing/localnet';
+import { CLOCK_CEILING, OffsetClock } from './clock';
 
 describe('OffsetClock (localnet domain time)', () => {
   let wall = 1_800_000_000_500;
@@ -38,5 +39,11 @@ describe('OffsetClock (localnet domain time)', () => {
     expect(clock.now().getTime()).toBe(first);
     wall += 10_000;
     expect(clock.now().getTime()).toBe(first + 5_000);
+  });
+});
+
+describe('the clock ceiling', () => {
+  it("is the localnet chain's: neither clock can pass what the other accepts", () => {
+    expect(CLOCK_CEILING.toISOString()).toBe(CHAIN_CLOCK_CEILING.toISOString());
   });
 });

@@ -3,7 +3,7 @@ import type { Request } from 'express';
 import { AuthFailureLimiter } from '../auth/auth-failure-limiter';
 import { RateLimitedError, UnauthorizedError } from '../common/errors/domain-error';
 import { AppConfig } from '../config/app-config';
-import { bearerIsDevKey, resolveDevKey } from '../localnet/dev-key';
+import { bearerIsDevKey, resolveDevKey } from './dev-key';
 
 /**
  * The dev endpoints answer the operator only: `Authorization: Bearer <dev key>` (DEV_KEY, or

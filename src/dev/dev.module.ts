@@ -2,7 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { AuthModule } from '../auth/auth.module';
 import { BillingModule } from '../billing/billing.module';
-import { LocalnetModule } from '../localnet/localnet.module';
+import { LocalnetModule } from './localnet.module';
 import { DevController } from './dev.controller';
 import { DevKeyGuard } from './dev-key.guard';
 import { DevService } from './dev.service';

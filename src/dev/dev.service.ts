@@ -5,7 +5,7 @@ import { ServiceUnavailableError, ValidationError } from '../common/errors/domai
 import { formatAmount, parseAmount } from '../common/money';
 import { ChainPort } from '../solana/chain.port';
 import { AdvanceClockDto, ClockResponse, FaucetDto, FaucetResponse } from './dto/dev.dto';
-import { LocalnetRpcClient } from '../localnet/localnet-rpc.client';
+import { LocalnetRpcClient } from './localnet-rpc.client';
 
 /** SOL sent with every faucet call, for transaction fees and account rent. */
 const FAUCET_LAMPORTS = 1_000_000_000n;

@@ -1,5 +1,5 @@
 import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
-import { LocalnetRpcClient } from '../localnet/localnet-rpc.client';
+import { LocalnetRpcClient } from './localnet-rpc.client';
 import { ChainPort } from '../solana/chain.port';
 
 /** The service key pays the fees of its pulls: on localnet it is kept at least this funded. */

@@ -141,3 +141,9 @@ function abandoned(lock: string): boolean {
 function sleepSync(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
+
+/** A compiled file of the localnet package (`packages/localnet/dist/`), brought up to date. */
+export function localnetBuilt(file: string): string {
+  ensureBuilt();
+  return join(ROOT, 'packages', 'localnet', 'dist', file);
+}

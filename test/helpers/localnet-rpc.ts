@@ -1,5 +1,4 @@
-import { LocalnetChain } from '../../src/localnet/localnet-chain';
-import { LocalnetRpc, startLocalnetRpc } from '../../src/localnet/rpc-server';
+import { LocalnetChain, LocalnetRpc, startLocalnetRpc } from '@stablecoin-billing/localnet';
 import { mintTable } from '../../src/solana/mints';
 import { TEST_DEV_AUTH, TEST_DEV_KEY } from './test-chain';
 

@@ -17,6 +17,10 @@ export interface SourceFile {
 }
 
 export const SRC = join(__dirname, '..', '..', 'src');
+/** The chain emulator's package: its sources. */
+export const LOCALNET_SRC = join(__dirname, '..', '..', 'packages', 'localnet', 'src');
+/** What the service calls the package. */
+export const LOCALNET_PACKAGE = '@stablecoin-billing/localnet';
 
 /** The floor: infrastructure every room stands on, importing none of them. */
 export const FLOOR = ['common', 'config', 'database'];
@@ -44,8 +48,8 @@ export const MODULES = {
     'subscriptions',
     'webhooks',
   ],
-  /** The chain layer, and the chain emulator beside it. */
-  chain: ['solana', 'localnet'],
+  /** The chain layer (the chain emulator is a package of its own: packages/localnet). */
+  chain: ['solana'],
   /** Entry points and operator surfaces: the CLI, the dev routes, health. */
   edge: ['cli', 'dev', 'health'],
 };
@@ -250,4 +254,35 @@ export function tablesPastOwner(
     }
   }
   return out;
+}
+
+/**
+ * Files that load the localnet package as code (not only its types): a static `import … from`
+ * or `require`. A production process must be able to start without it, so the service reaches
+ * it only through `import()` in the one file that does (`allowed`).
+ */
+export function staticLocalnetImports(
+  sources: readonly SourceFile[],
+  allowed: readonly string[] = [],
+): string[] {
+  const name = LOCALNET_PACKAGE.replace('/', '\\/');
+  const valueImport = new RegExp(
+    `import\\s+(?!type\\b)[^;]*?from\\s+'${name}'|require\\(\\s*'${name}'\\s*\\)`,
+  );
+  const dynamicImport = new RegExp(`import\\(\\s*'${name}'\\s*\\)`);
+  return sources
+    .filter((s) => !isSpec(s))
+    .filter((s) => {
+      const path = s.path.split(sep).join('/');
+      const text = code(s.text);
+      return valueImport.test(text) || (dynamicImport.test(text) && !allowed.includes(path));
+    })
+    .map((s) => s.path.split(sep).join('/'));
+}
+
+/** The package's files whose imports leave the package (into the service's src/, say). */
+export function importsLeavingPackage(files: readonly SourceFile[]): string[] {
+  return files
+    .filter((s) => s.importedFiles.some((f) => f.startsWith('..')))
+    .map((s) => s.path.split(sep).join('/'));
 }

@@ -1,7 +1,10 @@
 import { createServer } from 'node:net';
-import { LocalnetFaults } from '../../src/localnet/faults';
-import { LocalnetChain, LocalnetChainOptions } from '../../src/localnet/localnet-chain';
-import { startLocalnetRpc } from '../../src/localnet/rpc-server';
+import {
+  LocalnetFaults,
+  LocalnetChain,
+  LocalnetChainOptions,
+  startLocalnetRpc,
+} from '@stablecoin-billing/localnet';
 import { mintTable } from '../../src/solana/mints';
 
 /**

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { CLOCK_CEILING, CLOCK_CEILING_UNIX_SECONDS } from '../common/clock';
 import { encodeBase58 } from './base58';
 
 /** Wall-clock length of a slot, as on mainnet. */
@@ -7,6 +6,13 @@ export const SLOT_MS = 400;
 /** A blockhash can be used for this many slots after its own (its `lastValidBlockHeight`). */
 export const BLOCKHASH_VALIDITY_SLOTS = 150;
 export const SLOTS_PER_EPOCH = 432_000;
+
+/**
+ * The latest time the chain's clock may show: the service's clock has the same ceiling (its
+ * test holds them equal), so neither can run past what the other accepts.
+ */
+export const CLOCK_CEILING = new Date('2200-01-01T00:00:00.000Z');
+export const CLOCK_CEILING_UNIX_SECONDS = CLOCK_CEILING.getTime() / 1000;
 
 /** A saved chain clock this code cannot run with (refused at start, with what to do). */
 export class ChainClockStateError extends Error {}

@@ -15,7 +15,7 @@ import {
   TransactionInstruction,
 } from '@solana/web3.js';
 import { Account, LiteSvm } from 'litesvm/dist/internal';
-import { MintInfo, TOKEN_PROGRAMS } from '../solana/mints';
+import { MintInfo, TOKEN_PROGRAMS } from './mints';
 import { LocalnetInputError } from './localnet-errors';
 import { MINT_SPECS, buildMint, TransferFees } from './stablecoin-mints';
 import { decodeMint, isMintData, MINT_SIZE } from './token-accounts';

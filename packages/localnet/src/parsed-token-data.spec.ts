@@ -7,7 +7,7 @@ import {
 } from '@solana/spl-token';
 import { Keypair, PublicKey, SystemProgram, Transaction } from '@solana/web3.js';
 import { Account, LiteSvm } from 'litesvm/dist/internal';
-import { mintTable } from '../solana/mints';
+import { mainnetMints } from './mints';
 import { parseTokenData } from './parsed-token-data';
 import { buildMint } from './stablecoin-mints';
 
@@ -71,7 +71,7 @@ describe('jsonParsed token data', () => {
       authority.publicKey.toBytes(),
       new Account(10n ** 15n, new Uint8Array(0), SystemProgram.programId.toBytes(), false, 0n),
     );
-    const mints = mintTable('localnet');
+    const mints = mainnetMints();
     for (const info of mints) buildMint(svm, info, authority);
     const a = authority.publicKey.toBase58();
     const read = (address: PublicKey) => {

@@ -9,7 +9,7 @@ import {
   TransactionMetadata,
 } from 'litesvm/dist/internal';
 import { createPublicKey, randomBytes, verify as verifySignature } from 'node:crypto';
-import { MintInfo } from '../solana/mints';
+import { MintInfo } from './mints';
 import { AccountReader, AccountView, LoadedKeys } from './account-reader';
 import { encodeBase58 } from './base58';
 import { ChainClock, SLOTS_PER_EPOCH, SLOT_MS } from './chain-clock';

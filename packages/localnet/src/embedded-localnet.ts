@@ -1,24 +1,38 @@
-import { request } from 'undici';
-import type { AppConfig } from '../config/app-config';
-import { configuredMints } from '../solana/chain.factory';
 import { join } from 'node:path';
-import { ConfigError } from '../config/load-config';
+import { request } from 'undici';
 import { ChainDirectoryLock } from './data-dir-lock';
-import { resolveDevKey } from './dev-key';
 import { UNAUTHORIZED } from './json-rpc';
 import { LocalnetChain } from './localnet-chain';
+import type { MintInfo } from './mints';
 import { startLocalnetRpc } from './rpc-server';
 
 export interface EmbeddedLocalnet {
   url: string;
-  /** False when a localnet already served `LOCALNET_RPC_PORT` (e.g. `npm run localnet`). */
+  /** False when a localnet already served the port (e.g. `npm run localnet`). */
   owned: boolean;
   stop(): Promise<void>;
 }
 
+/** What `openLocalnet` needs: plain values, no service configuration. */
+export interface OpenLocalnetOptions {
+  /** Where a chain of ours may already answer (`http://127.0.0.1:<port>`). */
+  url: string;
+  /** The port to serve on when none answers (the WebSocket takes the next one). */
+  port: number;
+  /** The operator's dev key its `localnet_*` methods require. */
+  devKey: string;
+  /** The chain's state lives under `<dataDir>/localnet`. */
+  dataDir: string;
+  mints: MintInfo[];
+  finalitySlots?: number;
+}
+
+/** A chain of ours answers at the URL but was started with another dev key. */
+export class DevKeyMismatchError extends Error {}
+
 /**
  * Whether a localnet chain of ours answers at `url` (it knows `localnet_getClock`).
- * @throws ConfigError when it does but refuses this dev key (a chain started with another one).
+ * @throws DevKeyMismatchError when it does but refuses this dev key.
  */
 async function answersAsLocalnet(url: string, devKey: string): Promise<boolean> {
   let body: { result?: unknown; error?: { code?: number } };
@@ -35,37 +49,34 @@ async function answersAsLocalnet(url: string, devKey: string): Promise<boolean> 
     return false;
   }
   if (body.error?.code === UNAUTHORIZED) {
-    throw new ConfigError([
-      `DEV_KEY: the localnet chain at ${url} was started with another dev key; give both the same DEV_KEY (or the same DATA_DIR)`,
-    ]);
+    throw new DevKeyMismatchError(
+      `the localnet chain at ${url} was started with another dev key; give both the same DEV_KEY (or the same DATA_DIR)`,
+    );
   }
   return body.result !== undefined;
 }
 
 /**
- * A start-up step, like the embedded database: on localnet without `SOLANA_RPC_URL`, uses the
- * chain already serving `LOCALNET_RPC_PORT` or starts one in-process, its state under
- * `$DATA_DIR/localnet`.
+ * Uses the chain already serving `url` or starts one in-process, its state under
+ * `<dataDir>/localnet`.
  */
-export async function openLocalnet(config: AppConfig): Promise<EmbeddedLocalnet | undefined> {
-  if (!config.embeddedLocalnet) return undefined;
-  const url = config.solanaRpcUrl;
-  const devKey = resolveDevKey(config.DEV_KEY, config.DATA_DIR);
+export async function openLocalnet(options: OpenLocalnetOptions): Promise<EmbeddedLocalnet> {
+  const { url, devKey } = options;
   if (await answersAsLocalnet(url, devKey))
     return { url, owned: false, stop: () => Promise.resolve() };
   // One chain per data directory: when another process already serves this directory's chain
   // (on another port), use that one rather than open a second chain on the same files.
-  const owner = ChainDirectoryLock.owner(join(config.DATA_DIR, 'localnet'));
+  const owner = ChainDirectoryLock.owner(join(options.dataDir, 'localnet'));
   if (owner?.url && (await answersAsLocalnet(owner.url, devKey))) {
     return { url: owner.url, owned: false, stop: () => Promise.resolve() };
   }
   const chain = await LocalnetChain.open({
-    dataDir: config.DATA_DIR,
-    mints: configuredMints(config),
-    finalitySlots: config.LOCALNET_FINALITY_SLOTS,
+    dataDir: options.dataDir,
+    mints: options.mints,
+    finalitySlots: options.finalitySlots,
   });
   try {
-    const rpc = await startLocalnetRpc(chain, { port: config.LOCALNET_RPC_PORT, devKey });
+    const rpc = await startLocalnetRpc(chain, { port: options.port, devKey });
     chain.announce(rpc.url);
     return {
       url: rpc.url,

@@ -24,7 +24,7 @@ import {
   TransactionInstruction,
 } from '@solana/web3.js';
 import { Account, FailedTransactionMetadata, LiteSvm } from 'litesvm/dist/internal';
-import { MintInfo, MintSymbol, STABLECOIN_DECIMALS, TOKEN_PROGRAMS } from '../solana/mints';
+import { MintInfo, MintSymbol, STABLECOIN_DECIMALS, TOKEN_PROGRAMS } from './mints';
 
 /**
  * Token-2022 `ExtensionType` numbers that spl-token's JS client does not name (its enum skips

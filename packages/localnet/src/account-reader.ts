@@ -1,6 +1,6 @@
 import { PublicKey } from '@solana/web3.js';
 import { Account, LiteSvm } from 'litesvm/dist/internal';
-import { TOKEN_PROGRAMS } from '../solana/mints';
+import { TOKEN_PROGRAMS } from './mints';
 import { encodeBase58 } from './base58';
 import {
   decodeMint,
