@@ -1,5 +1,5 @@
 import type { EventResponse } from './dto/event.response';
-import type { DeliveryStatus } from './entities/webhook-delivery.entity';
+import type { DeliveryStatus } from './delivery-status';
 
 /** Part of a statement: SQL with `?` placeholders and its parameters, in their order. */
 export interface SqlPart {

@@ -4,7 +4,7 @@ import { BackgroundWork } from '../common/background/background-work';
 import { Clock } from '../common/clock';
 import { AppConfig } from '../config/app-config';
 import { PgListener } from '../database/pg-listener';
-import { DeliveryStatus } from '../events/entities/webhook-delivery.entity';
+import { DeliveryStatus } from '../events/delivery-status';
 import { OutboxResult, OutboxWorker, outboxLeaseMs, storableError } from '../outbox/outbox-worker';
 import { nextAttemptAt, parseRetryAfter } from './retry-schedule';
 import { EVENT_ID_HEADER, EVENT_TYPE_HEADER, SIGNATURE_HEADER, signatureHeader } from './signature';

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { Db } from '../database/db';
 import { isoTimestamp } from '../database/sql';
-import type { DeliveryStatus } from '../events/entities/webhook-delivery.entity';
+import type { DeliveryStatus } from '../events/delivery-status';
 import type { EventFanOut, EventWithDeliveryRow, SqlPart } from '../events/event-fan-out';
 
 /** PostgreSQL channel that wakes every instance's delivery worker when a delivery is queued. */
