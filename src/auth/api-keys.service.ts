@@ -1,10 +1,12 @@
-import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
 import { Clock } from '../common/clock';
 import { AuthContext } from '../common/decorators/current-merchant.decorator';
 import { NotFoundError, ValidationError } from '../common/errors/domain-error';
+import { Db } from '../database/db';
+import type { SqlTx } from '../database/pg-transaction';
 import { ApiKeyCache } from './api-key-cache';
-import { ApiKey } from './entities/api-key.entity';
+import { ApiKeysRepository } from './api-keys.repository';
 import { LastUsedRecorder } from './last-used-recorder';
 import { REVOCATION_CHANNEL } from './revocation-listener';
 import { generateApiKey, hashApiKey, looksLikeApiKey } from './secrets';
@@ -28,30 +30,40 @@ export const MAX_ACTIVE_API_KEYS = 20;
 @Injectable()
 export class ApiKeysService {
   constructor(
-    private readonly em: EntityManager,
+    private readonly db: Db,
+    private readonly keys: ApiKeysRepository,
     private readonly clock: Clock,
     private readonly cache: ApiKeyCache,
     private readonly lastUsed: LastUsedRecorder,
   ) {}
 
   /**
-   * Adds a new key to the caller's unit of work (so a merchant and its first key commit
+   * Writes a new key in the caller's transaction (so a merchant and its first key commit
    * together). The secret is returned here and never again.
    */
-  issue(
-    em: EntityManager,
+  async issue(
+    tx: SqlTx,
     merchantId: string,
     label: string | null,
-  ): { apiKey: ApiKey; key: string } {
+  ): Promise<{ view: ApiKeyView; key: string }> {
     const key = generateApiKey();
-    const apiKey = new ApiKey({
-      merchant: em.getReference<{ id: string }>('Merchant', merchantId, { wrapped: true }),
+    const keyHash = hashApiKey(key);
+    const view: ApiKeyView = {
+      id: randomUUID(),
       label,
-      keyHash: hashApiKey(key),
-      now: this.clock.now(),
+      prefix: keyHash.slice(0, 8),
+      lastUsedAt: null,
+      createdAt: this.clock.now(),
+    };
+    await this.keys.insert(tx, {
+      id: view.id,
+      merchantId,
+      label,
+      keyHash,
+      prefix: view.prefix,
+      at: view.createdAt,
     });
-    em.persist(apiKey);
-    return { apiKey, key };
+    return { view, key };
   }
 
   /**
@@ -64,29 +76,20 @@ export class ApiKeysService {
     merchantId: string,
     label: string | null,
   ): Promise<{ view: ApiKeyView; key: string }> {
-    return this.em.fork().transactional(async (em) => {
-      await em.execute('SELECT id FROM merchants WHERE id = ? FOR UPDATE', [merchantId]);
-      const active = await em.count(ApiKey, { merchant: merchantId, revokedAt: null });
+    return this.db.transaction(async (tx) => {
+      const active = await this.keys.countActiveLocked(tx, merchantId);
       if (active >= MAX_ACTIVE_API_KEYS) {
         throw new ValidationError(
           `A merchant has at most ${MAX_ACTIVE_API_KEYS} active API keys; revoke one first`,
         );
       }
-      const { apiKey, key } = this.issue(em, merchantId, label);
-      await em.flush();
-      return { view: this.view(apiKey), key };
+      return this.issue(tx, merchantId, label);
     });
   }
 
   /** Active (non-revoked) keys, newest first. */
   async list(merchantId: string): Promise<ApiKeyView[]> {
-    const keys = await this.em
-      .fork()
-      .find(
-        ApiKey,
-        { merchant: merchantId, revokedAt: null },
-        { orderBy: { createdAt: 'DESC', id: 'DESC' } },
-      );
+    const keys = await this.keys.listActive(merchantId);
     return keys.map((k) => this.view(k));
   }
 
@@ -97,21 +100,11 @@ export class ApiKeysService {
    */
   async revoke(merchantId: string, id: string): Promise<void> {
     const now = this.clock.now();
-    const hash = await this.em.fork().transactional(async (em) => {
-      const ctx: unknown = em.getTransactionContext();
-      const rows = await em.getConnection().execute<{ key_hash: string }[]>(
-        `UPDATE api_keys SET revoked_at = ?, updated_at = ?
-            WHERE id = ? AND merchant_id = ? AND revoked_at IS NULL RETURNING key_hash`,
-        [now, now, id, merchantId],
-        'all',
-        ctx,
-      );
-      const revoked = rows[0]?.key_hash;
+    const hash = await this.db.transaction(async (tx) => {
+      const revoked = await this.keys.revoke(tx, merchantId, id, now);
       if (revoked) {
         this.cache.evict(revoked);
-        await em
-          .getConnection()
-          .execute('SELECT pg_notify(?, ?)', [REVOCATION_CHANNEL, revoked], 'all', ctx);
+        await this.keys.notifyRevoked(tx, REVOCATION_CHANNEL, revoked);
       }
       return revoked;
     });
@@ -129,13 +122,7 @@ export class ApiKeysService {
     let context = this.cache.get(hash);
     if (!context) {
       const epoch = this.cache.begin();
-      const rows = await this.em
-        .getConnection()
-        .execute<{ id: string; merchant_id: string }[]>(
-          'SELECT id, merchant_id FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL',
-          [hash],
-        );
-      const row = rows[0];
+      const row = await this.keys.findActive(hash);
       if (!row) return null;
       context = { apiKeyId: row.id, merchantId: row.merchant_id };
       this.cache.set(hash, context, epoch);
@@ -144,16 +131,10 @@ export class ApiKeysService {
     return context;
   }
 
-  private view(key: ApiKey): ApiKeyView {
+  private view(key: ApiKeyView): ApiKeyView {
     const unflushed = this.lastUsed.unflushed(key.id);
     const stored = key.lastUsedAt;
     const lastUsedAt = unflushed && (!stored || unflushed > stored) ? unflushed : stored;
-    return {
-      id: key.id,
-      label: key.label,
-      prefix: key.prefix,
-      lastUsedAt,
-      createdAt: key.createdAt,
-    };
+    return { ...key, lastUsedAt };
   }
 }

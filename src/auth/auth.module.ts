@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { ApiKeyCache } from './api-key-cache';
 import { AuthFailureLimiter } from './auth-failure-limiter';
+import { ApiKeysRepository } from './api-keys.repository';
 import { ApiKeysService } from './api-keys.service';
 import { LastUsedRecorder } from './last-used-recorder';
 import { PortalSessions } from './portal-sessions.service';
@@ -21,6 +22,7 @@ import { RevocationListener } from './revocation-listener';
       useFactory: (config: AppConfig) => new AuthFailureLimiter(config.AUTH_FAILURES_PER_MINUTE),
       inject: [AppConfig],
     },
+    ApiKeysRepository,
     ApiKeysService,
     LastUsedRecorder,
     RevocationListener,

@@ -1,6 +1,6 @@
-import { EntityManager } from '@mikro-orm/postgresql';
 import { BeforeApplicationShutdown, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
+import { ApiKeysRepository } from './api-keys.repository';
 
 /**
  * Records each key's latest authenticated use without a write per request: uses are buffered in
@@ -15,7 +15,7 @@ export class LastUsedRecorder implements OnModuleInit, BeforeApplicationShutdown
   private flushing?: Promise<void>;
 
   constructor(
-    private readonly em: EntityManager,
+    private readonly keys: ApiKeysRepository,
     private readonly config: AppConfig,
   ) {}
 
@@ -50,15 +50,8 @@ export class LastUsedRecorder implements OnModuleInit, BeforeApplicationShutdown
     const batch = this.pending;
     this.pending = new Map();
     const rows = [...batch].map(([id, at]) => ({ id, at: at.toISOString() }));
-    this.flushing = this.em
-      .getConnection()
-      .execute(
-        `UPDATE api_keys AS k SET last_used_at = GREATEST(k.last_used_at, v.at)
-           FROM json_to_recordset(?::json) AS v(id uuid, at timestamptz)
-          WHERE k.id = v.id`,
-        [JSON.stringify(rows)],
-      )
-      .then(() => undefined)
+    this.flushing = this.keys
+      .recordLastUses(rows)
       .catch((error: unknown) => {
         this.logger.warn({ err: error }, 'Could not record API key use; will retry');
         for (const [id, at] of batch) if (!this.pending.has(id)) this.pending.set(id, at);

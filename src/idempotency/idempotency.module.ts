@@ -1,5 +1,6 @@
 import { Global, Module } from '@nestjs/common';
 import { IdempotencyInterceptor } from './idempotency.interceptor';
+import { IdempotencyRepository } from './idempotency.repository';
 import { IdempotencyService } from './idempotency.service';
 
 /**
@@ -8,7 +9,7 @@ import { IdempotencyService } from './idempotency.service';
  */
 @Global()
 @Module({
-  providers: [IdempotencyService, IdempotencyInterceptor],
+  providers: [IdempotencyRepository, IdempotencyService, IdempotencyInterceptor],
   exports: [IdempotencyService, IdempotencyInterceptor],
 })
 export class IdempotencyModule {}

@@ -1,4 +1,3 @@
-import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { createHash, randomUUID } from 'node:crypto';
 import { BackgroundWork } from '../common/background/background-work';
@@ -7,6 +6,7 @@ import { DomainError, ValidationError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-codes';
 import { StoredResponse } from '../common/http/stored-response';
 import type { SqlTx } from '../database/pg-transaction';
+import { IdempotencyRepository } from './idempotency.repository';
 
 /** How long a key and its response are kept (D15). */
 export const KEY_TTL_MS = 24 * 3600_000;
@@ -53,12 +53,6 @@ export class IdempotentRequestInProgressError extends DomainError {
   }
 }
 
-interface KeyRow {
-  fingerprint: string;
-  response_status: number | null;
-  response_body: string | null;
-}
-
 /**
  * Idempotent POST requests (DESIGN D15, Stripe's manner). The first request with a key inserts
  * its row and holds it under a lease with a fencing token (`owner`); a retry with the same key
@@ -71,7 +65,7 @@ export class IdempotencyService implements OnApplicationBootstrap {
   private readonly logger = new Logger(IdempotencyService.name);
 
   constructor(
-    private readonly em: EntityManager,
+    private readonly keys: IdempotencyRepository,
     private readonly clock: Clock,
     private readonly background: BackgroundWork,
   ) {}
@@ -107,7 +101,7 @@ export class IdempotencyService implements OnApplicationBootstrap {
     for (let pause = 20; ; pause = Math.min(pause * 2, 250)) {
       const claim = await this.tryClaim(merchantId, key, fingerprint);
       if (claim) return claim;
-      const row = await this.read(merchantId, key);
+      const row = await this.keys.find(merchantId, key);
       if (row) {
         if (row.fingerprint !== fingerprint) throw new IdempotencyKeyReusedError();
         if (row.response_status !== null) {
@@ -132,24 +126,28 @@ export class IdempotencyService implements OnApplicationBootstrap {
     status: number,
     body: unknown,
   ): Promise<void> {
-    const done = await em.execute<{ id: string }[]>(
-      `UPDATE idempotency_keys SET response_status = ?, response_body = ?, locked_until = ?
-        WHERE id = ? AND owner = ? RETURNING id`,
-      [status, JSON.stringify(body), this.clock.now(), claim.id, claim.owner],
-    );
-    if (done.length === 0) throw new IdempotentRequestInProgressError();
+    const done = await this.keys.completeIn(em, {
+      id: claim.id,
+      owner: claim.owner,
+      status,
+      body: JSON.stringify(body),
+      at: this.clock.now(),
+    });
+    if (!done) throw new IdempotentRequestInProgressError();
     claim.completed = true;
   }
 
   /** Stores the response of a request that has finished (2xx or 4xx). */
   async complete(claim: IdempotencyClaim, status: number, body: string): Promise<void> {
     if (claim.completed) return;
-    const done = await this.em.getConnection().execute<{ id: string }[]>(
-      `UPDATE idempotency_keys SET response_status = ?, response_body = ?, locked_until = ?
-          WHERE id = ? AND owner = ? RETURNING id`,
-      [status, body, this.clock.now(), claim.id, claim.owner],
-    );
-    if (done.length === 0) {
+    const done = await this.keys.complete({
+      id: claim.id,
+      owner: claim.owner,
+      status,
+      body,
+      at: this.clock.now(),
+    });
+    if (!done) {
       this.logger.warn({ key: claim.id }, 'Idempotency key was taken over before completion');
     }
     claim.completed = true;
@@ -157,26 +155,16 @@ export class IdempotencyService implements OnApplicationBootstrap {
 
   /** Lets a retry run the request again (the first failed with a 5xx: nothing to replay). */
   async release(claim: IdempotencyClaim): Promise<void> {
-    await this.em
-      .getConnection()
-      .execute(
-        'DELETE FROM idempotency_keys WHERE id = ? AND owner = ? AND response_status IS NULL',
-        [claim.id, claim.owner],
-      );
+    await this.keys.release(claim.id, claim.owner);
   }
 
   /** Deletes keys past their 24 hours, in batches. @returns how many were deleted. */
   async purgeExpired(): Promise<number> {
     let total = 0;
     for (;;) {
-      const deleted = await this.em.getConnection().execute<{ id: string }[]>(
-        `DELETE FROM idempotency_keys WHERE id IN (
-           SELECT id FROM idempotency_keys WHERE expires_at <= ? LIMIT ${PURGE_BATCH})
-         RETURNING id`,
-        [this.clock.now()],
-      );
-      total += deleted.length;
-      if (deleted.length < PURGE_BATCH) return total;
+      const deleted = await this.keys.purgeExpired(this.clock.now(), PURGE_BATCH);
+      total += deleted;
+      if (deleted < PURGE_BATCH) return total;
     }
   }
 
@@ -192,37 +180,16 @@ export class IdempotencyService implements OnApplicationBootstrap {
   ): Promise<IdempotencyClaim | undefined> {
     const now = this.clock.now();
     const owner = randomUUID();
-    const rows = await this.em.getConnection().execute<{ id: string; owner: string }[]>(
-      `INSERT INTO idempotency_keys AS k (id, merchant_id, key, fingerprint, owner, locked_until,
-         created_at, expires_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (merchant_id, key) DO UPDATE SET fingerprint = EXCLUDED.fingerprint,
-         owner = EXCLUDED.owner, locked_until = EXCLUDED.locked_until, response_status = NULL,
-         response_body = NULL, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
-       WHERE k.expires_at <= EXCLUDED.created_at
-          OR (k.response_status IS NULL AND k.locked_until <= EXCLUDED.created_at
-              AND k.fingerprint = EXCLUDED.fingerprint)
-       RETURNING k.id, k.owner`,
-      [
-        randomUUID(),
-        merchantId,
-        key,
-        fingerprint,
-        owner,
-        new Date(now.getTime() + LEASE_MS),
-        now,
-        new Date(now.getTime() + KEY_TTL_MS),
-      ],
-    );
-    return rows[0]?.owner === owner ? new IdempotencyClaim(rows[0].id, owner) : undefined;
-  }
-
-  private async read(merchantId: string, key: string): Promise<KeyRow | undefined> {
-    const [row] = await this.em.getConnection().execute<KeyRow[]>(
-      `SELECT fingerprint, response_status, response_body FROM idempotency_keys
-          WHERE merchant_id = ? AND key = ?`,
-      [merchantId, key],
-    );
-    return row;
+    const row = await this.keys.claim({
+      id: randomUUID(),
+      merchantId,
+      key,
+      fingerprint,
+      owner,
+      lockedUntil: new Date(now.getTime() + LEASE_MS),
+      createdAt: now,
+      expiresAt: new Date(now.getTime() + KEY_TTL_MS),
+    });
+    return row?.owner === owner ? new IdempotencyClaim(row.id, owner) : undefined;
   }
 }

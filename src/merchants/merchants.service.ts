@@ -1,12 +1,14 @@
-import { EntityManager, UniqueConstraintViolationException } from '@mikro-orm/postgresql';
+import { UniqueConstraintViolationException } from '@mikro-orm/postgresql';
 import { Injectable } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
+import { randomUUID } from 'node:crypto';
 import { ApiKeysService } from '../auth/api-keys.service';
 import { generateWebhookSecret } from '../auth/secrets';
 import { Clock } from '../common/clock';
 import { NotFoundError, ValidationError } from '../common/errors/domain-error';
 import { isSolanaAddress } from '../common/validators/solana-address';
-import { Merchant } from './entities/merchant.entity';
+import { Db } from '../database/db';
+import { MerchantsRepository, WebhookSecretsRow } from './merchants.repository';
 
 export interface NewMerchantInput {
   name: string;
@@ -21,6 +23,9 @@ export interface MerchantAccount {
   name: string;
   walletAddress: string;
 }
+
+/** The merchant's webhook signing secrets (the current one, and the one rotated out). */
+export type WebhookSecrets = WebhookSecretsRow;
 
 /** A new merchant with the only copies of its first API key and webhook secret. */
 export interface CreatedMerchant {
@@ -37,7 +42,8 @@ export class MerchantsService {
   });
 
   constructor(
-    private readonly em: EntityManager,
+    private readonly db: Db,
+    private readonly merchants: MerchantsRepository,
     private readonly clock: Clock,
     private readonly apiKeys: ApiKeysService,
   ) {}
@@ -65,30 +71,17 @@ export class MerchantsService {
     }
     // A settlement wallet is one merchant's: what arrives in its token accounts is attributed
     // to that merchant alone (the unique index settles a race).
-    const taken = await this.em
-      .getConnection()
-      .execute<{ id: string }[]>('SELECT id FROM merchants WHERE wallet_address = ?', [
-        input.walletAddress,
-      ]);
-    if (taken.length > 0) throw walletTaken();
-    return this.em.fork().transactional(async (em) => {
+    if (await this.merchants.walletTaken(input.walletAddress)) throw walletTaken();
+    return this.db.transaction(async (tx) => {
       const webhookSecret = generateWebhookSecret();
-      const merchant = new Merchant({
-        name,
-        walletAddress: input.walletAddress,
-        webhookSecret,
-        now: this.clock.now(),
-      });
-      em.persist(merchant);
-      const { key } = this.apiKeys.issue(em, merchant.id, 'Initial key');
-      await em.flush().catch((error: unknown) => {
-        throw error instanceof UniqueConstraintViolationException ? walletTaken() : error;
-      });
-      return {
-        merchant: { id: merchant.id, name: merchant.name, walletAddress: merchant.walletAddress },
-        apiKey: key,
-        webhookSecret,
-      };
+      const merchant = { id: randomUUID(), name, walletAddress: input.walletAddress };
+      await this.merchants
+        .insert(tx, { ...merchant, webhookSecret, at: this.clock.now() })
+        .catch((error: unknown) => {
+          throw error instanceof UniqueConstraintViolationException ? walletTaken() : error;
+        });
+      const { key } = await this.apiKeys.issue(tx, merchant.id, 'Initial key');
+      return { merchant, apiKey: key, webhookSecret };
     });
   }
 
@@ -102,20 +95,59 @@ export class MerchantsService {
   async account(merchantId: string): Promise<MerchantAccount> {
     const cached = this.accounts.get(merchantId);
     if (cached) return cached;
-    const rows = await this.em
-      .getConnection()
-      .execute<MerchantAccount[]>(
-        'SELECT id, name, wallet_address AS "walletAddress" FROM merchants WHERE id = ?',
-        [merchantId],
-      );
-    if (!rows[0]) throw new NotFoundError('Merchant');
-    const account = { id: rows[0].id, name: rows[0].name, walletAddress: rows[0].walletAddress };
+    const row = await this.merchants.account(merchantId);
+    if (!row) throw new NotFoundError('Merchant');
+    const account = { id: row.id, name: row.name, walletAddress: row.walletAddress };
     this.accounts.set(merchantId, account);
     return account;
   }
 
   async count(): Promise<number> {
-    return this.em.fork().count(Merchant);
+    return this.merchants.count();
+  }
+
+  /**
+   * The merchant's webhook endpoint, null when none is set.
+   * @throws NotFoundError when there is no such merchant.
+   */
+  async webhookUrl(merchantId: string): Promise<string | null> {
+    const row = await this.merchants.webhookUrl(merchantId);
+    if (!row) throw new NotFoundError('Merchant');
+    return row.webhookUrl;
+  }
+
+  /**
+   * Sets the endpoint (null removes it), as given: the caller validates it.
+   * @throws NotFoundError when there is no such merchant.
+   */
+  async setWebhookUrl(merchantId: string, webhookUrl: string | null): Promise<string | null> {
+    const row = await this.merchants.setWebhookUrl(merchantId, webhookUrl, this.clock.now());
+    if (!row) throw new NotFoundError('Merchant');
+    return row.webhookUrl;
+  }
+
+  /** The signing secrets. @throws NotFoundError when there is no such merchant. */
+  async webhookSecrets(merchantId: string): Promise<WebhookSecrets> {
+    const row = await this.merchants.webhookSecrets(merchantId);
+    if (!row) throw new NotFoundError('Merchant');
+    return row;
+  }
+
+  /**
+   * Makes a new signing secret the current one; the replaced one keeps signing for `graceMs`,
+   * and an older previous one is dropped at once.
+   * @throws NotFoundError when there is no such merchant.
+   */
+  async rotateWebhookSecret(merchantId: string, graceMs: number): Promise<WebhookSecrets> {
+    const now = this.clock.now();
+    const row = await this.merchants.rotateWebhookSecret(
+      merchantId,
+      generateWebhookSecret(),
+      new Date(now.getTime() + graceMs),
+      now,
+    );
+    if (!row) throw new NotFoundError('Merchant');
+    return row;
   }
 }
 

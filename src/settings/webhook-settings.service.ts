@@ -1,29 +1,28 @@
-import { LockMode } from '@mikro-orm/core';
-import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable } from '@nestjs/common';
-import { generateWebhookSecret } from '../auth/secrets';
 import { Clock } from '../common/clock';
-import { NotFoundError, ValidationError } from '../common/errors/domain-error';
+import { ValidationError } from '../common/errors/domain-error';
 import { AppConfig } from '../config/app-config';
-import { Merchant } from '../merchants/entities/merchant.entity';
+import { MerchantsService, WebhookSecrets } from '../merchants/merchants.service';
 import { WebhookResponse, WebhookSecretResponse } from './dto/webhook.dto';
 import { webhookUrlProblem } from '../webhooks/webhook-url';
 
 /** How long a rotated-out secret keeps signing alongside the new one (DESIGN D13). */
 export const SECRET_ROTATION_GRACE_MS = 24 * 60 * 60 * 1000;
 
-/** The merchant's webhook endpoint and signing secret. */
+/**
+ * The merchant's webhook endpoint and signing secret, kept on the merchant's account (the
+ * merchants module owns the row; this is the self-service side of it).
+ */
 @Injectable()
 export class WebhookSettingsService {
   constructor(
-    private readonly em: EntityManager,
+    private readonly merchants: MerchantsService,
     private readonly clock: Clock,
     private readonly config: AppConfig,
   ) {}
 
   async get(merchantId: string): Promise<WebhookResponse> {
-    const merchant = await this.merchant(this.em.fork(), merchantId);
-    return { webhookUrl: merchant.webhookUrl };
+    return { webhookUrl: await this.merchants.webhookUrl(merchantId) };
   }
 
   /**
@@ -40,16 +39,11 @@ export class WebhookSettingsService {
         ]);
       }
     }
-    const em = this.em.fork();
-    const merchant = await this.merchant(em, merchantId);
-    merchant.webhookUrl = url;
-    merchant.updatedAt = this.clock.now();
-    await em.flush();
-    return { webhookUrl: merchant.webhookUrl };
+    return { webhookUrl: await this.merchants.setWebhookUrl(merchantId, url) };
   }
 
   async getSecret(merchantId: string): Promise<WebhookSecretResponse> {
-    return this.secretView(await this.merchant(this.em.fork(), merchantId));
+    return this.secretView(await this.merchants.webhookSecrets(merchantId));
   }
 
   /**
@@ -57,30 +51,16 @@ export class WebhookSettingsService {
    * within that window drops the older one at once (at most two secrets sign).
    */
   async rotateSecret(merchantId: string): Promise<WebhookSecretResponse> {
-    return this.em.fork().transactional(async (em) => {
-      const merchant = await this.merchant(em, merchantId, LockMode.PESSIMISTIC_WRITE);
-      const now = this.clock.now();
-      merchant.previousWebhookSecret = merchant.webhookSecret;
-      merchant.previousWebhookSecretExpiresAt = new Date(now.getTime() + SECRET_ROTATION_GRACE_MS);
-      merchant.webhookSecret = generateWebhookSecret();
-      merchant.updatedAt = now;
-      await em.flush();
-      return this.secretView(merchant);
-    });
+    const secrets = await this.merchants.rotateWebhookSecret(merchantId, SECRET_ROTATION_GRACE_MS);
+    return this.secretView(secrets);
   }
 
-  private secretView(merchant: Merchant): WebhookSecretResponse {
-    const expires = merchant.previousWebhookSecretExpiresAt;
-    const inGrace = merchant.previousWebhookSecret && expires && expires > this.clock.now();
+  private secretView(secrets: WebhookSecrets): WebhookSecretResponse {
+    const expires = secrets.previousWebhookSecretExpiresAt;
+    const inGrace = secrets.previousWebhookSecret && expires && expires > this.clock.now();
     return {
-      secret: merchant.webhookSecret,
+      secret: secrets.webhookSecret,
       previousSecretExpiresAt: inGrace ? expires.toISOString() : null,
     };
-  }
-
-  private async merchant(em: EntityManager, id: string, lockMode?: LockMode): Promise<Merchant> {
-    const merchant = await em.findOne(Merchant, { id }, lockMode ? { lockMode } : {});
-    if (!merchant) throw new NotFoundError('Merchant');
-    return merchant;
   }
 }

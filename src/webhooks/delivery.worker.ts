@@ -1,33 +1,19 @@
-import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable, Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { BackgroundWork } from '../common/background/background-work';
 import { Clock } from '../common/clock';
 import { AppConfig } from '../config/app-config';
 import { PgListener } from '../database/pg-listener';
-import { DeliveryStatus } from '../events/entities/webhook-delivery.entity';
-import { DELIVERY_CHANNEL } from '../events/events.service';
+import { DeliveryStatus } from '../events/delivery-status';
 import { OutboxResult, OutboxWorker, outboxLeaseMs, storableError } from '../outbox/outbox-worker';
 import { nextAttemptAt, parseRetryAfter } from './retry-schedule';
 import { EVENT_ID_HEADER, EVENT_TYPE_HEADER, SIGNATURE_HEADER, signatureHeader } from './signature';
+import {
+  ClaimedDeliveryRow as ClaimedDelivery,
+  DELIVERY_CHANNEL,
+  WebhookDeliveriesRepository,
+} from './webhook-deliveries.repository';
 import { WebhookSender } from './webhook-sender';
-
-/** A claimed delivery with everything needed to attempt it. */
-interface ClaimedDelivery {
-  id: string;
-  merchant_id: string;
-  lock_token: string;
-  attempts: number;
-  /** Timestamps arrive as strings from MikroORM's connection. */
-  created_at: string;
-  event_id: string;
-  type: string;
-  payload: string;
-  webhook_url: string | null;
-  webhook_secret: string;
-  previous_webhook_secret: string | null;
-  previous_webhook_secret_expires_at: string | null;
-}
 
 /** At most this many results go in one UPDATE. */
 const RESULT_BATCH = 500;
@@ -56,7 +42,7 @@ export class WebhookDeliveryWorker extends OutboxWorker<ClaimedDelivery, Outcome
   private readonly perMerchantCap: number;
 
   constructor(
-    private readonly em: EntityManager,
+    private readonly deliveries: WebhookDeliveriesRepository,
     clock: Clock,
     config: AppConfig,
     listener: PgListener,
@@ -87,64 +73,19 @@ export class WebhookDeliveryWorker extends OutboxWorker<ClaimedDelivery, Outcome
    * domain time; the lease is the database's real time. A merchant already at its cap on this
    * instance is passed over, and no merchant gets more than its remaining room in one batch.
    */
-  protected async claim(
+  protected claim(
     limit: number,
     inFlight: ReadonlyMap<string, number>,
   ): Promise<ClaimedDelivery[]> {
-    const now = this.clock.now();
-    const busy = JSON.stringify(Object.fromEntries(inFlight));
-    const cap = this.perMerchantCap;
-    // Choose without locking (a merchant's room bounds its share), then lock only the chosen
-    // rows: locking candidates that end up unclaimed would cost a write each.
-    return this.em.getConnection().execute<ClaimedDelivery[]>(
-      `WITH candidates AS (
-         SELECT id, merchant_id, next_attempt_at FROM webhook_deliveries
-          WHERE status = 'pending' AND next_attempt_at <= ?
-            AND (leased_until IS NULL OR leased_until < now())
-            AND COALESCE((?::jsonb ->> merchant_id::text)::int, 0) < ?
-          ORDER BY next_attempt_at
-          LIMIT ?
-       ), chosen AS (
-         SELECT id FROM (
-           SELECT id, next_attempt_at,
-                  row_number() OVER (PARTITION BY merchant_id ORDER BY next_attempt_at) AS rn,
-                  ? - COALESCE((?::jsonb ->> merchant_id::text)::int, 0) AS room
-             FROM candidates
-         ) ranked
-          WHERE rn <= room
-          ORDER BY next_attempt_at
-          LIMIT ?
-       ), due AS (
-         SELECT d.id FROM webhook_deliveries d
-           JOIN chosen ON chosen.id = d.id
-          WHERE d.status = 'pending' AND (d.leased_until IS NULL OR d.leased_until < now())
-            FOR UPDATE OF d SKIP LOCKED
-       ), claimed AS (
-         UPDATE webhook_deliveries d
-            SET attempts = d.attempts + 1, lock_token = ?, updated_at = ?,
-                leased_until = now() + ? * interval '1 millisecond'
-           FROM due WHERE d.id = due.id
-         RETURNING d.id, d.merchant_id, d.lock_token, d.attempts, d.created_at, d.event_id
-       )
-       SELECT c.id, c.merchant_id, c.lock_token, c.attempts, c.created_at, c.event_id, e.type,
-              e.payload::text AS payload, m.webhook_url, m.webhook_secret,
-              m.previous_webhook_secret, m.previous_webhook_secret_expires_at
-         FROM claimed c
-         JOIN events e ON e.id = c.event_id
-         JOIN merchants m ON m.id = c.merchant_id`,
-      [
-        now,
-        busy,
-        cap,
-        Math.min(limit * 4, 1000),
-        cap,
-        busy,
-        limit,
-        randomUUID(),
-        now,
-        this.leaseMs,
-      ],
-    );
+    return this.deliveries.claim({
+      now: this.clock.now(),
+      limit,
+      candidates: Math.min(limit * 4, 1000),
+      inFlight,
+      perMerchantCap: this.perMerchantCap,
+      lockToken: randomUUID(),
+      leaseMs: this.leaseMs,
+    });
   }
 
   protected async send(delivery: ClaimedDelivery): Promise<Outcome> {
@@ -201,22 +142,7 @@ export class WebhookDeliveryWorker extends OutboxWorker<ClaimedDelivery, Outcome
       next_attempt_at: outcome.next?.toISOString() ?? null,
       at: at.toISOString(),
     }));
-    await this.em.getConnection().execute(
-      `UPDATE webhook_deliveries d
-          SET status = r.status,
-              attempts = CASE WHEN r.status = 'skipped' THEN d.attempts - 1 ELSE d.attempts END,
-              last_error = r.error,
-              last_http_status =
-                CASE WHEN r.status = 'skipped' THEN d.last_http_status ELSE r.http_status END,
-              last_attempt_at = CASE WHEN r.status = 'skipped' THEN d.last_attempt_at ELSE r.at END,
-              next_attempt_at = r.next_attempt_at,
-              delivered_at = CASE WHEN r.status = 'delivered' THEN r.at END,
-              lock_token = NULL, leased_until = NULL, updated_at = r.at
-         FROM jsonb_to_recordset(?::jsonb) AS r(id uuid, lock_token uuid, status text,
-              error text, http_status smallint, next_attempt_at timestamptz, at timestamptz)
-        WHERE d.id = r.id AND d.lock_token = r.lock_token`,
-      [JSON.stringify(rows)],
-    );
+    await this.deliveries.writeResults(rows);
     for (const { job: delivery, outcome } of batch) {
       if (outcome.status !== 'failed') continue;
       this.logger.warn(

@@ -1,14 +1,26 @@
-import { Module } from '@nestjs/common';
+import { Global, Module } from '@nestjs/common';
 import { lookup } from 'node:dns';
+import { EVENT_FAN_OUT } from '../events/event-fan-out';
 import { WebhookDeliveryWorker } from './delivery.worker';
+import { WebhookDeliveriesRepository } from './webhook-deliveries.repository';
 import { DNS_LOOKUP, WebhookSender } from './webhook-sender';
 
 /**
  * Webhook delivery: the worker that claims queued deliveries from the events outbox, signs them
  * and POSTs them with retries, and the URL rules it sends by. It learns of changes only through
- * the outbox; no domain module imports it.
+ * the outbox; no domain module imports it. It provides the outbox's fan-out (`EVENT_FAN_OUT`:
+ * the deliveries written in each event's statement), the one thing it exports, globally, so that
+ * the events module gets it without importing delivery.
  */
+@Global()
 @Module({
-  providers: [WebhookSender, WebhookDeliveryWorker, { provide: DNS_LOOKUP, useValue: lookup }],
+  providers: [
+    WebhookDeliveriesRepository,
+    { provide: EVENT_FAN_OUT, useExisting: WebhookDeliveriesRepository },
+    WebhookSender,
+    WebhookDeliveryWorker,
+    { provide: DNS_LOOKUP, useValue: lookup },
+  ],
+  exports: [EVENT_FAN_OUT],
 })
 export class WebhooksModule {}

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { DELIVERY_STATUSES, DeliveryStatus } from '../entities/webhook-delivery.entity';
+import { DELIVERY_STATUSES, DeliveryStatus } from '../delivery-status';
 import { EVENT_TYPES, EventType } from '../event-types';
 
 export class EventDeliveryResponse {

@@ -1,14 +1,8 @@
 import { Entity, Enum, Index, ManyToOne, Property, type Ref } from '@mikro-orm/core';
 import { BaseEntity } from '../../common/base.entity';
+import { DELIVERY_STATUSES, type DeliveryStatus } from '../../events/delivery-status';
+import { WebhookEvent } from '../../events/entities/event.entity';
 import { Merchant } from '../../merchants/entities/merchant.entity';
-import { WebhookEvent } from './event.entity';
-
-/**
- * `pending`: waiting for its next attempt (or being attempted); `delivered`: a 2xx came back;
- * `failed`: no 2xx within the retry window; `skipped`: the merchant had no endpoint when it was due.
- */
-export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed', 'skipped'] as const;
-export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
 /**
  * One delivery of an event to the merchant's endpoint, with its attempts. The outbox write
