@@ -10,7 +10,7 @@ import { NewPayment, PaymentsService } from '../payments/payments.service';
 import type { ScannedReceipt, ScannedTransfer } from '../solana/chain.port';
 import type { MintSymbol } from '../solana/mints';
 import { InvoiceWithCustomerResponse } from './dto/invoice.response';
-import { InvoicePaymentTarget as InvoiceTarget, InvoicesRepository } from './invoices.repository';
+import { InvoicePaymentTarget, InvoicesRepository } from './invoices.repository';
 import { InvoiceNotOpenError, InvoicesService } from './invoices.service';
 
 /** Why money that arrived pays no invoice (the ledger line's `note`). */
@@ -178,7 +178,7 @@ export class InvoicePaymentsService {
   private async credit(
     tx: SqlTx,
     merchantId: string,
-    invoice: InvoiceTarget,
+    invoice: InvoicePaymentTarget,
     receipt: ScannedReceipt,
     transfer: ScannedTransfer,
   ): Promise<boolean | null> {
@@ -246,7 +246,7 @@ export class InvoicePaymentsService {
   }
 
   /** What `amount` brings beyond the invoice's total, given what was paid before. */
-  private excessOf(invoice: InvoiceTarget, amount: bigint): bigint {
+  private excessOf(invoice: InvoicePaymentTarget, amount: bigint): bigint {
     const total = BigInt(invoice.total);
     const before = BigInt(invoice.amount_paid);
     const after = before + amount;
@@ -255,7 +255,7 @@ export class InvoicePaymentsService {
   }
 
   /** `amountPaid` grows by `amount` (and the locked row's copy with it). */
-  private async addPaid(tx: SqlTx, invoice: InvoiceTarget, amount: bigint): Promise<void> {
+  private async addPaid(tx: SqlTx, invoice: InvoicePaymentTarget, amount: bigint): Promise<void> {
     await this.repository.addPaid(tx, invoice.id, amount.toString(), this.clock.now());
     invoice.amount_paid = (BigInt(invoice.amount_paid) + amount).toString();
   }
