@@ -1,21 +1,5 @@
-import { isoTimestamp } from '../database/sql';
 import { CustomerResponse } from './dto/customer.response';
-
-/** A `customers` row as PostgreSQL returns it. */
-export interface CustomerRow {
-  id: string;
-  merchant_id: string;
-  wallet_address: string;
-  email: string | null;
-  label: string | null;
-  /** ISO 8601 UTC, formatted by PostgreSQL (see CUSTOMER_COLUMNS). */
-  created_at: string;
-  updated_at: string;
-}
-
-export const CUSTOMER_COLUMNS = `id, merchant_id, wallet_address, email, label, ${isoTimestamp(
-  'created_at',
-)}, ${isoTimestamp('updated_at')}`;
+import type { CustomerRow } from './customers.repository';
 
 export function toCustomerResponse(row: CustomerRow): CustomerResponse {
   return {

@@ -1,27 +1,17 @@
-import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable } from '@nestjs/common';
 import { Clock } from '../common/clock';
 import { ConflictError, NotFoundError, ValidationError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-codes';
-import { inPgTransaction, type SqlTx } from '../database/pg-transaction';
+import { Db } from '../database/db';
+import type { SqlTx } from '../database/pg-transaction';
 import { EventsService, NewEvent } from '../events/events.service';
 import { PaymentResponse } from '../payments/dto/payment.response';
 import { NewPayment, PaymentsService } from '../payments/payments.service';
 import type { ScannedReceipt, ScannedTransfer } from '../solana/chain.port';
 import type { MintSymbol } from '../solana/mints';
 import { InvoiceWithCustomerResponse } from './dto/invoice.response';
+import { InvoicePaymentTarget, InvoicesRepository } from './invoices.repository';
 import { InvoiceNotOpenError, InvoicesService } from './invoices.service';
-
-/** An invoice as a payment of it needs it, read under its row lock. */
-interface InvoiceTarget {
-  id: string;
-  onchain_id: string;
-  status: string;
-  total: string;
-  amount_paid: string;
-  customer_id: string;
-  mint: MintSymbol;
-}
 
 /** Why money that arrived pays no invoice (the ledger line's `note`). */
 export type UnattributedReason =
@@ -52,7 +42,8 @@ export interface ReceiptOutcome {
 @Injectable()
 export class InvoicePaymentsService {
   constructor(
-    private readonly em: EntityManager,
+    private readonly db: Db,
+    private readonly repository: InvoicesRepository,
     private readonly clock: Clock,
     private readonly events: EventsService,
     private readonly payments: PaymentsService,
@@ -70,32 +61,23 @@ export class InvoicePaymentsService {
     accountMint: MintSymbol,
     receipt: ScannedReceipt,
   ): Promise<ReceiptOutcome> {
-    return inPgTransaction(this.em, async (tx) => {
+    return this.db.transaction(async (tx) => {
       const outcome: ReceiptOutcome = { lines: 0, unattributed: 0, paid: 0 };
       // Recorded before lines were per instruction (one line per transaction, no destination):
       // that receipt is settled. Its line escapes the unique key (a null never collides), so
       // without this a re-scan (the old watcher recorded before it moved its cursor) credits
       // the invoice again.
-      const [legacy] = await tx.execute<{ one: number }[]>(
-        `SELECT 1 AS one FROM payments
-          WHERE merchant_id = ? AND signature = ? AND mint = ? AND kind = 'invoice'
-            AND destination IS NULL
-          LIMIT 1`,
-        [merchantId, receipt.signature, accountMint],
-      );
-      if (legacy) return outcome;
+      if (
+        await this.payments.hasLegacyInvoiceLineIn(tx, merchantId, receipt.signature, accountMint)
+      ) {
+        return outcome;
+      }
       // The merchant's invoices the receipt names, locked in one order (two receipts naming the
       // same invoices never wait on each other in a circle).
       const named =
         receipt.references.length === 0
           ? []
-          : await tx.execute<InvoiceTarget[]>(
-              `SELECT id, onchain_id, status, total::text AS total,
-                      amount_paid::text AS amount_paid, customer_id, mint
-                 FROM invoices WHERE merchant_id = ? AND onchain_id = ANY(?)
-                ORDER BY id FOR UPDATE`,
-              [merchantId, receipt.references],
-            );
+          : await this.repository.lockByReferences(tx, merchantId, receipt.references);
       for (const transfer of receipt.transfers) {
         if (transfer.amount <= 0n) continue;
         const hits = named.filter((i) => transfer.references.includes(i.onchain_id));
@@ -136,14 +118,7 @@ export class InvoicePaymentsService {
    */
   async payIfCovered(tx: SqlTx, payment: PaymentResponse): Promise<boolean> {
     if (payment.kind !== 'invoice' || !payment.invoiceId || payment.note) return false;
-    const [covered] = await tx.execute<{ covered: boolean; merchant_id: string }[]>(
-      `SELECT i.status = 'Open' AND COALESCE((
-                SELECT SUM(pm.amount) FROM payments pm
-                 WHERE pm.invoice_id = i.id AND pm.kind = 'invoice' AND pm.status = 'finalized'
-                   AND pm.note IS NULL), 0) >= i.total AS covered, i.merchant_id
-         FROM invoices i WHERE i.id = ? FOR UPDATE`,
-      [payment.invoiceId],
-    );
+    const covered = await this.repository.lockCovered(tx, payment.invoiceId);
     if (!covered?.covered) return false;
     await this.invoices.transition(tx, covered.merchant_id, payment.invoiceId, 'pay', {
       signature: payment.signature!,
@@ -164,21 +139,14 @@ export class InvoicePaymentsService {
     invoiceId: string,
     paymentId: string,
   ): Promise<InvoiceWithCustomerResponse> {
-    return inPgTransaction(this.em, async (tx) => {
-      const [invoice] = await tx.execute<InvoiceTarget[]>(
-        `SELECT id, onchain_id, status, total::text AS total, amount_paid::text AS amount_paid,
-                customer_id, mint
-           FROM invoices WHERE id = ? AND merchant_id = ? FOR UPDATE`,
-        [invoiceId, merchantId],
-      );
+    return this.db.transaction(async (tx) => {
+      const invoice = await this.repository.lockForPayment(tx, merchantId, invoiceId);
       if (!invoice) throw new NotFoundError('Invoice', ErrorCode.INVOICE_NOT_FOUND);
       const line = await this.payments.unattributedIn(tx, merchantId, paymentId);
       if (!line) {
-        const exists = await tx.execute<{ id: string }[]>(
-          `SELECT id FROM payments WHERE id = ? AND merchant_id = ?`,
-          [paymentId, merchantId],
-        );
-        if (exists.length === 0) throw new NotFoundError('Payment', ErrorCode.NOT_FOUND);
+        if (!(await this.payments.existsIn(tx, merchantId, paymentId))) {
+          throw new NotFoundError('Payment', ErrorCode.NOT_FOUND);
+        }
         throw new ConflictError('This payment is not unattributed (it was attached already)');
       }
       if (invoice.status !== 'Open') throw new InvoiceNotOpenError(invoice.status);
@@ -210,7 +178,7 @@ export class InvoicePaymentsService {
   private async credit(
     tx: SqlTx,
     merchantId: string,
-    invoice: InvoiceTarget,
+    invoice: InvoicePaymentTarget,
     receipt: ScannedReceipt,
     transfer: ScannedTransfer,
   ): Promise<boolean | null> {
@@ -278,7 +246,7 @@ export class InvoicePaymentsService {
   }
 
   /** What `amount` brings beyond the invoice's total, given what was paid before. */
-  private excessOf(invoice: InvoiceTarget, amount: bigint): bigint {
+  private excessOf(invoice: InvoicePaymentTarget, amount: bigint): bigint {
     const total = BigInt(invoice.total);
     const before = BigInt(invoice.amount_paid);
     const after = before + amount;
@@ -287,11 +255,8 @@ export class InvoicePaymentsService {
   }
 
   /** `amountPaid` grows by `amount` (and the locked row's copy with it). */
-  private async addPaid(tx: SqlTx, invoice: InvoiceTarget, amount: bigint): Promise<void> {
-    await tx.execute(
-      `UPDATE invoices SET amount_paid = amount_paid + ?::bigint, updated_at = ? WHERE id = ?`,
-      [amount.toString(), this.clock.now(), invoice.id],
-    );
+  private async addPaid(tx: SqlTx, invoice: InvoicePaymentTarget, amount: bigint): Promise<void> {
+    await this.repository.addPaid(tx, invoice.id, amount.toString(), this.clock.now());
     invoice.amount_paid = (BigInt(invoice.amount_paid) + amount).toString();
   }
 }

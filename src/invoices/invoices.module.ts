@@ -7,6 +7,7 @@ import { MerchantsModule } from '../merchants/merchants.module';
 import { PaymentsModule } from '../payments/payments.module';
 import { InvoicePaymentsService } from './invoice-payments.service';
 import { InvoicesController } from './invoices.controller';
+import { InvoicesRepository } from './invoices.repository';
 import { InvoicesService } from './invoices.service';
 
 @Module({
@@ -19,7 +20,7 @@ import { InvoicesService } from './invoices.service';
     PaymentsModule,
   ],
   controllers: [InvoicesController],
-  providers: [InvoicesService, InvoicePaymentsService],
+  providers: [InvoicesRepository, InvoicesService, InvoicePaymentsService],
   exports: [InvoicesService, InvoicePaymentsService],
 })
 export class InvoicesModule {}

@@ -1,4 +1,3 @@
-import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable } from '@nestjs/common';
 import bs58 from 'bs58';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -8,9 +7,8 @@ import { ErrorCode } from '../common/errors/error-codes';
 import { invoiceTotals, parseAmount } from '../common/money';
 import { AppConfig } from '../config/app-config';
 import { CustomersService, upsertEvent } from '../customers/customers.service';
-import { withPgSession, type SqlTx, pgQuery } from '../database/pg-transaction';
-import { forEachRowBatch } from '../database/row-batches';
-import { escapeLike } from '../database/sql';
+import { Db } from '../database/db';
+import type { SqlTx } from '../database/pg-transaction';
 import { EmailOutboxService } from '../email/email-outbox.service';
 import { renderInvoiceEmail } from '../email/invoice-email';
 import { EventsService } from '../events/events.service';
@@ -27,17 +25,16 @@ import {
 } from './dto/invoice.response';
 import type { StoredLineItem } from './entities/invoice.entity';
 import { invoiceCommitment } from './invoice-commitment';
-import { checkoutUrlPrefixJson, INVOICE_LIST_SELECT, invoiceListItemJson } from './invoice-list';
+import { checkoutUrlPrefixJson, invoiceListItemJson } from './invoice-list';
 import {
-  INVOICE_COLUMNS,
   lineItemsJson,
-  INVOICE_CUSTOMER_COLUMNS,
   InvoiceRow,
   InvoiceWithCustomerRow,
   toInvoiceResponse,
   toInvoiceWithCustomer,
 } from './invoice.mapper';
 import { INVOICE_TRANSITIONS, InvoiceAction } from './invoice-status';
+import { InvoicesRepository } from './invoices.repository';
 
 /** The spec's code when a void finds the invoice in another status than Open. */
 export class InvoiceNotOpenError extends DomainError {
@@ -45,9 +42,6 @@ export class InvoiceNotOpenError extends DomainError {
     super(ErrorCode.INVOICE_NOT_OPEN, `Invoice is not Open (it is ${status})`);
   }
 }
-
-const SELECT_WITH_CUSTOMER = `SELECT ${INVOICE_COLUMNS}, ${INVOICE_CUSTOMER_COLUMNS}
-  FROM invoices i JOIN customers c ON c.id = i.customer_id`;
 
 /**
  * Invoices of a merchant. Every query filters by the merchant id; every not-found (absent,
@@ -57,7 +51,8 @@ const SELECT_WITH_CUSTOMER = `SELECT ${INVOICE_COLUMNS}, ${INVOICE_CUSTOMER_COLU
 @Injectable()
 export class InvoicesService {
   constructor(
-    private readonly em: EntityManager,
+    private readonly db: Db,
+    private readonly invoices: InvoicesRepository,
     private readonly clock: Clock,
     private readonly config: AppConfig,
     private readonly merchants: MerchantsService,
@@ -117,8 +112,9 @@ export class InvoicesService {
       quantity: line.quantity,
       unitAmount: line.unitAmount.toString(),
     }));
-    return withPgSession(this.em, async (session) => {
-      const number = await this.nextNumber(session, merchantId);
+    return this.db.session(async (session) => {
+      // The number commits on its own, before the invoice's transaction (see `nextNumber`).
+      const number = await this.invoices.nextNumber(session, merchantId);
       return session.transaction(async (tx) => {
         const upserted = await this.customers.upsertRowIn(tx, merchantId, {
           walletAddress: input.walletAddress,
@@ -158,31 +154,24 @@ export class InvoicesService {
           tx,
           merchantId,
           [...(customerEvent ? [customerEvent] : []), { type: 'invoice.created', object: created }],
-          {
-            sql: `INSERT INTO invoices (id, merchant_id, customer_id, number, status, onchain_id,
-                    memo, mint, line_items, line_items_json, subtotal, tax_bps, tax, total,
-                    amount_paid, due_date, chain_slot, created_at, updated_at)
-                  VALUES (?, ?, ?, ?, 'Open', ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)`,
-            params: [
-              id,
-              merchantId,
-              customer.id,
-              number,
-              onchainId,
-              row.memo,
-              row.mint,
-              JSON.stringify(stored),
-              lineItemsJson(stored),
-              row.subtotal,
-              taxBps,
-              row.tax,
-              row.total,
-              dueDate,
-              registration.slot,
-              now,
-              now,
-            ],
-          },
+          this.invoices.insertWrite({
+            id,
+            merchant_id: merchantId,
+            customer_id: customer.id,
+            number,
+            onchain_id: onchainId,
+            memo: row.memo,
+            mint: row.mint,
+            line_items: stored,
+            line_items_json: lineItemsJson(stored),
+            subtotal: row.subtotal,
+            tax_bps: taxBps,
+            tax: row.tax,
+            total: row.total,
+            due_date: dueDate,
+            chain_slot: registration.slot,
+            at: now,
+          }),
         );
         if (customer.email) {
           const message = renderInvoiceEmail({
@@ -216,29 +205,6 @@ export class InvoicesService {
   }
 
   /**
-   * The merchant's next invoice number (D16), taken in a statement that commits on its own, before
-   * the invoice's transaction: the counter row is locked only for that statement, not until the
-   * invoice commits (held across the invoice's statements and its commit's WAL flush, it made
-   * every invoice of a merchant wait for the one before: ~300 a second). Its commit does not wait
-   * for the WAL flush (`synchronous_commit` off for this statement alone): the invoice's own
-   * commit comes later in the WAL and flushes it, so a number on a committed invoice is durable,
-   * and a crash can only forget a number no invoice carries. An invoice that fails after this
-   * leaves a gap in the numbers, never a duplicate.
-   */
-  private async nextNumber(session: SqlTx, merchantId: string): Promise<number> {
-    const [next] = await session.execute<{ last: number }[]>(
-      `WITH next AS (
-         INSERT INTO invoice_numbers (merchant_id, last) VALUES (?, 1)
-         ON CONFLICT (merchant_id) DO UPDATE SET last = invoice_numbers.last + 1
-         RETURNING last
-       )
-       SELECT last, set_config('synchronous_commit', 'off', true) FROM next`,
-      [merchantId],
-    );
-    return next.last;
-  }
-
-  /**
    * Newest first, each with its customer; `status` filters, `search` is a case-insensitive
    * substring of the onchainId, number, memo, or the customer's label or wallet (D11). Read
    * through a cursor and handed to `onBatch` as JSON a batch of rows at a time
@@ -249,23 +215,10 @@ export class InvoicesService {
     query: ListInvoicesQueryDto,
     onBatch: (json: string) => Promise<boolean>,
   ): Promise<void> {
-    const params: unknown[] = [merchantId];
-    let where = 'i.merchant_id = ?';
-    if (query.status) {
-      where += ' AND i.status = ?';
-      params.push(query.status);
-    }
-    if (query.search) {
-      const pattern = `%${escapeLike(query.search)}%`;
-      where += ` AND (i.onchain_id ILIKE ? OR i.memo ILIKE ? OR c.label ILIKE ?
-        OR c.wallet_address ILIKE ? OR invoice_number(i.number) ILIKE ?)`;
-      params.push(pattern, pattern, pattern, pattern, pattern);
-    }
     const prefix = checkoutUrlPrefixJson(this.config.publicBaseUrl);
-    await forEachRowBatch(
-      this.em,
-      `${INVOICE_LIST_SELECT} WHERE ${where} ORDER BY i.created_at DESC, i.id DESC`,
-      params,
+    await this.invoices.streamList(
+      merchantId,
+      { status: query.status, search: query.search },
       (rows) => onBatch(rows.map((row) => invoiceListItemJson(row, prefix)).join(',')),
     );
   }
@@ -277,7 +230,7 @@ export class InvoicesService {
    */
   async get(merchantId: string, id: string): Promise<InvoiceDetailResponse> {
     const invoice = toInvoiceWithCustomer(
-      await this.findRow(this.em, merchantId, id),
+      await this.findRow(this.db, merchantId, id),
       this.config.publicBaseUrl,
     );
     const email = await this.email.stateForInvoices(merchantId, [invoice.id]);
@@ -286,18 +239,13 @@ export class InvoicesService {
 
   /** A customer's invoices, newest first, without the nested customer (customer detail, D7). */
   async listForCustomer(merchantId: string, customerId: string): Promise<InvoiceResponse[]> {
-    const rows = await pgQuery<InvoiceRow[]>(
-      this.em,
-      `SELECT ${INVOICE_COLUMNS} FROM invoices i WHERE i.merchant_id = ? AND i.customer_id = ?
-          ORDER BY i.created_at DESC, i.id DESC`,
-      [merchantId, customerId],
-    );
+    const rows = await this.invoices.listForCustomer(merchantId, customerId);
     return rows.map((row) => toInvoiceResponse(row, this.config.publicBaseUrl));
   }
 
   /** `Open -> Cancelled`; the customer can no longer pay it. `invoice.voided` is recorded. */
   async void(merchantId: string, id: string): Promise<InvoiceWithCustomerResponse> {
-    return this.em.fork().transactional((em) => this.transition(em, merchantId, id, 'void'));
+    return this.db.transaction((tx) => this.transition(tx, merchantId, id, 'void'));
   }
 
   /**
@@ -315,26 +263,20 @@ export class InvoicesService {
     payment?: { signature: string },
   ): Promise<InvoiceWithCustomerResponse> {
     const move = INVOICE_TRANSITIONS[action];
-    const now = this.clock.now();
-    const moved = await em.execute<{ id: string }[]>(
-      `UPDATE invoices SET status = ?, updated_at = ?,
-         paid_at = CASE WHEN ? THEN ?::timestamptz ELSE paid_at END,
-         payment_signature = COALESCE(?, payment_signature)
-        WHERE id = ? AND merchant_id = ? AND status IN (${move.from.map(() => '?').join(', ')})
-        RETURNING id`,
-      [
-        move.to,
-        now,
-        action === 'pay',
-        now,
-        payment?.signature ?? null,
-        id,
-        merchantId,
-        ...move.from,
-      ],
+    const moved = await this.invoices.moveStatus(
+      em,
+      merchantId,
+      id,
+      {
+        from: move.from,
+        to: move.to,
+        paid: action === 'pay',
+        signature: payment?.signature ?? null,
+      },
+      this.clock.now(),
     );
     const row = await this.findRow(em, merchantId, id); // not found: INVOICE_NOT_FOUND
-    if (moved.length === 0) throw new InvoiceNotOpenError(row.status);
+    if (!moved) throw new InvoiceNotOpenError(row.status);
     const invoice = toInvoiceWithCustomer(row, this.config.publicBaseUrl);
     if (move.event) await this.events.record(em, merchantId, move.event, invoice);
     return invoice;
@@ -350,15 +292,7 @@ export class InvoicesService {
    * engine's sweep). @returns false when it is not Open, not past due, or already reported.
    */
   async markOverdue(em: SqlTx, merchantId: string, id: string): Promise<boolean> {
-    const now = this.clock.now();
-    const marked = await em.execute<{ id: string }[]>(
-      `UPDATE invoices SET overdue_at = ?, updated_at = ?
-        WHERE id = ? AND merchant_id = ? AND status = 'Open' AND overdue_at IS NULL
-          AND due_date < ?
-        RETURNING id`,
-      [now, now, id, merchantId, now],
-    );
-    if (marked.length === 0) return false;
+    if (!(await this.invoices.markOverdue(em, merchantId, id, this.clock.now()))) return false;
     await this.events.record(
       em,
       merchantId,
@@ -370,7 +304,7 @@ export class InvoicesService {
 
   /** A fresh registration transaction for an Open invoice (the first goes stale in a minute). */
   async registrationTx(merchantId: string, id: string): Promise<UnsignedTxResponse> {
-    const row = await this.findRow(this.em, merchantId, id);
+    const row = await this.findRow(this.db, merchantId, id);
     if (row.status !== 'Open') throw new InvoiceNotOpenError(row.status);
     const merchant = await this.merchants.account(merchantId);
     const tx = await this.chain.buildInvoiceRegistration({
@@ -394,10 +328,7 @@ export class InvoicesService {
     id: string,
   ): Promise<InvoiceWithCustomerRow> {
     // In the caller's transaction when there is one (a transition reads what it just wrote).
-    const [row] = await em.execute<InvoiceWithCustomerRow[]>(
-      `${SELECT_WITH_CUSTOMER} WHERE i.id = ? AND i.merchant_id = ?`,
-      [id, merchantId],
-    );
+    const row = await this.invoices.findWithCustomer(em, merchantId, id);
     if (!row) throw new NotFoundError('Invoice', ErrorCode.INVOICE_NOT_FOUND);
     return row;
   }

@@ -1,40 +1,6 @@
 import { formatUnits } from '../common/money';
-import { isoTimestamp } from '../database/sql';
-import type { MintSymbol } from '../solana/mints';
 import { PaymentResponse } from './dto/payment.response';
-import type { PaymentKind, PaymentStatus } from './entities/payment.entity';
-
-/** A `payments` row as PostgreSQL returns it (bigints as text). */
-export interface PaymentRow {
-  id: string;
-  merchant_id: string;
-  kind: PaymentKind;
-  status: PaymentStatus;
-  amount: string;
-  fee: string;
-  destination: string | null;
-  references: string[] | null;
-  excess: string;
-  mint: MintSymbol;
-  signature: string | null;
-  payer: string | null;
-  invoice_id: string | null;
-  subscription_id: string | null;
-  period: number | null;
-  customer_id: string | null;
-  note: string | null;
-  slot: string | null;
-  created_at: string;
-  finalized_at: string | null;
-  updated_at: string;
-}
-
-/** Every column a `PaymentResponse` needs, for `payments` aliased `pm`. */
-export const PAYMENT_COLUMNS = `pm.id, pm.merchant_id, pm.kind, pm.status, pm.amount::text AS amount,
-  pm.fee::text AS fee, pm.destination, pm."references", pm.excess::text AS excess, pm.mint, pm.signature, pm.payer, pm.invoice_id, pm.subscription_id,
-  pm.period, pm.customer_id, pm.note, pm.slot::text AS slot,
-  ${isoTimestamp('pm.created_at', 'created_at')}, ${isoTimestamp('pm.finalized_at', 'finalized_at')},
-  ${isoTimestamp('pm.updated_at', 'updated_at')}`;
+import type { PaymentRow } from './payments.repository';
 
 export function toPaymentResponse(row: PaymentRow): PaymentResponse {
   return {

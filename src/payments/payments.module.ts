@@ -1,11 +1,12 @@
 import { Module } from '@nestjs/common';
 import { PaymentsController } from './payments.controller';
+import { PaymentsRepository } from './payments.repository';
 import { PaymentsService } from './payments.service';
 
 /** The payments ledger (`GET /api/payments`); the billing engine writes it through the service. */
 @Module({
   controllers: [PaymentsController],
-  providers: [PaymentsService],
+  providers: [PaymentsRepository, PaymentsService],
   exports: [PaymentsService],
 })
 export class PaymentsModule {}

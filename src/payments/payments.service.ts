@@ -1,12 +1,12 @@
-import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { Clock } from '../common/clock';
-import { pgQuery, SqlTx } from '../database/pg-transaction';
+import type { SqlTx } from '../database/pg-transaction';
 import { PaymentResponse } from './dto/payment.response';
 import { ListPaymentsQueryDto } from './dto/payment.dto';
 import type { PaymentKind, PaymentStatus } from './entities/payment.entity';
-import { PAYMENT_COLUMNS, PaymentRow, toPaymentResponse } from './payment.mapper';
+import { toPaymentResponse } from './payment.mapper';
+import { PaymentsRepository } from './payments.repository';
 
 /** A ledger line to write (amounts in base units). */
 export interface NewPayment {
@@ -41,32 +41,19 @@ export interface NewPayment {
 @Injectable()
 export class PaymentsService {
   constructor(
-    private readonly em: EntityManager,
+    private readonly payments: PaymentsRepository,
     private readonly clock: Clock,
   ) {}
 
   /** Newest first; each filter narrows. */
   async list(merchantId: string, query: ListPaymentsQueryDto): Promise<PaymentResponse[]> {
-    const params: unknown[] = [merchantId];
-    let where = 'pm.merchant_id = ?';
-    for (const [column, value] of [
-      ['invoice_id', query.invoiceId],
-      ['subscription_id', query.subscriptionId],
-      ['customer_id', query.customerId],
-      ['status', query.status],
-      ['kind', query.kind],
-    ] as const) {
-      if (value !== undefined) {
-        where += ` AND pm.${column} = ?`;
-        params.push(value);
-      }
-    }
-    const rows = await pgQuery<PaymentRow[]>(
-      this.em,
-      `SELECT ${PAYMENT_COLUMNS} FROM payments pm WHERE ${where}
-        ORDER BY pm.created_at DESC, pm.id DESC`,
-      params,
-    );
+    const rows = await this.payments.list(merchantId, {
+      invoice_id: query.invoiceId,
+      subscription_id: query.subscriptionId,
+      customer_id: query.customerId,
+      status: query.status,
+      kind: query.kind,
+    });
     return rows.map(toPaymentResponse);
   }
 
@@ -76,42 +63,30 @@ export class PaymentsService {
    */
   async insertIn(tx: SqlTx, payment: NewPayment): Promise<PaymentResponse | null> {
     const now = this.clock.now();
-    const rows = await tx.execute<PaymentRow[]>(
-      `WITH pm AS (
-         INSERT INTO payments (id, created_at, updated_at, merchant_id, kind, status, customer_id,
-           invoice_id, subscription_id, period, signature, mint, amount, fee, destination,
-           instruction, "references", excess, payer, note, slot, finalized_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT DO NOTHING
-         RETURNING *
-       )
-       SELECT ${PAYMENT_COLUMNS} FROM pm`,
-      [
-        randomUUID(),
-        now,
-        now,
-        payment.merchantId,
-        payment.kind,
-        payment.status,
-        payment.customerId,
-        payment.invoiceId ?? null,
-        payment.subscriptionId ?? null,
-        payment.period ?? null,
-        payment.signature,
-        payment.mint,
-        payment.amount.toString(),
-        (payment.fee ?? 0n).toString(),
-        payment.destination ?? null,
-        payment.instruction ?? null,
-        payment.references ?? null,
-        (payment.excess ?? 0n).toString(),
-        payment.payer,
-        payment.note ?? null,
-        payment.slot ?? null,
-        payment.status === 'finalized' ? now : null,
-      ],
-    );
-    return rows[0] ? toPaymentResponse(rows[0]) : null;
+    const row = await this.payments.insert(tx, {
+      id: randomUUID(),
+      merchant_id: payment.merchantId,
+      kind: payment.kind,
+      status: payment.status,
+      customer_id: payment.customerId,
+      invoice_id: payment.invoiceId ?? null,
+      subscription_id: payment.subscriptionId ?? null,
+      period: payment.period ?? null,
+      signature: payment.signature,
+      mint: payment.mint,
+      amount: payment.amount.toString(),
+      fee: (payment.fee ?? 0n).toString(),
+      destination: payment.destination ?? null,
+      instruction: payment.instruction ?? null,
+      references: payment.references ?? null,
+      excess: (payment.excess ?? 0n).toString(),
+      payer: payment.payer,
+      note: payment.note ?? null,
+      slot: payment.slot ?? null,
+      finalized_at: payment.status === 'finalized' ? now : null,
+      at: now,
+    });
+    return row ? toPaymentResponse(row) : null;
   }
 
   /**
@@ -126,17 +101,14 @@ export class PaymentsService {
     id: string,
     to: { invoiceId: string; customerId: string; excess: bigint },
   ): Promise<PaymentResponse | null> {
-    const rows = await tx.execute<PaymentRow[]>(
-      `WITH pm AS (
-         UPDATE payments SET kind = 'invoice', invoice_id = ?, customer_id = ?, excess = ?::bigint,
-                note = NULL, updated_at = ?
-          WHERE id = ? AND merchant_id = ? AND kind = 'unattributed'
-          RETURNING *
-       )
-       SELECT ${PAYMENT_COLUMNS} FROM pm`,
-      [to.invoiceId, to.customerId, to.excess.toString(), this.clock.now(), id, merchantId],
+    const row = await this.payments.attach(
+      tx,
+      merchantId,
+      id,
+      { invoiceId: to.invoiceId, customerId: to.customerId, excess: to.excess.toString() },
+      this.clock.now(),
     );
-    return rows[0] ? toPaymentResponse(rows[0]) : null;
+    return row ? toPaymentResponse(row) : null;
   }
 
   /** An unattributed line of the merchant, locked for the caller's transaction; null if none. */
@@ -145,26 +117,31 @@ export class PaymentsService {
     merchantId: string,
     id: string,
   ): Promise<{ amount: bigint; mint: string; status: PaymentStatus } | null> {
-    const [row] = await tx.execute<{ amount: string; mint: string; status: PaymentStatus }[]>(
-      `SELECT amount::text AS amount, mint, status FROM payments
-        WHERE id = ? AND merchant_id = ? AND kind = 'unattributed' FOR UPDATE`,
-      [id, merchantId],
-    );
+    const row = await this.payments.lockUnattributed(tx, merchantId, id);
     return row ? { amount: BigInt(row.amount), mint: row.mint, status: row.status } : null;
   }
 
   /** Marks a confirmed line finalized; null when another sweep did it first. */
   async finalizeIn(tx: SqlTx, id: string): Promise<PaymentResponse | null> {
-    const now = this.clock.now();
-    const rows = await tx.execute<PaymentRow[]>(
-      `WITH pm AS (
-         UPDATE payments SET status = 'finalized', finalized_at = ?, updated_at = ?
-          WHERE id = ? AND status = 'confirmed'
-          RETURNING *
-       )
-       SELECT ${PAYMENT_COLUMNS} FROM pm`,
-      [now, now, id],
-    );
-    return rows[0] ? toPaymentResponse(rows[0]) : null;
+    const row = await this.payments.finalize(tx, id, this.clock.now());
+    return row ? toPaymentResponse(row) : null;
+  }
+
+  /**
+   * Whether the merchant has an invoice line of this signature and mint recorded before lines
+   * were per instruction (one line per transaction, no destination), in the caller's transaction.
+   */
+  hasLegacyInvoiceLineIn(
+    tx: SqlTx,
+    merchantId: string,
+    signature: string,
+    mint: string,
+  ): Promise<boolean> {
+    return this.payments.hasLegacyInvoiceLine(tx, merchantId, signature, mint);
+  }
+
+  /** Whether the merchant has this ledger line, of any kind, in the caller's transaction. */
+  existsIn(tx: SqlTx, merchantId: string, id: string): Promise<boolean> {
+    return this.payments.exists(tx, merchantId, id);
   }
 }

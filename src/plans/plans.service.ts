@@ -1,10 +1,10 @@
-import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { Clock } from '../common/clock';
 import { NotFoundError } from '../common/errors/domain-error';
 import { parseAmount } from '../common/money';
 import { AppConfig } from '../config/app-config';
+import { Db } from '../database/db';
 import { IdempotencyClaim, IdempotencyService } from '../idempotency/idempotency.service';
 import { MerchantsService } from '../merchants/merchants.service';
 import { ChainPort, UnsignedTx } from '../solana/chain.port';
@@ -13,7 +13,8 @@ import { onchainPlanId } from '../solana/subscriptions-program';
 import { CreatePlanDto, UpdatePlanDto } from './dto/plan.dto';
 import { CreatePlanResponse, PlanListItemResponse, PlanResponse } from './dto/plan.response';
 import { UnsignedTxResponse } from '../common/dto/unsigned-tx.response';
-import { PLAN_COLUMNS, PlanRow, planCheckoutUrl, toPlanResponse } from './plan.mapper';
+import { planCheckoutUrl, toPlanResponse } from './plan.mapper';
+import { PlanRow, PlansRepository } from './plans.repository';
 
 /** The terms a subscriber authorises: what other modules read of a plan. */
 export interface PlanTerms {
@@ -28,12 +29,13 @@ export interface PlanTerms {
 
 /**
  * Plans of a merchant. Every query filters by the merchant id. Reads and writes are single SQL
- * statements on MikroORM's connection (see docs/performance.md).
+ * statements (see docs/performance.md), in `PlansRepository`.
  */
 @Injectable()
 export class PlansService {
   constructor(
-    private readonly em: EntityManager,
+    private readonly db: Db,
+    private readonly plans: PlansRepository,
     private readonly clock: Clock,
     private readonly config: AppConfig,
     private readonly merchants: MerchantsService,
@@ -54,7 +56,7 @@ export class PlansService {
     const id = randomUUID();
     const amount = parseAmount(input.amount);
     const merchant = await this.merchants.account(merchantId);
-    const [tx, onchainAddress] = await Promise.all([
+    const [registration, onchainAddress] = await Promise.all([
       this.registration(merchant.walletAddress, {
         id,
         mint: input.mint,
@@ -65,42 +67,33 @@ export class PlansService {
     ]);
     const now = this.clock.now();
     // The response is stored with the plan when the request has an Idempotency-Key (D15).
-    return this.em.fork().transactional(async (em) => {
-      const [row] = await em.execute<PlanRow[]>(
-        `INSERT INTO plans AS p (id, merchant_id, label, description, mint, amount, interval_seconds,
-           active, onchain_plan_id, onchain_address, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, true, ?, ?, ?, ?)
-         RETURNING ${PLAN_COLUMNS}`,
-        [
-          id,
-          merchantId,
-          input.label,
-          input.description ?? null,
-          input.mint,
-          amount.toString(),
-          input.intervalSeconds,
-          onchainPlanId(id).toString(),
-          onchainAddress,
-          now,
-          now,
-        ],
-      );
+    return this.db.transaction(async (tx) => {
+      const row = await this.plans.insert(tx, {
+        id,
+        merchant_id: merchantId,
+        label: input.label,
+        description: input.description ?? null,
+        mint: input.mint,
+        amount: amount.toString(),
+        interval_seconds: input.intervalSeconds,
+        onchain_plan_id: onchainPlanId(id).toString(),
+        onchain_address: onchainAddress,
+        at: now,
+      });
       const plan = toPlanResponse(row, this.config.publicBaseUrl);
-      const response = { plan, unsignedTx: tx.transaction, checkoutUrl: plan.checkoutUrl };
-      if (claim) await this.idempotency.completeIn(em, claim, 201, response);
+      const response = {
+        plan,
+        unsignedTx: registration.transaction,
+        checkoutUrl: plan.checkoutUrl,
+      };
+      if (claim) await this.idempotency.completeIn(tx, claim, 201, response);
       return response;
     });
   }
 
   /** Newest first, each with the number of its subscriptions. */
   async list(merchantId: string): Promise<PlanListItemResponse[]> {
-    const rows = await this.em.getConnection().execute<(PlanRow & { subscriptions: number })[]>(
-      `SELECT ${PLAN_COLUMNS},
-         (SELECT count(*)::int FROM subscriptions s WHERE s.plan_id = p.id) AS subscriptions
-         FROM plans p WHERE p.merchant_id = ?
-        ORDER BY p.created_at DESC, p.id DESC`,
-      [merchantId],
-    );
+    const rows = await this.plans.list(merchantId);
     return rows.map((row) => ({
       ...toPlanResponse(row, this.config.publicBaseUrl),
       _count: { subscriptions: row.subscriptions },
@@ -117,23 +110,10 @@ export class PlansService {
    * really changes. The terms never change (the DTO refuses them).
    */
   async update(merchantId: string, id: string, input: UpdatePlanDto): Promise<PlanResponse> {
-    const sets: string[] = [];
-    const values: unknown[] = [];
-    const differs: string[] = [];
-    for (const field of ['label', 'description', 'active'] as const) {
-      if (input[field] === undefined) continue;
-      sets.push(`${field} = ?`);
-      values.push(input[field]);
-      differs.push(`p.${field} IS DISTINCT FROM ?`);
-    }
-    if (sets.length === 0) return this.get(merchantId, id);
-    const [row] = await this.em.getConnection().execute<PlanRow[]>(
-      `UPDATE plans AS p SET ${sets.join(', ')},
-         updated_at = CASE WHEN ${differs.join(' OR ')} THEN ? ELSE p.updated_at END
-        WHERE p.id = ? AND p.merchant_id = ?
-        RETURNING ${PLAN_COLUMNS}`,
-      [...values, ...values, this.clock.now(), id, merchantId],
-    );
+    const changes = { label: input.label, description: input.description, active: input.active };
+    if (Object.values(changes).every((value) => value === undefined))
+      return this.get(merchantId, id);
+    const row = await this.plans.update(merchantId, id, changes, this.clock.now());
     if (!row) throw new NotFoundError('Plan');
     return toPlanResponse(row, this.config.publicBaseUrl);
   }
@@ -187,12 +167,7 @@ export class PlansService {
   }
 
   private async findRow(merchantId: string, id: string): Promise<PlanRow> {
-    const [row] = await this.em
-      .getConnection()
-      .execute<PlanRow[]>(
-        `SELECT ${PLAN_COLUMNS} FROM plans p WHERE p.id = ? AND p.merchant_id = ?`,
-        [id, merchantId],
-      );
+    const row = await this.plans.find(merchantId, id);
     if (!row) throw new NotFoundError('Plan');
     return row;
   }
