@@ -1,6 +1,8 @@
 import { Module } from '@nestjs/common';
 import { BillingModule } from '../billing/billing.module';
+import { SubscriptionsModule } from '../subscriptions/subscriptions.module';
 import { CheckoutController } from './checkout.controller';
+import { CheckoutRepository } from './checkout.repository';
 import { CheckoutService } from './checkout.service';
 import { CheckoutPagesController } from './pages/checkout-pages.controller';
 import { CheckoutPages } from './pages/checkout-pages.service';
@@ -11,9 +13,9 @@ import { PageShell } from './pages/layout';
  * pages built on them (their shell is shared with the customer portal's page).
  */
 @Module({
-  imports: [BillingModule],
+  imports: [BillingModule, SubscriptionsModule],
   controllers: [CheckoutController, CheckoutPagesController],
-  providers: [CheckoutService, CheckoutPages, PageShell],
+  providers: [CheckoutRepository, CheckoutService, CheckoutPages, PageShell],
   exports: [PageShell],
 })
 export class CheckoutModule {}

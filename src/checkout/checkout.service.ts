@@ -1,4 +1,3 @@
-import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable } from '@nestjs/common';
 import { formatAmount } from '../common/money';
 import { ConflictError, NotFoundError, ValidationError } from '../common/errors/domain-error';
@@ -6,19 +5,14 @@ import { ErrorCode } from '../common/errors/error-codes';
 import { AppConfig } from '../config/app-config';
 import { SubscribeService } from '../billing/subscribe.service';
 import { InvoiceNotOpenError } from '../invoices/invoices.service';
-import {
-  INVOICE_COLUMNS,
-  invoiceNumber,
-  InvoiceRow,
-  toInvoiceResponse,
-} from '../invoices/invoice.mapper';
-import { pgQuery } from '../database/pg-transaction';
+import { invoiceNumber, toInvoiceResponse } from '../invoices/invoice.mapper';
 import { ChainUnavailableError } from '../solana/blockhash-cache';
 import { ChainPort } from '../solana/chain.port';
 import type { MintSymbol } from '../solana/mints';
 import { planSubscribeReference } from '../solana/references';
 import { everyText } from './every-text';
-import type { SubscriptionStatus } from '../subscriptions/subscription-status';
+import { SubscriptionsService } from '../subscriptions/subscriptions.service';
+import { CheckoutInvoiceRow, CheckoutRepository } from './checkout.repository';
 import {
   CheckoutInvoiceResponse,
   CheckoutPlanResponse,
@@ -27,13 +21,6 @@ import {
   TransactionRequestMetaResponse,
   TransactionRequestResponse,
 } from './dto/checkout.response';
-
-interface CheckoutInvoiceRow extends InvoiceRow {
-  merchant_name: string;
-  merchant_wallet: string;
-  customer_label: string | null;
-  customer_wallet: string;
-}
 
 /**
  * The public checkout API (DESIGN section 9): what a customer sees of an invoice or a plan, and
@@ -44,10 +31,11 @@ interface CheckoutInvoiceRow extends InvoiceRow {
 @Injectable()
 export class CheckoutService {
   constructor(
-    private readonly em: EntityManager,
+    private readonly checkout: CheckoutRepository,
     private readonly chain: ChainPort,
     private readonly config: AppConfig,
     private readonly subscribes: SubscribeService,
+    private readonly subscriptions: SubscriptionsService,
   ) {}
 
   get icon(): string {
@@ -127,11 +115,7 @@ export class CheckoutService {
 
   async plan(id: string): Promise<CheckoutPlanResponse> {
     const plan = await this.subscribes.plan(id);
-    const [more] = await this.em
-      .fork()
-      .execute<{ description: string | null }[]>(`SELECT description FROM plans WHERE id = ?`, [
-        id,
-      ]);
+    const description = await this.checkout.planDescription(id);
     const amount = BigInt(plan.amount);
     const delegate = this.chain.scheme === 'token-delegate';
     // What each period pulls: the price, plus the mint's transfer fee under the token-delegate
@@ -142,7 +126,7 @@ export class CheckoutService {
     return {
       id: plan.id,
       label: plan.label,
-      description: more.description,
+      description,
       merchantName: plan.merchant_name,
       mint: plan.mint,
       amount: formatAmount(amount),
@@ -173,12 +157,8 @@ export class CheckoutService {
         { field: 'planId', message: 'is not active' },
       ]);
     }
-    const [live] = await this.em.fork().execute<{ id: string }[]>(
-      `SELECT s.id FROM subscriptions s JOIN customers c ON c.id = s.customer_id
-        WHERE s.plan_id = ? AND c.wallet_address = ? AND s.status IN ('Active', 'PastDue')`,
-      [id, account],
-    );
-    if (live) throw new ConflictError('This wallet already has a live subscription to the plan');
+    if (await this.subscriptions.hasLiveForWallet(id, account))
+      throw new ConflictError('This wallet already has a live subscription to the plan');
     const price = BigInt(plan.amount);
     const amount =
       this.chain.scheme === 'token-delegate'
@@ -210,11 +190,7 @@ export class CheckoutService {
    */
   async confirm(planId: string, signature: string): Promise<CheckoutSubscriptionResponse> {
     const confirmed = await this.subscribes.confirm(planId, signature);
-    const [row] = await pgQuery<
-      { status: SubscriptionStatus; periods_charged: number; failure_reason: string | null }[]
-    >(this.em, `SELECT status, periods_charged, failure_reason FROM subscriptions WHERE id = ?`, [
-      confirmed.subscriptionId,
-    ]);
+    const row = await this.subscriptions.chargeState(confirmed.subscriptionId);
     const live = row.status === 'Active' || row.status === 'PastDue';
     const firstPayment: FirstPaymentState | null = !live
       ? null
@@ -233,15 +209,7 @@ export class CheckoutService {
   }
 
   private async invoiceRow(id: string): Promise<CheckoutInvoiceRow> {
-    const [row] = await pgQuery<CheckoutInvoiceRow[]>(
-      this.em,
-      `SELECT ${INVOICE_COLUMNS}, m.name AS merchant_name, m.wallet_address AS merchant_wallet,
-              c.label AS customer_label, c.wallet_address AS customer_wallet
-         FROM invoices i JOIN merchants m ON m.id = i.merchant_id
-         JOIN customers c ON c.id = i.customer_id
-        WHERE i.id = ?`,
-      [id],
-    );
+    const row = await this.checkout.invoice(id);
     if (!row) throw new NotFoundError('Invoice', ErrorCode.INVOICE_NOT_FOUND);
     return row;
   }

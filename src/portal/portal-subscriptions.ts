@@ -1,15 +1,15 @@
-import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable } from '@nestjs/common';
 import { NotFoundError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-codes';
 import { formatAmount } from '../common/money';
-import { pgQuery } from '../database/pg-transaction';
-import { isoTimestamp } from '../database/sql';
 import { everyText } from '../checkout/every-text';
 import { ChainPort } from '../solana/chain.port';
 import { ChainUnavailableError } from '../solana/blockhash-cache';
 import type { MintSymbol } from '../solana/mints';
-import type { SubscriptionStatus } from '../subscriptions/subscription-status';
+import {
+  type CustomerSubscriptionRow,
+  SubscriptionsService,
+} from '../subscriptions/subscriptions.service';
 import { PortalSubscriptionResponse } from './dto/portal.response';
 import type { PortalGrant } from '../auth/portal-token';
 
@@ -17,21 +17,7 @@ import type { PortalGrant } from '../auth/portal-token';
 const SETTLEABLE_FAILURES = ['insufficient_funds', 'transient'];
 
 /** A subscription of the session's customer, with what the portal shows and acts on. */
-export interface PortalSubscriptionRow {
-  id: string;
-  plan_id: string;
-  status: SubscriptionStatus;
-  failure_reason: string | null;
-  paused: boolean;
-  revoked: boolean;
-  current_period_end: string | null;
-  last_charge_at: string | null;
-  /** When it ended: the cancel (Cancelled), else its last change (Completed); null while live. */
-  ended_at: string | null;
-  authorized_amount: string;
-  charged_amount: string;
-  label: string;
-  amount: string;
+export interface PortalSubscriptionRow extends CustomerSubscriptionRow {
   /**
    * What a charge pulls each period (base units): the price, plus the mint's transfer fee under
    * the token-delegate scheme, so that the price arrives whole. Null when the mint's fee cannot
@@ -39,10 +25,6 @@ export interface PortalSubscriptionRow {
    * (`pullOf`).
    */
   pull: string | null;
-  mint: MintSymbol;
-  interval_seconds: number;
-  merchant_wallet: string;
-  wallet_address: string;
 }
 
 /**
@@ -52,30 +34,12 @@ export interface PortalSubscriptionRow {
 @Injectable()
 export class PortalSubscriptions {
   constructor(
-    private readonly em: EntityManager,
+    private readonly subscriptions: SubscriptionsService,
     private readonly chain: ChainPort,
   ) {}
 
   async rows(grant: PortalGrant, id?: string): Promise<PortalSubscriptionRow[]> {
-    const rows = await pgQuery<Omit<PortalSubscriptionRow, 'pull'>[]>(
-      this.em,
-      `SELECT s.id, s.plan_id, s.status, s.failure_reason, s.paused_at IS NOT NULL AS paused,
-              s.revoked_at IS NOT NULL AS revoked,
-              ${isoTimestamp('s.current_period_end', 'current_period_end')},
-              ${isoTimestamp('s.last_charge_at', 'last_charge_at')},
-              ${isoTimestamp(
-                `(CASE s.status WHEN 'Cancelled' THEN s.cancelled_at WHEN 'Completed' THEN s.updated_at END)`,
-                'ended_at',
-              )},
-              s.authorized_amount::text AS authorized_amount,
-              s.charged_amount::text AS charged_amount, p.label, p.amount::text AS amount, p.mint,
-              p.interval_seconds, m.wallet_address AS merchant_wallet, c.wallet_address
-         FROM subscriptions s JOIN plans p ON p.id = s.plan_id
-         JOIN customers c ON c.id = s.customer_id JOIN merchants m ON m.id = s.merchant_id
-        WHERE s.merchant_id = ? AND s.customer_id = ? ${id ? 'AND s.id = ?' : ''}
-        ORDER BY s.created_at DESC, s.id DESC`,
-      [grant.merchantId, grant.customerId, ...(id ? [id] : [])],
-    );
+    const rows = await this.subscriptions.listOfCustomer(grant, id);
     return Promise.all(rows.map(async (row) => ({ ...row, pull: await this.readPull(row) })));
   }
 

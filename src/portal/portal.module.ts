@@ -8,12 +8,13 @@ import { PortalPageController } from './portal-page.controller';
 import { PortalSessionGuard } from './portal-session.guard';
 import { AuthModule } from '../auth/auth.module';
 import { PortalSubscriptions } from './portal-subscriptions';
+import { PortalRepository } from './portal.repository';
 import { PortalService } from './portal.service';
 
 /** Customer self-service (DESIGN section 9): portal sessions and the portal page's API. */
 @Module({
   imports: [BillingModule, CheckoutModule, CustomersModule, AuthModule, SubscriptionsModule],
   controllers: [PortalSessionsController, PortalController, PortalPageController],
-  providers: [PortalService, PortalSubscriptions, PortalSessionGuard],
+  providers: [PortalRepository, PortalService, PortalSubscriptions, PortalSessionGuard],
 })
 export class PortalModule {}

@@ -1,4 +1,3 @@
-import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../common/clock';
 import {
@@ -9,8 +8,7 @@ import {
 } from '../common/errors/domain-error';
 import { formatAmount } from '../common/money';
 import { AppConfig } from '../config/app-config';
-import { inPgTransaction, pgQuery } from '../database/pg-transaction';
-import { isoTimestamp } from '../database/sql';
+import { Db } from '../database/db';
 import { ChargeRunService } from '../billing/charge-run.service';
 import { reservedAllowance } from '../billing/reserved-allowance';
 import { invalidSignature, lockWallet, SubscribeService } from '../billing/subscribe.service';
@@ -21,6 +19,7 @@ import { SubscriptionsService } from '../subscriptions/subscriptions.service';
 import type { SignatureUse } from '../subscriptions/entities/subscription-signature.entity';
 import type { PortalGrant } from '../auth/portal-token';
 import { maxZero, PortalSubscriptionRow, PortalSubscriptions } from './portal-subscriptions';
+import { PortalRepository } from './portal.repository';
 import {
   PortalInvoiceResponse,
   PortalResponse,
@@ -43,7 +42,8 @@ export class PortalService {
   private readonly logger = new Logger(PortalService.name);
 
   constructor(
-    private readonly em: EntityManager,
+    private readonly db: Db,
+    private readonly portal: PortalRepository,
     private readonly chain: ChainPort,
     private readonly clock: Clock,
     private readonly config: AppConfig,
@@ -54,35 +54,10 @@ export class PortalService {
   ) {}
 
   async view(grant: PortalGrant): Promise<PortalResponse> {
-    const [customer] = await pgQuery<
-      { wallet_address: string; email: string | null; merchant_name: string }[]
-    >(
-      this.em,
-      `SELECT c.wallet_address, c.email, m.name AS merchant_name
-         FROM customers c JOIN merchants m ON m.id = c.merchant_id
-        WHERE c.id = ? AND c.merchant_id = ?`,
-      [grant.customerId, grant.merchantId],
-    );
+    const customer = await this.portal.customer(grant.merchantId, grant.customerId);
     if (!customer) throw new NotFoundError('Customer');
     const subscriptions = await this.subscriptionsView.rows(grant);
-    const invoices = await pgQuery<
-      {
-        id: string;
-        number: number;
-        status: string;
-        mint: string;
-        total: string;
-        amount_paid: string;
-        due_date: string;
-      }[]
-    >(
-      this.em,
-      `SELECT i.id, i.number, i.status, i.mint, i.total::text AS total,
-              i.amount_paid::text AS amount_paid, ${isoTimestamp('i.due_date', 'due_date')}
-         FROM invoices i WHERE i.merchant_id = ? AND i.customer_id = ?
-        ORDER BY i.created_at DESC, i.id DESC`,
-      [grant.merchantId, grant.customerId],
-    );
+    const invoices = await this.portal.invoices(grant.merchantId, grant.customerId);
     return {
       merchantName: customer.merchant_name,
       walletAddress: customer.wallet_address,
@@ -135,7 +110,7 @@ export class PortalService {
       );
     }
     try {
-      await inPgTransaction(this.em, (tx) =>
+      await this.db.transaction((tx) =>
         this.subscriptions.transition(tx, grant.merchantId, id, 'resume'),
       );
     } catch (error) {
@@ -218,7 +193,7 @@ export class PortalService {
     }
     const share = this.chain.subscriptionAllowance(this.subscriptionsView.pullOf(row));
     const state = await this.readAuthorization(row.wallet_address, row.mint);
-    const changed = await inPgTransaction(this.em, async (tx) => {
+    const changed = await this.db.transaction(async (tx) => {
       await lockWallet(tx, row.wallet_address, row.mint);
       const others = await reservedAllowance(tx, row.wallet_address, row.mint, {
         exceptPlanId: row.plan_id,
@@ -287,7 +262,7 @@ export class PortalService {
         throw invalidSignature('left the subscription authorised on-chain');
       }
     }
-    await inPgTransaction(this.em, (tx) => this.subscriptions.revoke(tx, grant, id, signature));
+    await this.db.transaction((tx) => this.subscriptions.revoke(tx, grant, id, signature));
     return this.subscriptionsView.view(await this.subscriptionsView.row(grant, id));
   }
 
@@ -296,7 +271,7 @@ export class PortalService {
    * @throws ValidationError when it was used for anything else: a signature is used once.
    */
   private async usedFor(signature: string, id: string, use: SignatureUse): Promise<boolean> {
-    const used = await this.subscriptions.signatureUse(this.em, signature);
+    const used = await this.subscriptions.signatureUse(this.db, signature);
     if (!used) return false;
     if (used.use === use && used.subscriptionId === id) return true;
     throw invalidSignature('was already used to change a subscription; a signature is used once');

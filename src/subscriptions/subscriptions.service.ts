@@ -1,27 +1,27 @@
-import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable } from '@nestjs/common';
-import { pgQuery, type SqlTx } from '../database/pg-transaction';
 import { randomUUID } from 'node:crypto';
 import { Clock } from '../common/clock';
 import { NotFoundError, ValidationError } from '../common/errors/domain-error';
 import { CustomersService } from '../customers/customers.service';
-import { forEachRowBatch } from '../database/row-batches';
+import { Db } from '../database/db';
+import type { SqlTx } from '../database/pg-transaction';
 import { EventsService } from '../events/events.service';
 import { ListSubscriptionsQueryDto } from './dto/subscription.dto';
-import { SUBSCRIPTION_LIST_SELECT, subscriptionListItemJson } from './subscription-list';
+import { subscriptionListItemJson } from './subscription-list';
 import { SubscriptionResponse } from './dto/subscription.response';
 import type { SignatureUse } from './entities/subscription-signature.entity';
+import { SUBSCRIPTION_TRANSITIONS, SubscriptionAction } from './subscription-status';
+import { toSubscriptionResponse } from './subscription.mapper';
+import { SubscriptionSignaturesRepository } from './subscription-signatures.repository';
 import {
-  SUBSCRIPTION_TRANSITIONS,
-  SubscriptionAction,
-  SubscriptionStatus,
-} from './subscription-status';
-import {
-  SUBSCRIPTION_SELECT,
-  subscriptionSelect,
-  SubscriptionRow,
-  toSubscriptionResponse,
-} from './subscription.mapper';
+  type ChargeStateRow,
+  type CustomerSubscriptionRow,
+  type SubscriptionOwner,
+  type SubscriptionRow,
+  SubscriptionsRepository,
+} from './subscriptions.repository';
+
+export type { ChargeStateRow, CustomerSubscriptionRow, SubscriptionOwner };
 
 /** What the billing engine knows when a customer's subscribe transaction is confirmed. */
 export interface NewSubscription {
@@ -54,7 +54,9 @@ export interface TransitionDetails {
 @Injectable()
 export class SubscriptionsService {
   constructor(
-    private readonly em: EntityManager,
+    private readonly db: Db,
+    private readonly repository: SubscriptionsRepository,
+    private readonly signatures: SubscriptionSignaturesRepository,
     private readonly clock: Clock,
     private readonly customers: CustomersService,
     private readonly events: EventsService,
@@ -75,10 +77,7 @@ export class SubscriptionsService {
     input: NewSubscription,
   ): Promise<SubscriptionResponse> {
     const em = tx;
-    const [plan] = await em.execute<{ active: boolean }[]>(
-      'SELECT active FROM plans WHERE id = ? AND merchant_id = ? FOR SHARE',
-      [input.planId, merchantId],
-    );
+    const plan = await this.repository.lockPlanForSubscribe(em, merchantId, input.planId);
     if (!plan) throw new NotFoundError('Plan');
     if (!plan.active) {
       throw new ValidationError('Plan is not active: it accepts no new subscribers', [
@@ -90,22 +89,15 @@ export class SubscriptionsService {
     });
     const id = randomUUID();
     const now = this.clock.now();
-    await em.execute(
-      `INSERT INTO subscriptions (id, merchant_id, plan_id, customer_id, status, current_period_end,
-         onchain_address, authorized_amount, created_at, updated_at)
-       VALUES (?, ?, ?, ?, 'Active', ?, ?, ?, ?, ?)`,
-      [
-        id,
-        merchantId,
-        input.planId,
-        customer.id,
-        now,
-        input.onchainAddress,
-        (input.authorizedAmount ?? 0n).toString(),
-        now,
-        now,
-      ],
-    );
+    await this.repository.insert(em, {
+      id,
+      merchantId,
+      planId: input.planId,
+      customerId: customer.id,
+      onchainAddress: input.onchainAddress,
+      authorizedAmount: input.authorizedAmount ?? 0n,
+      at: now,
+    });
     if (input.subscribeSignature) {
       await this.useSignature(em, id, input.subscribeSignature, 'subscribe', { mustBeNew: true });
     }
@@ -116,47 +108,33 @@ export class SubscriptionsService {
 
   /**
    * Newest first with plan and customer snapshots; `status` filters. Read through a cursor and
-   * handed to `onBatch` as JSON a batch of rows at a time (`forEachRowBatch`): memory stays at
-   * two batches.
+   * handed to `onBatch` as JSON a batch of rows at a time (`Db.forEachRowBatch`): memory stays
+   * at two batches.
    */
   async listJson(
     merchantId: string,
     query: ListSubscriptionsQueryDto,
     onBatch: (json: string) => Promise<boolean>,
   ): Promise<void> {
-    const params: unknown[] = [merchantId];
-    let where = 's.merchant_id = ?';
-    if (query.status) {
-      where += ' AND s.status = ?';
-      params.push(query.status);
-    }
-    await forEachRowBatch(
-      this.em,
-      `${SUBSCRIPTION_LIST_SELECT} WHERE ${where} ORDER BY s.created_at DESC, s.id DESC`,
-      params,
-      (rows) => onBatch(rows.map(subscriptionListItemJson).join(',')),
+    await this.repository.forEachListBatch(merchantId, query.status, (rows) =>
+      onBatch(rows.map(subscriptionListItemJson).join(',')),
     );
   }
 
   /** @throws NotFoundError when absent or another merchant's. */
   async get(merchantId: string, id: string): Promise<SubscriptionResponse> {
-    return toSubscriptionResponse(await this.findRow(this.em, merchantId, id));
+    return toSubscriptionResponse(await this.findRow(this.db, merchantId, id));
   }
 
   /** A customer's subscriptions, newest first (customer detail, D7). */
   async listForCustomer(merchantId: string, customerId: string): Promise<SubscriptionResponse[]> {
-    const rows = await pgQuery<SubscriptionRow[]>(
-      this.em,
-      `${SUBSCRIPTION_SELECT} WHERE s.merchant_id = ? AND s.customer_id = ?
-          ORDER BY s.created_at DESC, s.id DESC`,
-      [merchantId, customerId],
-    );
+    const rows = await this.repository.listForCustomer(merchantId, customerId);
     return rows.map(toSubscriptionResponse);
   }
 
   /** The merchant's pause, resume and cancel: one transition each, in its own transaction. */
   act(merchantId: string, id: string, action: 'pause' | 'resume' | 'cancel') {
-    return this.em.fork().transactional((em) => this.transition(em, merchantId, id, action));
+    return this.db.transaction((tx) => this.transition(tx, merchantId, id, action));
   }
 
   /**
@@ -177,40 +155,20 @@ export class SubscriptionsService {
   ): Promise<SubscriptionResponse> {
     const move = SUBSCRIPTION_TRANSITIONS[action];
     const now = this.clock.now();
-    const moved = await em.execute<{ previous: SubscriptionStatus }[]>(
-      `WITH before AS (
-         SELECT id, status FROM subscriptions WHERE id = ? AND merchant_id = ? FOR UPDATE
-       )
-       UPDATE subscriptions s SET status = ?, updated_at = ?,
-         cancelled_at = CASE WHEN ? THEN ?::timestamptz ELSE s.cancelled_at END,
-         paused_at = CASE WHEN ? THEN ?::timestamptz WHEN ? THEN NULL ELSE s.paused_at END,
-         failure_reason = CASE WHEN ? THEN ? WHEN ? THEN NULL ELSE s.failure_reason END,
-         current_period_end = CASE WHEN ? THEN GREATEST(s.current_period_end, ?::timestamptz)
-                                   ELSE s.current_period_end END
-        FROM before
-       WHERE s.id = before.id AND before.status IN (${move.from.map(() => '?').join(', ')})
-       RETURNING before.status AS previous`,
-      [
-        id,
-        merchantId,
-        move.to,
-        now,
-        action === 'cancel',
-        now,
-        action === 'pause',
-        now,
-        action === 'resume',
-        // A failed charge says why; so does the end of a subscription the engine completes.
+    const previous = await this.repository.transition(em, merchantId, id, {
+      to: move.to,
+      from: move.from,
+      stampCancelled: action === 'cancel',
+      stampPaused: action === 'pause',
+      resume: action === 'resume',
+      // A failed charge says why; so does the end of a subscription the engine completes.
+      setFailure:
         action === 'chargeFailed' || (action === 'complete' && details.failureReason !== undefined),
-        details.failureReason ?? null,
-        action === 'resume',
-        action === 'resume',
-        now,
-        ...move.from,
-      ],
-    );
+      failureReason: details.failureReason ?? null,
+      at: now,
+    });
     const row = await this.findRow(em, merchantId, id); // not found: 404
-    if (moved.length === 0) {
+    if (previous === undefined) {
       throw new ValidationError(`${move.refusal} (it is ${row.status})`, [
         { field: 'status', message: `is ${row.status}` },
       ]);
@@ -218,7 +176,7 @@ export class SubscriptionsService {
     const subscription = toSubscriptionResponse(row);
     if (move.event) {
       await this.events.record(em, merchantId, move.event, subscription, {
-        status: moved[0].previous,
+        status: previous,
       });
     }
     return subscription;
@@ -243,41 +201,10 @@ export class SubscriptionsService {
     charge: { chargedAt: Date; amount: bigint; period: number },
   ): Promise<SubscriptionResponse> {
     // The change and the row it made in one round trip (the row with its plan and customer).
-    const [updated] = await em.execute<
-      (SubscriptionRow & { charge_first: boolean; status_before: SubscriptionStatus })[]
-    >(
-      `WITH before AS (
-         SELECT s.id, s.status, s.last_charge_at IS NULL AS first, s.current_period_end,
-                make_interval(secs => p.interval_seconds) AS period
-           FROM subscriptions s JOIN plans p ON p.id = s.plan_id
-          WHERE s.id = ? AND s.merchant_id = ? FOR UPDATE OF s
-       )
-       , updated AS (
-       UPDATE subscriptions s SET last_charge_at = ?::timestamptz,
-         charged_amount = s.charged_amount + ?::bigint,
-         periods_charged = GREATEST(s.periods_charged, ?::int),
-         current_period_end = CASE
-           WHEN NOT before.first AND before.current_period_end + before.period > ?::timestamptz
-             THEN before.current_period_end + before.period
-           ELSE ?::timestamptz + before.period END,
-         failure_reason = CASE WHEN before.status = 'Active' THEN NULL ELSE s.failure_reason END,
-         updated_at = ?
-        FROM before
-       WHERE s.id = before.id
-       RETURNING s.*, before.first AS charge_first, before.status AS status_before
-       )
-       ${subscriptionSelect('updated', 's.charge_first, s.status_before')}`,
-      [
-        id,
-        merchantId,
-        charge.chargedAt,
-        charge.amount.toString(),
-        charge.period,
-        charge.chargedAt,
-        charge.chargedAt,
-        this.clock.now(),
-      ],
-    );
+    const updated = await this.repository.recordCharge(em, merchantId, id, {
+      ...charge,
+      at: this.clock.now(),
+    });
     if (!updated) throw new NotFoundError('Subscription');
     const subscription = toSubscriptionResponse(updated);
     if (updated.charge_first && updated.status_before === 'Active') {
@@ -294,14 +221,7 @@ export class SubscriptionsService {
     db: SqlTx,
     signature: string,
   ): Promise<{ subscriptionId: string; planId: string; use: SignatureUse } | null> {
-    const [row] = await db.execute<
-      { subscription_id: string; plan_id: string; use: SignatureUse }[]
-    >(
-      `SELECT g.subscription_id, s.plan_id, g.use
-         FROM subscription_signatures g JOIN subscriptions s ON s.id = g.subscription_id
-        WHERE g.signature = ?`,
-      [signature],
-    );
+    const row = await this.signatures.find(db, signature);
     return row ? { subscriptionId: row.subscription_id, planId: row.plan_id, use: row.use } : null;
   }
 
@@ -317,13 +237,11 @@ export class SubscriptionsService {
     use: SignatureUse,
     options: { mustBeNew?: boolean } = {},
   ): Promise<boolean> {
-    const rows = await tx.execute<{ signature: string }[]>(
-      `INSERT INTO subscription_signatures (signature, subscription_id, use, created_at)
-       VALUES (?, ?, ?, ?) ${options.mustBeNew ? '' : 'ON CONFLICT (signature) DO NOTHING'}
-       RETURNING signature`,
-      [signature, id, use, this.clock.now()],
+    return this.signatures.insert(
+      tx,
+      { signature, subscriptionId: id, use, at: this.clock.now() },
+      options.mustBeNew ?? false,
     );
-    return rows.length > 0;
   }
 
   /**
@@ -334,19 +252,12 @@ export class SubscriptionsService {
    */
   async reauthorize(
     tx: SqlTx,
-    owner: { merchantId: string; customerId: string },
+    owner: SubscriptionOwner,
     id: string,
     share: bigint,
     signature: string,
   ): Promise<boolean> {
-    const rows = await tx.execute<{ id: string }[]>(
-      `UPDATE subscriptions SET authorized_amount = charged_amount + ?::bigint, updated_at = ?
-        WHERE id = ? AND merchant_id = ? AND customer_id = ? AND status IN ('Active', 'PastDue')
-          AND revoked_at IS NULL
-        RETURNING id`,
-      [share.toString(), this.clock.now(), id, owner.merchantId, owner.customerId],
-    );
-    if (rows.length === 0) return false;
+    if (!(await this.repository.reauthorize(tx, owner, id, share, this.clock.now()))) return false;
     return this.useSignature(tx, id, signature, 'reauthorize', { mustBeNew: true });
   }
 
@@ -358,18 +269,12 @@ export class SubscriptionsService {
    */
   async revoke(
     tx: SqlTx,
-    owner: { merchantId: string; customerId: string },
+    owner: SubscriptionOwner,
     id: string,
     signature: string,
   ): Promise<boolean> {
-    const marked = await tx.execute<{ status: SubscriptionStatus }[]>(
-      `UPDATE subscriptions SET revoked_at = ?, updated_at = ?
-        WHERE id = ? AND merchant_id = ? AND customer_id = ? AND revoked_at IS NULL
-          AND status IN ('Active', 'PastDue')
-      RETURNING status`,
-      [this.clock.now(), this.clock.now(), id, owner.merchantId, owner.customerId],
-    );
-    if (marked.length === 0) return false;
+    const status = await this.repository.markRevoked(tx, owner, id, this.clock.now());
+    if (status === undefined) return false;
     await this.useSignature(tx, id, signature, 'cancel', { mustBeNew: true });
     // The merchant hears of it at once: access ends at the period paid for (Active), or now.
     const cancelled = toSubscriptionResponse(await this.findRow(tx, owner.merchantId, id));
@@ -377,7 +282,7 @@ export class SubscriptionsService {
       cancelAtPeriodEnd: false,
       customerCancelledAt: null,
     });
-    if (marked[0].status === 'PastDue') {
+    if (status === 'PastDue') {
       await this.transition(tx, owner.merchantId, id, 'complete', {
         failureReason: 'authorization_gone',
       });
@@ -385,11 +290,34 @@ export class SubscriptionsService {
     return true;
   }
 
+  /**
+   * The customer's subscriptions (or the one `id`), newest first, with the plan, the merchant's
+   * wallet and the customer's wallet: what the customer portal shows and acts on.
+   */
+  listOfCustomer(owner: SubscriptionOwner, id?: string): Promise<CustomerSubscriptionRow[]> {
+    return this.repository.listOfCustomer(owner, id);
+  }
+
+  /**
+   * Whether the wallet (a customer of any merchant) has a live (`Active` or `PastDue`)
+   * subscription to the plan: the checkout refuses to build a second subscribe.
+   */
+  hasLiveForWallet(planId: string, walletAddress: string): Promise<boolean> {
+    return this.repository.hasLiveForWallet(planId, walletAddress);
+  }
+
+  /**
+   * The status and charges of subscription `id`, whichever merchant's (the public checkout,
+   * after its confirm created or found it). @throws NotFoundError when absent.
+   */
+  async chargeState(id: string): Promise<ChargeStateRow> {
+    const row = await this.repository.chargeState(id);
+    if (!row) throw new NotFoundError('Subscription');
+    return row;
+  }
+
   private async findRow(em: SqlTx, merchantId: string, id: string): Promise<SubscriptionRow> {
-    const [row] = await em.execute<SubscriptionRow[]>(
-      `${SUBSCRIPTION_SELECT} WHERE s.id = ? AND s.merchant_id = ?`,
-      [id, merchantId],
-    );
+    const row = await this.repository.find(em, merchantId, id);
     if (!row) throw new NotFoundError('Subscription');
     return row;
   }
