@@ -1,8 +1,9 @@
 import { Module } from '@nestjs/common';
 import { BillingModule } from '../billing/billing.module';
+import { InvoicesModule } from '../invoices/invoices.module';
+import { PlansModule } from '../plans/plans.module';
 import { SubscriptionsModule } from '../subscriptions/subscriptions.module';
 import { CheckoutController } from './checkout.controller';
-import { CheckoutRepository } from './checkout.repository';
 import { CheckoutService } from './checkout.service';
 import { CheckoutPagesController } from './pages/checkout-pages.controller';
 import { CheckoutPages } from './pages/checkout-pages.service';
@@ -13,9 +14,9 @@ import { PageShell } from './pages/layout';
  * pages built on them (their shell is shared with the customer portal's page).
  */
 @Module({
-  imports: [BillingModule, SubscriptionsModule],
+  imports: [BillingModule, InvoicesModule, PlansModule, SubscriptionsModule],
   controllers: [CheckoutController, CheckoutPagesController],
-  providers: [CheckoutRepository, CheckoutService, CheckoutPages, PageShell],
+  providers: [CheckoutService, CheckoutPages, PageShell],
   exports: [PageShell],
 })
 export class CheckoutModule {}

@@ -4,7 +4,12 @@ import { ConflictError, NotFoundError, ValidationError } from '../common/errors/
 import { ErrorCode } from '../common/errors/error-codes';
 import { AppConfig } from '../config/app-config';
 import { SubscribeService } from '../billing/subscribe.service';
-import { InvoiceNotOpenError } from '../invoices/invoices.service';
+import { PlansService } from '../plans/plans.service';
+import {
+  type CheckoutInvoiceRow,
+  InvoiceNotOpenError,
+  InvoicesService,
+} from '../invoices/invoices.service';
 import { invoiceNumber, toInvoiceResponse } from '../invoices/invoice.mapper';
 import { ChainUnavailableError } from '../solana/blockhash-cache';
 import { ChainPort } from '../solana/chain.port';
@@ -12,7 +17,6 @@ import type { MintSymbol } from '../solana/mints';
 import { planSubscribeReference } from '../solana/references';
 import { everyText } from './every-text';
 import { SubscriptionsService } from '../subscriptions/subscriptions.service';
-import { CheckoutInvoiceRow, CheckoutRepository } from './checkout.repository';
 import {
   CheckoutInvoiceResponse,
   CheckoutPlanResponse,
@@ -31,7 +35,8 @@ import {
 @Injectable()
 export class CheckoutService {
   constructor(
-    private readonly checkout: CheckoutRepository,
+    private readonly invoices: InvoicesService,
+    private readonly plans: PlansService,
     private readonly chain: ChainPort,
     private readonly config: AppConfig,
     private readonly subscribes: SubscribeService,
@@ -115,7 +120,7 @@ export class CheckoutService {
 
   async plan(id: string): Promise<CheckoutPlanResponse> {
     const plan = await this.subscribes.plan(id);
-    const description = await this.checkout.planDescription(id);
+    const description = await this.plans.description(id);
     const amount = BigInt(plan.amount);
     const delegate = this.chain.scheme === 'token-delegate';
     // What each period pulls: the price, plus the mint's transfer fee under the token-delegate
@@ -209,7 +214,7 @@ export class CheckoutService {
   }
 
   private async invoiceRow(id: string): Promise<CheckoutInvoiceRow> {
-    const row = await this.checkout.invoice(id);
+    const row = await this.invoices.findForCheckout(id);
     if (!row) throw new NotFoundError('Invoice', ErrorCode.INVOICE_NOT_FOUND);
     return row;
   }

@@ -50,6 +50,13 @@ const CUSTOMER_COLUMNS = `id, merchant_id, wallet_address, email, label, ${isoTi
 )}, ${isoTimestamp('updated_at')}`;
 
 /** Every statement on `customers`: the table's one owner (issue 22). */
+/** A customer with its merchant's name, as the customer portal shows it. */
+export interface PortalCustomerRow {
+  wallet_address: string;
+  email: string | null;
+  merchant_name: string;
+}
+
 @Injectable()
 export class CustomersRepository {
   constructor(private readonly db: Db) {}
@@ -153,5 +160,19 @@ export class CustomersRepository {
       [id, merchantId, ...values, ...values, at, ...values],
     );
     return row;
+  }
+
+  /** The customer with its merchant's name (the portal's header); undefined when absent. */
+  async findWithMerchantName(
+    merchantId: string,
+    customerId: string,
+  ): Promise<PortalCustomerRow | undefined> {
+    const [customer] = await this.db.execute<PortalCustomerRow[]>(
+      `SELECT c.wallet_address, c.email, m.name AS merchant_name
+         FROM customers c JOIN merchants m ON m.id = c.merchant_id
+        WHERE c.id = ? AND c.merchant_id = ?`,
+      [customerId, merchantId],
+    );
+    return customer;
   }
 }

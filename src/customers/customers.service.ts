@@ -6,7 +6,7 @@ import { Db } from '../database/db';
 import type { SqlTx } from '../database/pg-transaction';
 import { EventsService, type NewEvent } from '../events/events.service';
 import { toCustomerResponse } from './customer.mapper';
-import { CustomerRow, CustomersRepository } from './customers.repository';
+import { CustomerRow, CustomersRepository, PortalCustomerRow } from './customers.repository';
 import { CreateCustomerDto, ListCustomersQueryDto, UpdateCustomerDto } from './dto/customer.dto';
 import { CustomerListItemResponse, CustomerResponse } from './dto/customer.response';
 
@@ -136,5 +136,10 @@ export class CustomersService {
     const row = await this.customers.find(merchantId, id);
     if (!row) throw new NotFoundError('Customer');
     return row;
+  }
+
+  /** The customer with its merchant's name (the customer portal); undefined when absent. */
+  findWithMerchantName(merchantId: string, id: string): Promise<PortalCustomerRow | undefined> {
+    return this.customers.findWithMerchantName(merchantId, id);
   }
 }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Db } from '../database/db';
 import type { SqlTx } from '../database/pg-transaction';
-import { escapeLike } from '../database/sql';
+import { escapeLike, isoTimestamp } from '../database/sql';
 import type { MintSymbol } from '../solana/mints';
 import type { StoredLineItem } from './entities/invoice.entity';
 import {
@@ -32,6 +32,25 @@ export interface InvoiceInsertRow {
   chain_slot: number;
   /** Domain time of the write. */
   at: Date;
+}
+
+/** An invoice with what its checkout shows of the merchant and the customer billed. */
+export interface CheckoutInvoiceRow extends InvoiceRow {
+  merchant_name: string;
+  merchant_wallet: string;
+  customer_label: string | null;
+  customer_wallet: string;
+}
+
+/** An invoice of a customer as the portal lists it (amounts as text). */
+export interface PortalInvoiceRow {
+  id: string;
+  number: number;
+  status: string;
+  mint: string;
+  total: string;
+  amount_paid: string;
+  due_date: string;
 }
 
 /** A write of the caller's to run in another statement (`EventsService.recordAll`'s `after`). */
@@ -310,6 +329,33 @@ export class InvoicesRepository {
     await tx.execute(
       `UPDATE invoices SET amount_paid = amount_paid + ?::bigint, updated_at = ? WHERE id = ?`,
       [amount, at, id],
+    );
+  }
+
+  /**
+   * An invoice by id alone, any merchant's (the public checkout: the payer holds the link), with
+   * the merchant's name and wallet and the customer billed. Undefined when there is none.
+   */
+  async findForCheckout(id: string): Promise<CheckoutInvoiceRow | undefined> {
+    const [row] = await this.db.execute<CheckoutInvoiceRow[]>(
+      `SELECT ${INVOICE_COLUMNS}, m.name AS merchant_name, m.wallet_address AS merchant_wallet,
+              c.label AS customer_label, c.wallet_address AS customer_wallet
+         FROM invoices i JOIN merchants m ON m.id = i.merchant_id
+         JOIN customers c ON c.id = i.customer_id
+        WHERE i.id = ?`,
+      [id],
+    );
+    return row;
+  }
+
+  /** A customer's invoices as the portal lists them, newest first. */
+  listForPortal(merchantId: string, customerId: string): Promise<PortalInvoiceRow[]> {
+    return this.db.execute<PortalInvoiceRow[]>(
+      `SELECT i.id, i.number, i.status, i.mint, i.total::text AS total,
+              i.amount_paid::text AS amount_paid, ${isoTimestamp('i.due_date', 'due_date')}
+         FROM invoices i WHERE i.merchant_id = ? AND i.customer_id = ?
+        ORDER BY i.created_at DESC, i.id DESC`,
+      [merchantId, customerId],
     );
   }
 }

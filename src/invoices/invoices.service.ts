@@ -34,7 +34,7 @@ import {
   toInvoiceWithCustomer,
 } from './invoice.mapper';
 import { INVOICE_TRANSITIONS, InvoiceAction } from './invoice-status';
-import { InvoicesRepository } from './invoices.repository';
+import { CheckoutInvoiceRow, InvoicesRepository, PortalInvoiceRow } from './invoices.repository';
 
 /** The spec's code when a void finds the invoice in another status than Open. */
 export class InvoiceNotOpenError extends DomainError {
@@ -48,6 +48,9 @@ export class InvoiceNotOpenError extends DomainError {
  * another merchant's, malformed id) is `INVOICE_NOT_FOUND`. Money is exact to the base unit
  * through the money module; statuses move only through `transition`.
  */
+/** What the checkout and the portal read of invoices (they hold no SQL of their own). */
+export type { CheckoutInvoiceRow, PortalInvoiceRow };
+
 @Injectable()
 export class InvoicesService {
   constructor(
@@ -238,6 +241,19 @@ export class InvoicesService {
   }
 
   /** A customer's invoices, newest first, without the nested customer (customer detail, D7). */
+  /**
+   * An invoice by id alone, any merchant's, with its merchant and customer: what the public
+   * checkout shows (the payer holds the link). Undefined when there is none.
+   */
+  findForCheckout(id: string): Promise<CheckoutInvoiceRow | undefined> {
+    return this.invoices.findForCheckout(id);
+  }
+
+  /** A customer's invoices as the customer portal lists them, newest first. */
+  listForPortal(merchantId: string, customerId: string): Promise<PortalInvoiceRow[]> {
+    return this.invoices.listForPortal(merchantId, customerId);
+  }
+
   async listForCustomer(merchantId: string, customerId: string): Promise<InvoiceResponse[]> {
     const rows = await this.invoices.listForCustomer(merchantId, customerId);
     return rows.map((row) => toInvoiceResponse(row, this.config.publicBaseUrl));

@@ -133,4 +133,13 @@ export class PlansRepository {
     );
     return row;
   }
+
+  /** A plan's description by id alone (the public checkout): null when none, or no such plan. */
+  async description(id: string): Promise<string | null> {
+    const [row] = await this.db.execute<{ description: string | null }[]>(
+      `SELECT description FROM plans WHERE id = ?`,
+      [id],
+    );
+    return row?.description ?? null;
+  }
 }

@@ -171,4 +171,9 @@ export class PlansService {
     if (!row) throw new NotFoundError('Plan');
     return row;
   }
+
+  /** A plan's description by id alone (the public checkout): null when none, or no such plan. */
+  description(id: string): Promise<string | null> {
+    return this.plans.description(id);
+  }
 }

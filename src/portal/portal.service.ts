@@ -19,7 +19,8 @@ import { SubscriptionsService } from '../subscriptions/subscriptions.service';
 import type { SignatureUse } from '../subscriptions/entities/subscription-signature.entity';
 import type { PortalGrant } from '../auth/portal-token';
 import { maxZero, PortalSubscriptionRow, PortalSubscriptions } from './portal-subscriptions';
-import { PortalRepository } from './portal.repository';
+import { CustomersService } from '../customers/customers.service';
+import { InvoicesService } from '../invoices/invoices.service';
 import {
   PortalInvoiceResponse,
   PortalResponse,
@@ -43,7 +44,8 @@ export class PortalService {
 
   constructor(
     private readonly db: Db,
-    private readonly portal: PortalRepository,
+    private readonly customers: CustomersService,
+    private readonly invoices: InvoicesService,
     private readonly chain: ChainPort,
     private readonly clock: Clock,
     private readonly config: AppConfig,
@@ -54,10 +56,10 @@ export class PortalService {
   ) {}
 
   async view(grant: PortalGrant): Promise<PortalResponse> {
-    const customer = await this.portal.customer(grant.merchantId, grant.customerId);
+    const customer = await this.customers.findWithMerchantName(grant.merchantId, grant.customerId);
     if (!customer) throw new NotFoundError('Customer');
     const subscriptions = await this.subscriptionsView.rows(grant);
-    const invoices = await this.portal.invoices(grant.merchantId, grant.customerId);
+    const invoices = await this.invoices.listForPortal(grant.merchantId, grant.customerId);
     return {
       merchantName: customer.merchant_name,
       walletAddress: customer.wallet_address,
