@@ -5,6 +5,7 @@ import { escapeHtml } from '../email/invoice-email';
 import type { ChargeFailure } from '../solana/chain.port';
 import { NOTICE_PORTAL_TTL_SECONDS, PortalSessions } from '../auth/portal-sessions.service';
 import { SubscriptionResponse } from '../subscriptions/dto/subscription.response';
+import { BillingNoticesRepository } from './repositories/billing-notices.repository';
 
 /** What a customer is told about each failure, in plain words. */
 const FAILURE_TEXT: Record<ChargeFailure, string> = {
@@ -27,6 +28,7 @@ export class BillingNotices {
   constructor(
     private readonly email: EmailOutboxService,
     private readonly portal: PortalSessions,
+    private readonly recipients: BillingNoticesRepository,
   ) {}
 
   /** A charge failed: what happened and where to put it right. */
@@ -83,13 +85,7 @@ export class BillingNotices {
   }
 
   private async recipient(em: SqlTx, subscription: SubscriptionResponse) {
-    const [row] = await em.execute<
-      { email: string | null; merchant: string; merchant_id: string }[]
-    >(
-      `SELECT c.email, m.name AS merchant, m.id AS merchant_id
-         FROM customers c JOIN merchants m ON m.id = c.merchant_id WHERE c.id = ?`,
-      [subscription.customerId],
-    );
+    const row = await this.recipients.recipient(em, subscription.customerId);
     return row?.email
       ? { email: row.email, merchant: row.merchant, merchantId: row.merchant_id }
       : null;

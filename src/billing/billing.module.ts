@@ -12,6 +12,14 @@ import { ChargeClaims } from './charge-claims';
 import { ChargeRunService } from './charge-run.service';
 import { ChargeSettlement } from './charge-settlement';
 import { InvoiceWatcherService } from './invoice-watcher.service';
+import { BillingNoticesRepository } from './repositories/billing-notices.repository';
+import { ChainCursorsRepository } from './repositories/chain-cursors.repository';
+import { ChargeAttemptsRepository } from './repositories/charge-attempts.repository';
+import { InvoiceWatchRepository } from './repositories/invoice-watch.repository';
+import { ReceivingAccountAlertsRepository } from './repositories/receiving-account-alerts.repository';
+import { SubscribesRepository } from './repositories/subscribes.repository';
+import { UnreadSignaturesRepository } from './repositories/unread-signatures.repository';
+import { WalletReservationsRepository } from './repositories/wallet-reservations.repository';
 import { SubscribeService } from './subscribe.service';
 import { UnreadSignatures } from './unread-signatures';
 
@@ -30,14 +38,22 @@ import { UnreadSignatures } from './unread-signatures';
   ],
   providers: [
     BillingNotices,
+    BillingNoticesRepository,
     BillingService,
     ChainCursors,
+    ChainCursorsRepository,
+    ChargeAttemptsRepository,
     ChargeClaims,
     ChargeRunService,
     ChargeSettlement,
+    InvoiceWatchRepository,
     InvoiceWatcherService,
+    ReceivingAccountAlertsRepository,
     SubscribeService,
+    SubscribesRepository,
     UnreadSignatures,
+    UnreadSignaturesRepository,
+    WalletReservationsRepository,
   ],
   exports: [BillingService, ChargeRunService, SubscribeService],
 })

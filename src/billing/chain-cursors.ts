@@ -1,26 +1,16 @@
-import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable } from '@nestjs/common';
-import { pgQuery } from '../database/pg-transaction';
 import { ChainPort } from '../solana/chain.port';
-import type { MintSymbol } from '../solana/mints';
 import { drainBatches } from './concurrency';
 import type { CursorKind } from './entities/chain-cursor.entity';
+import {
+  ChainCursorsRepository,
+  CursorPosition,
+  CursorRow,
+  NewCursor,
+} from './repositories/chain-cursors.repository';
 import { Settle, UnreadSignatures } from './unread-signatures';
 
-/** A cursor as a walk reads and moves it. */
-export interface CursorRow {
-  address: string;
-  kind: CursorKind;
-  merchant_id: string;
-  plan_id: string | null;
-  mint: MintSymbol;
-  cursor: string | null;
-  window_top: string | null;
-  window_before: string | null;
-  start_slot: string | null;
-  /** Whether signatures listed under it are parked (`unread_signatures`) to be tried again. */
-  unread: boolean;
-}
+export type { CursorRow } from './repositories/chain-cursors.repository';
 
 /** How much one walk of one cursor may read before it leaves the rest to the next sweep. */
 export interface WalkBudget {
@@ -67,34 +57,14 @@ const LEASE_SECONDS = 60;
 @Injectable()
 export class ChainCursors {
   constructor(
-    private readonly em: EntityManager,
+    private readonly cursors: ChainCursorsRepository,
     private readonly chain: ChainPort,
     private readonly unread: UnreadSignatures,
   ) {}
 
   /** Adds a cursor unless the address has one. */
-  async add(cursor: {
-    address: string;
-    kind: CursorKind;
-    merchantId: string;
-    planId?: string | null;
-    mint: MintSymbol;
-    startSlot: number | null;
-  }): Promise<void> {
-    await pgQuery(
-      this.em,
-      `INSERT INTO chain_cursors (address, kind, merchant_id, plan_id, mint, cursor, start_slot,
-         updated_at)
-       VALUES (?, ?, ?, ?, ?, NULL, ?, now()) ON CONFLICT (address) DO NOTHING`,
-      [
-        cursor.address,
-        cursor.kind,
-        cursor.merchantId,
-        cursor.planId ?? null,
-        cursor.mint,
-        cursor.startSlot,
-      ],
-    );
+  async add(cursor: NewCursor): Promise<void> {
+    await this.cursors.add(cursor);
   }
 
   /**
@@ -109,7 +79,7 @@ export class ChainCursors {
     lanes: number,
     walkOne: (cursor: CursorRow) => Promise<void>,
   ): Promise<void> {
-    const mark = await this.sweepMark(kind);
+    const mark = await this.cursors.sweepMark(kind);
     // Leases held by this sweep, never more than its lanes: `room` can count a lane that was
     // just handed a cursor as free, and a cursor claimed then would wait, leased, for a lane.
     let held = 0;
@@ -135,44 +105,11 @@ export class ChainCursors {
   }
 
   /**
-   * A sweep's mark (database time, as text): later than every cursor of `kind` was last taken
-   * up or added, even within the same millisecond, so each one is due once in this sweep.
-   * Whole milliseconds, as `updated_at` stores them.
-   */
-  private async sweepMark(kind: CursorKind): Promise<string> {
-    const [row] = await pgQuery<{ mark: string }[]>(
-      this.em,
-      `SELECT date_trunc('milliseconds',
-                greatest(clock_timestamp(), max(updated_at) + interval '1 millisecond'))::text
-                AS mark
-         FROM chain_cursors WHERE kind = ?`,
-      [kind],
-    );
-    return row.mark;
-  }
-
-  /**
    * Leases up to `limit` cursors of `kind` that no instance holds and this sweep has not taken
    * up yet (stamped before `mark`), least recently walked first, and stamps them with `mark`.
    */
   private claim(kind: CursorKind, limit: number, mark: string): Promise<CursorRow[]> {
-    return pgQuery<CursorRow[]>(
-      this.em,
-      `UPDATE chain_cursors c
-          SET lease_until = now() + make_interval(secs => ?), updated_at = ?::timestamptz
-        WHERE c.address IN (
-          SELECT address FROM chain_cursors
-           WHERE kind = ? AND updated_at < ?::timestamptz
-             AND (lease_until IS NULL OR lease_until < now())
-           ORDER BY updated_at, address
-           LIMIT ?
-           FOR UPDATE SKIP LOCKED)
-        RETURNING c.address, c.kind, c.merchant_id, c.plan_id, c.mint, c.cursor, c.window_top,
-                  c.window_before, c.start_slot::text AS start_slot,
-                  EXISTS (SELECT 1 FROM unread_signatures u WHERE u.address = c.address)
-                    AS unread`,
-      [LEASE_SECONDS, mark, kind, mark, limit],
-    );
+    return this.cursors.claim(kind, limit, mark, LEASE_SECONDS);
   }
 
   /**
@@ -181,9 +118,7 @@ export class ChainCursors {
    * however many there are.
    */
   private async release(cursor: CursorRow): Promise<void> {
-    await pgQuery(this.em, `UPDATE chain_cursors SET lease_until = NULL WHERE address = ?`, [
-      cursor.address,
-    ]);
+    await this.cursors.release(cursor.address);
   }
 
   /**
@@ -235,26 +170,7 @@ export class ChainCursors {
   }
 
   /** Saves a walk's progress if the cursor is still where the walk read it. */
-  private async move(
-    from: CursorRow,
-    to: Pick<CursorRow, 'cursor' | 'window_top' | 'window_before'>,
-  ): Promise<boolean> {
-    const rows = await pgQuery<{ address: string }[]>(
-      this.em,
-      `UPDATE chain_cursors SET cursor = ?, window_top = ?, window_before = ?
-        WHERE address = ? AND cursor IS NOT DISTINCT FROM ?
-          AND window_top IS NOT DISTINCT FROM ? AND window_before IS NOT DISTINCT FROM ?
-        RETURNING address`,
-      [
-        to.cursor,
-        to.window_top,
-        to.window_before,
-        from.address,
-        from.cursor,
-        from.window_top,
-        from.window_before,
-      ],
-    );
-    return rows.length > 0;
+  private move(from: CursorRow, to: CursorPosition): Promise<boolean> {
+    return this.cursors.move(from.address, from, to);
   }
 }

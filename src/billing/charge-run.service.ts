@@ -1,13 +1,16 @@
-import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../common/clock';
 import { AppConfig } from '../config/app-config';
 import { ChainPort, ChargeFailedError, ChargeInput, TxOutcome } from '../solana/chain.port';
-import { AttemptRow, ChargeRunResult, ChargeSettlement, emptyResult } from './charge-settlement';
-import { pgQuery } from '../database/pg-transaction';
+import { ChargeRunResult, ChargeSettlement, emptyResult } from './charge-settlement';
 import { ChargeClaims } from './charge-claims';
 import { drainBatches } from './concurrency';
-import { unchangedSince, walletReservation, WalletReservation } from './reserved-allowance';
+import { AttemptRow, ChargeAttemptsRepository } from './repositories/charge-attempts.repository';
+import {
+  WalletReservation,
+  WalletReservationsRepository,
+  WalletSeen,
+} from './repositories/wallet-reservations.repository';
 
 export type { ChargeRunResult } from './charge-settlement';
 
@@ -63,7 +66,8 @@ export class ChargeRunService {
   private readonly walletsInHand = new Map<string, number>();
 
   constructor(
-    private readonly em: EntityManager,
+    private readonly attempts: ChargeAttemptsRepository,
+    private readonly reservations: WalletReservationsRepository,
     private readonly chain: ChainPort,
     private readonly clock: Clock,
     private readonly config: AppConfig,
@@ -191,14 +195,7 @@ export class ChargeRunService {
       if (await this.settle(row, input, outcome, result, tx.signature)) return;
       // Expired (or never seen and replaceable): it can never land; a new try may be signed,
       // unless another instance has settled the attempt or recorded a try of its own meanwhile.
-      const cleared = await pgQuery<{ id: string }[]>(
-        this.em,
-        `UPDATE charge_attempts SET state = 'pending', signature = NULL, transaction = NULL,
-            last_valid_block_height = NULL, updated_at = ?
-          WHERE id = ? AND state IN ('pending', 'sent') AND signature = ? RETURNING id`,
-        [this.clock.now(), row.id, tx.signature],
-      );
-      if (cleared.length === 0) return;
+      if (!(await this.attempts.clearExpiredTry(row.id, tx.signature, this.clock.now()))) return;
     }
 
     // 2. Nothing recorded: only an Active subscription is charged; one whose authorisation the
@@ -224,7 +221,7 @@ export class ChargeRunService {
     //    otherwise it waits a moment and signs again.
     let signed;
     for (let tries = 1; ; tries++) {
-      let unchanged: { sql: string; params: unknown[] } | undefined;
+      let unchanged: WalletSeen | undefined;
       let seen: WalletReservation | null = null;
       if (this.chain.scheme === 'token-delegate') {
         const self = { createdAt: row.s_created_at, id: row.subscription_id };
@@ -239,7 +236,7 @@ export class ChargeRunService {
         }
         input.reservedForEarlier = seen.reserved;
         // With no other live subscription there is nothing earlier to reserve for.
-        if (seen.siblings > 0) unchanged = unchangedSince(row.subscriber, row.mint, self, seen);
+        if (seen.siblings > 0) unchanged = { wallet: row.subscriber, mint: row.mint, self, seen };
       }
       try {
         signed = await this.chain.signCharge(input);
@@ -255,41 +252,20 @@ export class ChargeRunService {
         if (seen && tries < patience.signings && (await this.walletMoved(row, seen))) continue;
         return this.settlement.fail(row, input, error.reason, error.message, null, result);
       }
-      const recorded = await pgQuery<{ id: string }[]>(
-        this.em,
-        `WITH s AS (
-           SELECT id FROM subscriptions
-            WHERE id = ? AND status = 'Active' AND revoked_at IS NULL FOR SHARE
-         )
-         UPDATE charge_attempts a SET state = 'sent', signature = ?, transaction = ?,
-                last_valid_block_height = ?, amount = ?::bigint,
-                lease_until = now() + make_interval(secs => ?), lease_owner = ?, updated_at = ?
-           FROM s
-          WHERE a.id = ? AND a.state = 'pending' AND a.signature IS NULL
-            ${unchanged ? `AND ${unchanged.sql}` : ''}
-          RETURNING a.id`,
-        [
-          row.subscription_id,
-          signed.signature,
-          signed.transaction,
-          signed.lastValidBlockHeight,
-          row.amount,
-          this.config.CHARGE_LEASE_SECONDS,
-          this.claims.instance,
-          this.clock.now(),
-          row.id,
-          ...(unchanged?.params ?? []),
-        ],
-      );
-      if (recorded.length > 0) break;
-      const [now] = await pgQuery<{ status: string; revoked: boolean; open: boolean }[]>(
-        this.em,
-        `SELECT s.status, s.revoked_at IS NOT NULL AS revoked,
-                a.state = 'pending' AND a.signature IS NULL AS open
-           FROM subscriptions s JOIN charge_attempts a ON a.subscription_id = s.id
-          WHERE s.id = ? AND a.id = ?`,
-        [row.subscription_id, row.id],
-      );
+      const recorded = await this.attempts.recordTry({
+        id: row.id,
+        subscriptionId: row.subscription_id,
+        signature: signed.signature,
+        transaction: signed.transaction,
+        lastValidBlockHeight: signed.lastValidBlockHeight,
+        amount: row.amount,
+        leaseSeconds: this.config.CHARGE_LEASE_SECONDS,
+        owner: this.claims.instance,
+        now: this.clock.now(),
+        unchanged,
+      });
+      if (recorded) break;
+      const now = await this.attempts.standing(row.subscription_id, row.id);
       if (now?.status !== 'Active') return this.settlement.abandon(row, result);
       if (now.revoked) return this.settlement.complete(row, 'authorization_gone', result);
       if (!now.open) return; // another instance recorded its own transaction first: it settles it
@@ -365,7 +341,7 @@ export class ChargeRunService {
       // A failure is explained from the accounts as they are now: the reservation too.
       const self = { createdAt: row.s_created_at, id: row.subscription_id };
       input.reservedForEarlier = async () =>
-        (await walletReservation(this.em, row.subscriber, row.mint, self)).reserved;
+        (await this.reservations.walletReservation(row.subscriber, row.mint, self)).reserved;
     }
     switch (outcome.state) {
       case 'succeeded':
@@ -417,7 +393,7 @@ export class ChargeRunService {
     waits: number,
   ): Promise<WalletReservation | null> {
     for (let i = 0; ; i++) {
-      const seen = await walletReservation(this.em, row.subscriber, row.mint, self);
+      const seen = await this.reservations.walletReservation(row.subscriber, row.mint, self);
       if (seen.inFlight === 0) return seen;
       if (i + 1 >= waits) return null;
       await new Promise((resolve) => setTimeout(resolve, SIBLING_WAIT_MS));
@@ -427,7 +403,7 @@ export class ChargeRunService {
   /** Whether the wallet's subscriptions in the mint changed since `seen` (see `walletReservation`). */
   private async walletMoved(row: AttemptRow, seen: WalletReservation): Promise<boolean> {
     const self = { createdAt: row.s_created_at, id: row.subscription_id };
-    const now = await walletReservation(this.em, row.subscriber, row.mint, self);
+    const now = await this.reservations.walletReservation(row.subscriber, row.mint, self);
     return now.fingerprint !== seen.fingerprint;
   }
 

@@ -1,16 +1,16 @@
-import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable } from '@nestjs/common';
 import { Clock } from '../common/clock';
 import { ValidationError } from '../common/errors/domain-error';
-import { GroupCommit } from '../database/group-commit';
-import { inPgTransaction, pgQuery, type SqlTx } from '../database/pg-transaction';
+import { Db } from '../database/db';
+import type { GroupCommit } from '../database/group-commit';
+import type { SqlTx } from '../database/pg-transaction';
 import { EventsService, NewEvent } from '../events/events.service';
 import { PaymentsService } from '../payments/payments.service';
 import { ChainPort, ChargeFailure, ChargeInput } from '../solana/chain.port';
-import type { MintSymbol } from '../solana/mints';
 import { SubscriptionsService } from '../subscriptions/subscriptions.service';
 import { BillingNotices } from './billing-notices';
-import type { ChargeAttemptState } from './entities/charge-attempt.entity';
+import { AttemptRow, ChargeAttemptsRepository } from './repositories/charge-attempts.repository';
+import { ReceivingAccountAlertsRepository } from './repositories/receiving-account-alerts.repository';
 
 /** What one charge run did. */
 export interface ChargeRunResult {
@@ -30,50 +30,6 @@ export interface ChargeRunResult {
 export function emptyResult(): ChargeRunResult {
   return { attempts: 0, succeeded: 0, failed: 0, completed: 0, deferred: 0, abandoned: 0 };
 }
-
-/** An attempt with everything its charge needs, read in one query. */
-export interface AttemptRow {
-  id: string;
-  merchant_id: string;
-  subscription_id: string;
-  period: number;
-  /**
-   * What the charge pulls (base units): the plan's price, plus the mint's transfer fee under the
-   * token-delegate scheme (so that the price arrives whole); recorded with the try.
-   */
-  amount: string;
-  /** The plan's price: what the merchant is to receive each period. */
-  price: string;
-  mint: MintSymbol;
-  state: ChargeAttemptState;
-  signature: string | null;
-  transaction: string | null;
-  last_valid_block_height: string | null;
-  s_status: string;
-  /** The customer revoked its authorisation at the portal: it ends, it is never charged. */
-  s_revoked: boolean;
-  s_customer_id: string;
-  s_plan_id: string;
-  s_authorized_amount: string;
-  s_charged_amount: string;
-  s_created_at: Date;
-  subscriber: string;
-  merchant_wallet: string;
-}
-
-/** An attempt row with what charging it needs, read from `a` (a table or a CTE of attempts). */
-export const attemptSelect = (from: string): string =>
-  `SELECT a.id, a.merchant_id, a.subscription_id, a.period, a.amount::text AS amount,
-    p.amount::text AS price,
-    a.mint, a.state, a.signature, a.transaction, a.last_valid_block_height::text AS last_valid_block_height,
-    s.status AS s_status, s.revoked_at IS NOT NULL AS s_revoked, s.customer_id AS s_customer_id, s.plan_id AS s_plan_id,
-    s.authorized_amount::text AS s_authorized_amount, s.charged_amount::text AS s_charged_amount,
-    s.created_at AS s_created_at, c.wallet_address AS subscriber, m.wallet_address AS merchant_wallet
-  FROM ${from} a
-  JOIN subscriptions s ON s.id = a.subscription_id
-  JOIN plans p ON p.id = s.plan_id
-  JOIN customers c ON c.id = s.customer_id
-  JOIN merchants m ON m.id = a.merchant_id`;
 
 /** The ledger line of a charge attempt: what a success and a failure share. */
 function chargeLine(row: AttemptRow, signature: string | null) {
@@ -105,7 +61,9 @@ export class ChargeSettlement {
   private readonly successes: GroupCommit;
 
   constructor(
-    private readonly em: EntityManager,
+    private readonly db: Db,
+    private readonly attempts: ChargeAttemptsRepository,
+    private readonly alerts: ReceivingAccountAlertsRepository,
     private readonly chain: ChainPort,
     private readonly clock: Clock,
     private readonly events: EventsService,
@@ -113,7 +71,7 @@ export class ChargeSettlement {
     private readonly subscriptions: SubscriptionsService,
     private readonly notices: BillingNotices,
   ) {
-    this.successes = new GroupCommit({ transaction: (work) => inPgTransaction(em, work) });
+    this.successes = db.groupCommit();
   }
 
   /**
@@ -134,18 +92,18 @@ export class ChargeSettlement {
     const pulled = BigInt(row.amount);
     const fee = await this.chain.feeOn(row.mint, pulled, slot);
     // Successes of the charges in flight are committed together (`GroupCommit`).
-    const settled = await this.successes.run(async (em) => {
+    const settled = await this.successes.run(async (tx) => {
       // Only the try that landed settles it: compare-and-set on its signature.
-      const won = await em.execute<{ id: string }[]>(
-        `UPDATE charge_attempts SET state = 'succeeded', lease_until = NULL, last_error = NULL,
-            failure_reason = NULL, network_fee = network_fee + ?::bigint, updated_at = ?
-          WHERE id = ? AND ${from === 'open' ? `state IN ('pending', 'sent')` : `state = 'failed'`}
-            AND signature = ? RETURNING id`,
-        [this.chain.chargeFeeLamports.toString(), this.clock.now(), row.id, signature],
-      );
-      if (won.length === 0) return false; // another instance settled it
+      const won = await this.attempts.markSucceeded(tx, {
+        id: row.id,
+        signature,
+        from,
+        networkFee: this.chain.chargeFeeLamports,
+        now: this.clock.now(),
+      });
+      if (!won) return false; // another instance settled it
       const amount = pulled;
-      const payment = await this.payments.insertIn(em, {
+      const payment = await this.payments.insertIn(tx, {
         ...chargeLine(row, signature),
         status: finalized ? 'finalized' : 'confirmed',
         amount: pulled - fee,
@@ -153,7 +111,7 @@ export class ChargeSettlement {
         slot,
       });
       const subscription = await this.subscriptions.recordCharge(
-        em,
+        tx,
         row.merchant_id,
         row.subscription_id,
         { chargedAt: this.clock.now(), amount, period: row.period },
@@ -161,13 +119,13 @@ export class ChargeSettlement {
       if (payment) {
         const events: NewEvent[] = [{ type: 'payment.received', object: payment }];
         if (finalized) events.push({ type: 'payment.confirmed', object: payment });
-        await this.events.recordAll(em, row.merchant_id, events);
+        await this.events.recordAll(tx, row.merchant_id, events);
       }
       if (this.chain.scheme === 'token-delegate') {
         const left = BigInt(row.s_authorized_amount) - BigInt(row.s_charged_amount) - amount;
         // Two periods before the approval runs out: ask the customer to re-authorise.
         if (left >= 2n * amount && left < 3n * amount) {
-          await this.notices.approvalRunningLow(em, subscription, left / amount);
+          await this.notices.approvalRunningLow(tx, subscription, left / amount);
         }
       }
       return true;
@@ -192,33 +150,27 @@ export class ChargeSettlement {
     /** The transaction landed and failed: it can never land again, so it is not kept. */
     landed = false,
   ): Promise<void> {
-    const settled = await inPgTransaction(this.em, async (em) => {
-      const won = await em.execute<{ id: string }[]>(
-        `UPDATE charge_attempts SET state = 'failed', failure_reason = ?, last_error = ?,
-            lease_until = NULL, updated_at = ?, network_fee = network_fee + ?::bigint
-            ${landed ? ', signature = NULL, transaction = NULL, last_valid_block_height = NULL' : ''}
-          WHERE id = ? AND state IN ('pending', 'sent') AND signature IS NOT DISTINCT FROM ?
-          RETURNING id`,
-        [
-          reason,
-          message.slice(0, 1000),
-          this.clock.now(),
-          (landed ? this.chain.chargeFeeLamports : 0n).toString(),
-          row.id,
-          tried,
-        ],
-      );
-      if (won.length === 0) return false;
-      await this.payments.insertIn(em, {
+    const settled = await this.db.transaction(async (tx) => {
+      const won = await this.attempts.markFailed(tx, {
+        id: row.id,
+        tried,
+        reason,
+        message: message.slice(0, 1000),
+        networkFee: landed ? this.chain.chargeFeeLamports : 0n,
+        landed,
+        now: this.clock.now(),
+      });
+      if (!won) return false;
+      await this.payments.insertIn(tx, {
         ...chargeLine(row, landed ? tried : null),
         status: 'failed',
         amount: input.amount,
         note: reason,
       });
       const action = reason === 'authorization_gone' ? 'complete' : 'chargeFailed';
-      const moved = await this.move(em, row, action, reason);
+      const moved = await this.move(tx, row, action, reason);
       if (moved && action === 'chargeFailed') {
-        await this.notices.chargeFailed(em, moved, reason);
+        await this.notices.chargeFailed(tx, moved, reason);
       }
       return true;
     });
@@ -230,15 +182,9 @@ export class ChargeSettlement {
 
   /** Its authorised term is used up: `Completed`, nothing sent. */
   async complete(row: AttemptRow, reason: string, result: ChargeRunResult): Promise<void> {
-    const done = await inPgTransaction(this.em, async (em) => {
-      const won = await em.execute<{ id: string }[]>(
-        `UPDATE charge_attempts SET state = 'abandoned', failure_reason = ?, lease_until = NULL,
-            updated_at = ?
-          WHERE id = ? AND state = 'pending' AND signature IS NULL RETURNING id`,
-        [reason, this.clock.now(), row.id],
-      );
-      if (won.length === 0) return false;
-      await this.move(em, row, 'complete', reason);
+    const done = await this.db.transaction(async (tx) => {
+      if (!(await this.attempts.markCompleted(tx, row.id, reason, this.clock.now()))) return false;
+      await this.move(tx, row, 'complete', reason);
       return true;
     });
     if (done) result.completed++;
@@ -246,12 +192,7 @@ export class ChargeSettlement {
 
   /** The subscription stopped being Active before anything was sent: nothing to charge. */
   async abandon(row: AttemptRow, result: ChargeRunResult): Promise<void> {
-    await pgQuery(
-      this.em,
-      `UPDATE charge_attempts SET state = 'abandoned', lease_until = NULL, updated_at = ?
-          WHERE id = ? AND state = 'pending' AND signature IS NULL`,
-      [this.clock.now(), row.id],
-    );
+    await this.attempts.abandon(row.id, this.clock.now());
     result.abandoned++;
   }
 
@@ -268,22 +209,14 @@ export class ChargeSettlement {
     message: string,
     options: { clear?: boolean; retrySeconds?: number } = {},
   ): Promise<boolean> {
-    const rows = await pgQuery<{ id: string }[]>(
-      this.em,
-      `UPDATE charge_attempts SET last_error = ?, updated_at = ?,
-          lease_until = now() + make_interval(secs => ?)
-          ${options.clear ? `, state = 'pending', signature = NULL, transaction = NULL, last_valid_block_height = NULL` : ''}
-        WHERE id = ? AND state IN ('pending', 'sent') AND signature IS NOT DISTINCT FROM ?
-        RETURNING id`,
-      [
-        message.slice(0, 1000),
-        this.clock.now(),
-        options.retrySeconds ?? TRANSIENT_RETRY_SECONDS,
-        attempt.id,
-        attempt.signature,
-      ],
-    );
-    return rows.length > 0;
+    return this.attempts.defer({
+      id: attempt.id,
+      signature: attempt.signature,
+      message: message.slice(0, 1000),
+      retrySeconds: options.retrySeconds ?? TRANSIENT_RETRY_SECONDS,
+      clear: options.clear ?? false,
+      now: this.clock.now(),
+    });
   }
 
   /**
@@ -291,11 +224,11 @@ export class ChargeSettlement {
    * one will be signed): the service key paid its network fee all the same.
    */
   async landedFailed(attempt: { id: string; signature: string }): Promise<void> {
-    await pgQuery(
-      this.em,
-      `UPDATE charge_attempts SET network_fee = network_fee + ?::bigint, updated_at = ?
-        WHERE id = ? AND state IN ('pending', 'sent') AND signature = ?`,
-      [this.chain.chargeFeeLamports.toString(), this.clock.now(), attempt.id, attempt.signature],
+    await this.attempts.addNetworkFee(
+      attempt.id,
+      attempt.signature,
+      this.chain.chargeFeeLamports,
+      this.clock.now(),
     );
   }
 
@@ -310,14 +243,7 @@ export class ChargeSettlement {
     owner: string,
     seconds: number,
   ): Promise<boolean> {
-    const rows = await pgQuery<{ id: string }[]>(
-      this.em,
-      `UPDATE charge_attempts SET lease_until = now() + make_interval(secs => ?)
-        WHERE id = ? AND state IN ('pending', 'sent') AND signature = ? AND lease_owner = ?
-        RETURNING id`,
-      [seconds, attempt.id, attempt.signature, owner],
-    );
-    return rows.length > 0;
+    return this.attempts.renewLease(attempt.id, attempt.signature, owner, seconds);
   }
 
   /**
@@ -332,13 +258,13 @@ export class ChargeSettlement {
     });
     const address = await this.chain.tokenAccount(row.merchant_wallet, row.mint);
     const now = this.clock.now();
-    await inPgTransaction(this.em, async (tx) => {
-      const added = await tx.execute<{ mint: string }[]>(
-        `INSERT INTO receiving_account_alerts (merchant_id, mint, address, created_at)
-         VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING mint`,
-        [row.merchant_id, row.mint, address, now],
+    await this.db.transaction(async (tx) => {
+      const added = await this.alerts.add(
+        tx,
+        { merchant_id: row.merchant_id, mint: row.mint, address },
+        now,
       );
-      if (added.length === 0) return; // told already
+      if (!added) return; // told already
       await this.events.record(tx, row.merchant_id, 'merchant.receiving_account_missing', {
         object: 'receiving_account',
         walletAddress: row.merchant_wallet,
@@ -354,18 +280,11 @@ export class ChargeSettlement {
    * them; usually there are none), so that a later disappearance is told again.
    */
   async clearRestoredAccounts(): Promise<void> {
-    const alerts = await pgQuery<{ merchant_id: string; mint: MintSymbol; address: string }[]>(
-      this.em,
-      `SELECT merchant_id, mint, address FROM receiving_account_alerts LIMIT 100`,
-    );
+    const alerts = await this.alerts.list();
     if (alerts.length === 0) return;
     const present = await this.chain.existingAccounts(alerts.map((a) => a.address));
     for (const alert of alerts.filter((a) => present.has(a.address))) {
-      await pgQuery(
-        this.em,
-        `DELETE FROM receiving_account_alerts WHERE merchant_id = ? AND mint = ? AND address = ?`,
-        [alert.merchant_id, alert.mint, alert.address],
-      );
+      await this.alerts.remove(alert);
     }
   }
 
@@ -379,13 +298,7 @@ export class ChargeSettlement {
    * let go (bytes and signature cleared: it can never move money).
    */
   async followFailedTries(limit: number, result: ChargeRunResult): Promise<void> {
-    const rows = await pgQuery<AttemptRow[]>(
-      this.em,
-      `${attemptSelect('charge_attempts')}
-        WHERE a.state = 'failed' AND a.transaction IS NOT NULL
-        ORDER BY a.updated_at LIMIT ?`,
-      [limit],
-    );
+    const rows = await this.attempts.failedWithBytes(limit);
     if (rows.length === 0) return;
     const outcomes = await this.chain.outcomes(
       rows.map((row) => ({
@@ -398,26 +311,20 @@ export class ChargeSettlement {
       if (outcome.state === 'succeeded') {
         await this.succeed(row, row.signature!, outcome.slot, outcome.finalized, result, 'failed');
       } else if (outcome.state === 'expired' || outcome.state === 'failed') {
-        await pgQuery(
-          this.em,
-          `UPDATE charge_attempts SET signature = NULL, transaction = NULL,
-              last_valid_block_height = NULL, updated_at = ?
-            WHERE id = ? AND state = 'failed' AND signature = ?`,
-          [this.clock.now(), row.id, row.signature],
-        );
+        await this.attempts.forgetFailedTry(row.id, row.signature!, this.clock.now());
       }
     }
   }
 
   /** Moves the subscription if it is still in a status the move starts from. */
   private async move(
-    em: SqlTx,
+    tx: SqlTx,
     row: AttemptRow,
     action: 'complete' | 'chargeFailed',
     reason: string,
   ) {
     try {
-      return await this.subscriptions.transition(em, row.merchant_id, row.subscription_id, action, {
+      return await this.subscriptions.transition(tx, row.merchant_id, row.subscription_id, action, {
         failureReason: reason,
       });
     } catch (error) {

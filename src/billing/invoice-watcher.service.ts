@@ -1,8 +1,7 @@
-import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../common/clock';
 import { AppConfig } from '../config/app-config';
-import { inPgTransaction, pgQuery } from '../database/pg-transaction';
+import { Db } from '../database/db';
 import { EventsService } from '../events/events.service';
 import { InvoicePaymentsService } from '../invoices/invoice-payments.service';
 import { InvoicesService } from '../invoices/invoices.service';
@@ -10,6 +9,9 @@ import { PaymentsService } from '../payments/payments.service';
 import { ChainPort, SignatureEntry } from '../solana/chain.port';
 import { MINT_SYMBOLS } from '../solana/mints';
 import { ChainCursors, CursorRow, WalkBudget } from './chain-cursors';
+import { ChainCursorsRepository } from './repositories/chain-cursors.repository';
+import { ChargeAttemptsRepository } from './repositories/charge-attempts.repository';
+import { InvoiceWatchRepository } from './repositories/invoice-watch.repository';
 
 /** What one sweep of the watchers did. */
 export interface WatchResult {
@@ -60,7 +62,10 @@ export class InvoiceWatcherService {
   private readonly logger = new Logger(InvoiceWatcherService.name);
 
   constructor(
-    private readonly em: EntityManager,
+    private readonly db: Db,
+    private readonly reads: InvoiceWatchRepository,
+    private readonly cursorRows: ChainCursorsRepository,
+    private readonly attempts: ChargeAttemptsRepository,
     private readonly chain: ChainPort,
     private readonly clock: Clock,
     private readonly config: AppConfig,
@@ -119,19 +124,7 @@ export class InvoiceWatcherService {
    * when an invoice predates slots being recorded).
    */
   private async addCursors(): Promise<void> {
-    const missing = await pgQuery<
-      { merchant_id: string; wallet: string; start_slot: string | null; unknown: boolean }[]
-    >(
-      this.em,
-      `SELECT i.merchant_id, m.wallet_address AS wallet, min(i.chain_slot)::text AS start_slot,
-              bool_or(i.chain_slot IS NULL) AS unknown
-         FROM invoices i JOIN merchants m ON m.id = i.merchant_id
-        WHERE i.status = 'Open'
-          AND (SELECT count(*) FROM chain_cursors k
-                WHERE k.kind = 'merchant_account' AND k.merchant_id = i.merchant_id) < ?
-        GROUP BY i.merchant_id, m.wallet_address`,
-      [MINT_SYMBOLS.length],
-    );
+    const missing = await this.cursorRows.merchantsWithoutCursors(MINT_SYMBOLS.length);
     for (const merchant of missing) {
       const startSlot =
         merchant.unknown || merchant.start_slot === null
@@ -164,7 +157,7 @@ export class InvoiceWatcherService {
     const unread = entries.filter((_, i) => !reads[i].served);
     const receipts = reads.flatMap((read) => (read.served && read.receipt ? [read.receipt] : []));
     if (receipts.length === 0) return unread;
-    const charges = await this.chargeSignatures(receipts.map((r) => r.signature));
+    const charges = await this.attempts.chargeSignatures(receipts.map((r) => r.signature));
     for (const receipt of receipts) {
       if (charges.has(receipt.signature)) continue;
       try {
@@ -183,25 +176,9 @@ export class InvoiceWatcherService {
     return unread;
   }
 
-  /** Which of these signatures are the charge engine's (recorded before they were sent). */
-  private async chargeSignatures(signatures: string[]): Promise<Set<string>> {
-    const rows = await pgQuery<{ signature: string }[]>(
-      this.em,
-      `SELECT signature FROM charge_attempts WHERE signature = ANY(?)`,
-      [signatures],
-    );
-    return new Set(rows.map((r) => r.signature));
-  }
-
   /** Ledger lines seen at `confirmed` are followed until `finalized` (any kind). */
   private async finalize(result: WatchResult): Promise<void> {
-    const pending = await pgQuery<{ id: string; signature: string; merchant_id: string }[]>(
-      this.em,
-      `SELECT id, signature, merchant_id FROM payments
-        WHERE status = 'confirmed' AND signature IS NOT NULL
-        ORDER BY created_at LIMIT ?`,
-      [FINALITY_BATCH],
-    );
+    const pending = await this.reads.confirmedPayments(FINALITY_BATCH);
     if (pending.length === 0) return;
     const outcomes = await this.chain.outcomes(
       pending.map((p) => ({
@@ -212,12 +189,12 @@ export class InvoiceWatcherService {
     for (const line of pending) {
       const outcome = outcomes.get(line.signature);
       if (outcome?.state !== 'succeeded' || !outcome.finalized) continue;
-      const paid = await inPgTransaction(this.em, async (em) => {
-        const payment = await this.payments.finalizeIn(em, line.id);
+      const paid = await this.db.transaction(async (tx) => {
+        const payment = await this.payments.finalizeIn(tx, line.id);
         if (!payment) return null;
-        await this.events.record(em, line.merchant_id, 'payment.confirmed', payment);
+        await this.events.record(tx, line.merchant_id, 'payment.confirmed', payment);
         result.paymentsFinalized++;
-        return this.invoicePayments.payIfCovered(em, payment);
+        return this.invoicePayments.payIfCovered(tx, payment);
       });
       if (paid) result.invoicesPaid++;
     }
@@ -226,30 +203,19 @@ export class InvoiceWatcherService {
   /** `invoice.overdue` once past `dueDate`; `Expired` past `dueDate + INVOICE_EXPIRY_DAYS`. */
   private async overdueAndExpired(result: WatchResult): Promise<void> {
     const now = this.clock.now();
-    const overdue = await pgQuery<{ id: string; merchant_id: string }[]>(
-      this.em,
-      `SELECT id, merchant_id FROM invoices
-        WHERE status = 'Open' AND due_date < ? AND overdue_at IS NULL
-        ORDER BY due_date LIMIT ?`,
-      [now, DUE_BATCH],
-    );
+    const overdue = await this.reads.newlyOverdue(now, DUE_BATCH);
     for (const invoice of overdue) {
-      const marked = await inPgTransaction(this.em, (em) =>
-        this.invoices.markOverdue(em, invoice.merchant_id, invoice.id),
+      const marked = await this.db.transaction((tx) =>
+        this.invoices.markOverdue(tx, invoice.merchant_id, invoice.id),
       );
       if (marked) result.invoicesOverdue++;
     }
     const expiredBefore = new Date(now.getTime() - this.config.INVOICE_EXPIRY_DAYS * 86_400_000);
-    const expired = await pgQuery<{ id: string; merchant_id: string }[]>(
-      this.em,
-      `SELECT id, merchant_id FROM invoices WHERE status = 'Open' AND due_date < ?
-        ORDER BY due_date LIMIT ?`,
-      [expiredBefore, DUE_BATCH],
-    );
+    const expired = await this.reads.openDueBefore(expiredBefore, DUE_BATCH);
     for (const invoice of expired) {
       try {
-        await inPgTransaction(this.em, (em) =>
-          this.invoices.transition(em, invoice.merchant_id, invoice.id, 'expire'),
+        await this.db.transaction((tx) =>
+          this.invoices.transition(tx, invoice.merchant_id, invoice.id, 'expire'),
         );
         result.invoicesExpired++;
       } catch {

@@ -1,5 +1,5 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
-import { pgQuery } from '../database/pg-transaction';
+import type { SqlTx } from '../database/pg-transaction';
+import { networkFeesByMerchant } from './repositories/charge-attempts.repository';
 
 /** What the service key paid in network fees for one merchant's charges. */
 export interface MerchantSpend {
@@ -16,19 +16,10 @@ export interface MerchantSpend {
  * charges (`charge_attempts.network_fee`), the merchants who cost most first. The service key
  * pays nothing else: never rent (receiving accounts are the merchant's to create), never a
  * customer's fee.
+ * @param db where the read runs (the `Db`).
  */
-export async function serviceKeySpend(em: EntityManager): Promise<MerchantSpend[]> {
-  const rows = await pgQuery<
-    { merchant_id: string; name: string; landed: string; lamports: string }[]
-  >(
-    em,
-    `SELECT a.merchant_id, m.name, count(*) FILTER (WHERE a.network_fee > 0)::text AS landed,
-            sum(a.network_fee)::text AS lamports
-       FROM charge_attempts a JOIN merchants m ON m.id = a.merchant_id
-      GROUP BY a.merchant_id, m.name
-     HAVING sum(a.network_fee) > 0
-      ORDER BY sum(a.network_fee) DESC, a.merchant_id`,
-  );
+export async function serviceKeySpend(db: SqlTx): Promise<MerchantSpend[]> {
+  const rows = await networkFeesByMerchant(db);
   return rows.map((r) => ({
     merchantId: r.merchant_id,
     merchantName: r.name,

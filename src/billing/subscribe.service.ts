@@ -1,5 +1,4 @@
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
-import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../common/clock';
 import {
@@ -8,32 +7,23 @@ import {
   ServiceUnavailableError,
   ValidationError,
 } from '../common/errors/domain-error';
-import { inPgTransaction, type SqlTx } from '../database/pg-transaction';
+import { Db } from '../database/db';
+import type { SqlTx } from '../database/pg-transaction';
 import { ChainPort, ChainTransaction, SignatureEntry } from '../solana/chain.port';
-import type { MintSymbol } from '../solana/mints';
 import { planSubscribeReference } from '../solana/references';
 import { SubscriptionsService } from '../subscriptions/subscriptions.service';
 import { ChainCursors, WalkBudget } from './chain-cursors';
 import { ChargeRunService, ChargeRunResult } from './charge-run.service';
+import { PlanTerms, SubscribesRepository } from './repositories/subscribes.repository';
+import { WalletReservationsRepository } from './repositories/wallet-reservations.repository';
+
+export { lockWallet } from './repositories/subscribes.repository';
+export type { PlanTerms } from './repositories/subscribes.repository';
 
 /** Plans whose subscribes are read at once. */
 const SWEEP_LANES = 4;
 /** What one sweep reads of one plan's subscribes at most; the rest waits for the next sweep. */
 const SWEEP_BUDGET: WalkBudget = { pages: 5, ms: 3_000 };
-import { reservedAllowance } from './reserved-allowance';
-
-/** A plan with what a subscribe needs of its merchant. */
-export interface PlanTerms {
-  id: string;
-  merchant_id: string;
-  label: string;
-  mint: MintSymbol;
-  amount: string;
-  interval_seconds: number;
-  active: boolean;
-  merchant_wallet: string;
-  merchant_name: string;
-}
 
 /** What a confirm returns: the subscription as its subscriber may see it. */
 export interface ConfirmedSubscription {
@@ -56,7 +46,9 @@ export class SubscribeService {
   private readonly logger = new Logger(SubscribeService.name);
 
   constructor(
-    private readonly em: EntityManager,
+    private readonly db: Db,
+    private readonly reads: SubscribesRepository,
+    private readonly reservations: WalletReservationsRepository,
     private readonly chain: ChainPort,
     private readonly clock: Clock,
     private readonly subscriptions: SubscriptionsService,
@@ -66,12 +58,7 @@ export class SubscribeService {
 
   /** @throws NotFoundError when there is no such plan. */
   async plan(planId: string): Promise<PlanTerms> {
-    const [plan] = await this.em.fork().execute<PlanTerms[]>(
-      `SELECT p.id, p.merchant_id, p.label, p.mint, p.amount::text AS amount, p.interval_seconds,
-              p.active, m.wallet_address AS merchant_wallet, m.name AS merchant_name
-         FROM plans p JOIN merchants m ON m.id = p.merchant_id WHERE p.id = ?`,
-      [planId],
-    );
+    const plan = await this.reads.planTerms(planId);
     if (!plan) throw new NotFoundError('Plan');
     return plan;
   }
@@ -82,7 +69,7 @@ export class SubscribeService {
    * `reservedAllowance`'s `forApproval`).
    */
   reserved(wallet: string, mint: string, exceptPlanId?: string): Promise<bigint> {
-    return reservedAllowance(this.em, wallet, mint, { exceptPlanId, forApproval: true });
+    return this.reservations.reserved(wallet, mint, { exceptPlanId, forApproval: true });
   }
 
   /**
@@ -117,7 +104,7 @@ export class SubscribeService {
    */
   async confirm(planId: string, signature: string): Promise<ConfirmedSubscription> {
     const plan = await this.plan(planId);
-    const used = await this.subscriptions.signatureUse(this.em, signature);
+    const used = await this.subscriptions.signatureUse(this.db, signature);
     if (used) return this.usedBefore(used, planId);
     const tx = await this.readConfirmed(signature);
     const subscriber = await this.chain.authorizationSigner(tx, {
@@ -139,11 +126,11 @@ export class SubscribeService {
     let created = false;
     let subscriptionId: string;
     try {
-      subscriptionId = await inPgTransaction(this.em, async (tx) => {
-        await lockWallet(tx, subscriber, plan.mint);
+      subscriptionId = await this.db.transaction(async (tx) => {
+        await this.reads.lockWallet(tx, subscriber, plan.mint);
         const usedMeanwhile = await this.subscriptions.signatureUse(tx, signature);
         if (usedMeanwhile) return this.usedBefore(usedMeanwhile, planId).subscriptionId;
-        const live = await this.liveSubscription(tx, plan, subscriber);
+        const live = await this.reads.liveSubscription(tx, plan, subscriber);
         if (live) {
           await this.subscriptions.useSignature(tx, live, signature, 'subscribe');
           return live;
@@ -162,7 +149,7 @@ export class SubscribeService {
     } catch (error) {
       if (!(error instanceof UniqueConstraintViolationException)) throw error;
       // A confirm that did not take the lock (another version of the service) won the race.
-      const winner = await this.subscriptions.signatureUse(this.em, signature);
+      const winner = await this.subscriptions.signatureUse(this.db, signature);
       if (!winner) throw error;
       created = false;
       subscriptionId = this.usedBefore(winner, planId).subscriptionId;
@@ -309,7 +296,8 @@ export class SubscribeService {
     if (onchain.delegated === null) return 0n;
     const share = this.chain.subscriptionAllowance(pull);
     const needed =
-      share + (await reservedAllowance(tx, subscriber, plan.mint, { exceptPlanId: plan.id }));
+      share +
+      (await this.reservations.reservedIn(tx, subscriber, plan.mint, { exceptPlanId: plan.id }));
     if (onchain.delegated < needed) {
       throw invalidSignature(
         'left an approval that does not cover this plan (a later approval replaced it?)',
@@ -317,35 +305,11 @@ export class SubscribeService {
     }
     return share;
   }
-
-  private async liveSubscription(
-    tx: SqlTx,
-    plan: PlanTerms,
-    wallet: string,
-  ): Promise<string | null> {
-    const [row] = await tx.execute<{ id: string }[]>(
-      `SELECT s.id FROM subscriptions s JOIN customers c ON c.id = s.customer_id
-        WHERE s.plan_id = ? AND c.merchant_id = ? AND c.wallet_address = ?
-          AND s.status IN ('Active', 'PastDue')`,
-      [plan.id, plan.merchant_id, wallet],
-    );
-    return row?.id ?? null;
-  }
 }
 
 /** A refusal of a `signature` field, with its detail. */
 export function invalidSignature(problem: string): ValidationError {
   return new ValidationError(`signature ${problem}`, [{ field: 'signature', message: problem }]);
-}
-
-/**
- * Serialises, for the rest of the caller's transaction, everything that judges one wallet's
- * shared approval in one mint: confirms of subscribes and of re-authorisations.
- */
-export async function lockWallet(tx: SqlTx, wallet: string, mint: string): Promise<void> {
-  await tx.execute(`SELECT pg_advisory_xact_lock(hashtextextended(?, 0))`, [
-    `approval:${wallet}:${mint}`,
-  ]);
 }
 
 /** The chain has not (yet) shown the transaction: a 400 to a caller, who may retry. */

@@ -1,9 +1,8 @@
-import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../common/clock';
-import { pgQuery } from '../database/pg-transaction';
 import type { SignatureEntry } from '../solana/chain.port';
 import type { CursorKind } from './entities/chain-cursor.entity';
+import { UnreadSignaturesRepository } from './repositories/unread-signatures.repository';
 
 /** What a batch's settling could not settle: parked, and tried again by later sweeps. */
 export type Settle = (entries: SignatureEntry[]) => Promise<SignatureEntry[]>;
@@ -37,29 +36,14 @@ export class UnreadSignatures {
   private readonly logger = new Logger(UnreadSignatures.name);
 
   constructor(
-    private readonly em: EntityManager,
+    private readonly signatures: UnreadSignaturesRepository,
     private readonly clock: Clock,
   ) {}
 
   /** Parks what a walk of `owner` could not settle (a signature parked already stays as it is). */
   async park(owner: UnreadOwner, entries: SignatureEntry[]): Promise<void> {
     if (entries.length === 0) return;
-    await pgQuery(
-      this.em,
-      `INSERT INTO unread_signatures (address, signature, kind, merchant_id, slot, tries,
-         first_seen_at)
-       SELECT ?, u.signature, ?, ?, u.slot, 0, ?
-         FROM unnest(?::text[], ?::bigint[]) AS u(signature, slot)
-       ON CONFLICT (address, signature) DO NOTHING`,
-      [
-        owner.address,
-        owner.kind,
-        owner.merchant_id,
-        this.clock.now(),
-        entries.map((e) => e.signature),
-        entries.map((e) => e.slot),
-      ],
-    );
+    await this.signatures.park(owner, entries, this.clock.now());
     this.logger.log(
       {
         address: owner.address,
@@ -93,11 +77,7 @@ export class UnreadSignatures {
     const unsettled = new Set(left.map((e) => e.signature));
     const settled = due.filter((e) => !unsettled.has(e.signature)).map((e) => e.signature);
     if (settled.length > 0) {
-      await pgQuery(
-        this.em,
-        `DELETE FROM unread_signatures WHERE address = ? AND signature = ANY(?)`,
-        [owner.address, settled],
-      );
+      await this.signatures.remove(owner.address, settled);
     }
     await this.countTries(owner, [...unsettled]);
     return settled.length;
@@ -105,12 +85,7 @@ export class UnreadSignatures {
 
   /** The parked signatures of `address` to try now, least tried first, then oldest first. */
   private async due(address: string): Promise<SignatureEntry[]> {
-    const rows = await pgQuery<{ signature: string; slot: string }[]>(
-      this.em,
-      `SELECT signature, slot::text AS slot FROM unread_signatures WHERE address = ?
-        ORDER BY tries, slot, signature LIMIT ?`,
-      [address, RETRIES_PER_WALK],
-    );
+    const rows = await this.signatures.due(address, RETRIES_PER_WALK);
     // Parked signatures never failed (a failed transaction is settled by what it is: nothing
     // moved). Finality is followed afterwards, as for any line recorded at `confirmed`.
     return rows.map((r) => ({
@@ -123,13 +98,7 @@ export class UnreadSignatures {
 
   private async countTries(owner: UnreadOwner, signatures: string[]): Promise<void> {
     if (signatures.length === 0) return;
-    const rows = await pgQuery<{ signature: string; tries: number; first_seen_at: Date }[]>(
-      this.em,
-      `UPDATE unread_signatures SET tries = tries + 1, last_tried_at = ?
-        WHERE address = ? AND signature = ANY(?)
-        RETURNING signature, tries, first_seen_at`,
-      [this.clock.now(), owner.address, signatures],
-    );
+    const rows = await this.signatures.countTries(owner.address, signatures, this.clock.now());
     for (const row of rows.filter((r) => isWarningTry(r.tries))) {
       this.logger.warn(
         {

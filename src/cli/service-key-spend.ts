@@ -3,11 +3,11 @@
  * merchant's charges (the operator's cost; docs/billing.md). Reads the same database as the
  * server (DATABASE_URL, or the embedded PostgreSQL of $DATA_DIR).
  */
-import { EntityManager } from '@mikro-orm/postgresql';
 import { NestFactory } from '@nestjs/core';
 import { parseArgs } from 'node:util';
 import { serviceKeySpend } from '../billing/service-key-spend';
 import { loadConfig } from '../config/load-config';
+import { Db } from '../database/db';
 import { openDatabase } from '../database/database-connection';
 import { runMigrations } from '../database/migrate';
 import { CliModule } from './cli.module';
@@ -32,7 +32,7 @@ runCli(async (out) => {
       logger: false,
     });
     try {
-      const spend = await serviceKeySpend(app.get(EntityManager).fork());
+      const spend = await serviceKeySpend(app.get(Db));
       if (json) {
         out(JSON.stringify(spend));
         return;
