@@ -1,4 +1,4 @@
-import { EntityManager } from '@mikro-orm/postgresql';
+import { Db } from '../src/database/db';
 import bs58 from 'bs58';
 import { SubscriptionsService } from '../src/subscriptions/subscriptions.service';
 import { BadInput, badInputFailures, tablesSnapshot } from './helpers/bad-input';
@@ -389,19 +389,16 @@ describe('Bad input: plans, invoices, subscriptions', () => {
       (await t.http.post('/api/invoices').set(who.auth).send(invoice()).expect(201)).body.invoice
         .id as string;
     const subscribe = (who: TestMerchant, planId: string) =>
-      t.app
-        .get(EntityManager)
-        .fork()
-        .transactional(async (em) => {
-          const wallet = randomWallet();
-          return (
-            await subscriptions.create(em, who.id, {
-              planId,
-              walletAddress: wallet,
-              onchainAddress: wallet,
-            })
-          ).id;
-        });
+      t.app.get(Db).transaction(async (em) => {
+        const wallet = randomWallet();
+        return (
+          await subscriptions.create(em, who.id, {
+            planId,
+            walletAddress: wallet,
+            onchainAddress: wallet,
+          })
+        ).id;
+      });
     const [planId, otherPlan] = [await makePlan(m), await makePlan(other)];
     ids = {
       plan: planId,

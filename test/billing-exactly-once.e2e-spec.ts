@@ -1,4 +1,4 @@
-import { EntityManager } from '@mikro-orm/postgresql';
+import { Db } from '../src/database/db';
 import { createApproveCheckedInstruction } from '@solana/spl-token';
 import { Connection, Keypair, PublicKey } from '@solana/web3.js';
 import { ChainPort } from '../src/solana/chain.port';
@@ -82,7 +82,6 @@ describe('Billing engine: exactly once with three instances and a kill', () => {
     const chain = t.app.get(ChainPort);
     const connection = new Connection(t.chain!.url, 'confirmed');
     const subscriptions = t.app.get(SubscriptionsService);
-    const em = t.app.get(EntityManager);
     const mint = await chain.mint('USDC');
     t.chain!.chain.faucet({ wallet: serviceKey.publicKey.toBase58(), lamports: 100_000_000_000n });
 
@@ -139,7 +138,7 @@ describe('Billing engine: exactly once with three instances and a kill', () => {
       expect((await signAndSend(t, tx.transaction, tx.lastValidBlockHeight, wallet)).state).toBe(
         'succeeded',
       );
-      await em.fork().transactional(async (tx) => {
+      await t.app.get(Db).transaction(async (tx) => {
         for (const plan of plans) {
           await subscriptions.create(tx, plan.merchant.id, {
             planId: plan.id,

@@ -1,7 +1,7 @@
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { generateTypes } from '../src/cli/db-types';
+import { generateStatementTypes } from '../src/database/statement-types';
 import { createTestDatabase } from './setup/test-database';
 
 /**
@@ -38,7 +38,7 @@ describe('generated statement types (pgtyped) against the migrations', () => {
     }
     const config = JSON.parse(readFileSync(join(ROOT, 'pgtyped.config.json'), 'utf8')) as object;
     writeFileSync(join(copy, 'pgtyped.config.json'), JSON.stringify(config));
-    generateTypes(database.url, join(copy, 'pgtyped.config.json'), copy);
+    generateStatementTypes(database.url, join(copy, 'pgtyped.config.json'), copy);
 
     const generated = files(join(copy, 'src'), '.repository.types.ts');
     expect(generated).toEqual(files(SRC, '.repository.types.ts'));

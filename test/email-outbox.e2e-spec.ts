@@ -1,4 +1,4 @@
-import { EntityManager } from '@mikro-orm/postgresql';
+import { Db } from '../src/database/db';
 import { ValidationError } from '../src/common/errors/domain-error';
 import { EmailOutboxService } from '../src/email/email-outbox.service';
 import { createTestApp, TestApp, TestMerchant } from './helpers/test-app';
@@ -64,13 +64,10 @@ describe('E-mail outbox', () => {
     const doomed = message();
     let queuedId: string | undefined;
     await expect(
-      t.app
-        .get(EntityManager)
-        .fork()
-        .transactional(async (em) => {
-          queuedId = await outbox.enqueue(em, m.id, doomed);
-          throw new Error('the invoice could not be created');
-        }),
+      t.app.get(Db).transaction(async (em) => {
+        queuedId = await outbox.enqueue(em, m.id, doomed);
+        throw new Error('the invoice could not be created');
+      }),
     ).rejects.toThrow('the invoice could not be created');
     // A message queued after it arrives: the worker was awake, and the first was never there.
     const later = await enqueue(t, m, message());
@@ -133,8 +130,8 @@ describe('E-mail outbox', () => {
 
   it('refuses to queue outside a transaction, or a message it could never send', async () => {
     const outbox = t.app.get(EmailOutboxService);
-    const em = t.app.get(EntityManager).fork();
-    await expect(outbox.enqueue(em, m.id, message())).rejects.toThrow(/needs a transaction/);
+    const db = t.app.get(Db);
+    await expect(outbox.enqueue(db, m.id, message())).rejects.toThrow(/needs a transaction/);
     for (const bad of [
       { to: 'ada@example.com, eve@example.com' },
       { to: 'not an address' },

@@ -1,4 +1,4 @@
-import { EntityManager } from '@mikro-orm/postgresql';
+import { Db } from '../src/database/db';
 import { PublicKey, Transaction } from '@solana/web3.js';
 import { createHash } from 'node:crypto';
 import { invoiceCommitment } from '../src/invoices/invoice-commitment';
@@ -350,9 +350,8 @@ describe('Invoices API', () => {
       // A paid one: paidAt and paymentSignature set (as the payment watcher will).
       const signature = '5'.repeat(64);
       await t.app
-        .get(EntityManager)
-        .fork()
-        .transactional((tx) =>
+        .get(Db)
+        .transaction((tx) =>
           t.app.get(InvoicesService).transition(tx, m.id, first[1].id, 'pay', { signature }),
         );
       // A customer changed after its invoice: the nested customer follows (a trigger re-renders).
@@ -494,19 +493,19 @@ describe('Invoices API', () => {
 
     it('transitions: void is allowed from Open only; Paid and Expired are final', async () => {
       const service = t.app.get(InvoicesService);
-      const em = t.app.get(EntityManager);
+      const db = t.app.get(Db);
       const outcomes: Record<string, number> = {};
       for (const action of ['pay', 'expire'] as const) {
         const created = await create(acme).expect(201);
         const id = created.body.invoice.id;
-        const moved = await em
-          .fork()
-          .transactional((tx) => service.transition(tx, acme.id, id, action, { signature: 'sig' }));
+        const moved = await db.transaction((tx) =>
+          service.transition(tx, acme.id, id, action, { signature: 'sig' }),
+        );
         expect(moved.status).toBe(action === 'pay' ? 'Paid' : 'Expired');
         if (action === 'pay') expect(moved).toMatchObject({ paymentSignature: 'sig' });
         for (const next of ['void', 'pay', 'expire'] as const) {
           await expect(
-            em.fork().transactional((tx) => service.transition(tx, acme.id, id, next)),
+            db.transaction((tx) => service.transition(tx, acme.id, id, next)),
           ).rejects.toMatchObject({ code: 'INVOICE_NOT_OPEN' });
         }
         const res = await t.http.post(`/api/invoices/${id}/void`).set(acme.auth);

@@ -1,3 +1,4 @@
+import { Db } from '../src/database/db';
 import {
   createAssociatedTokenAccountIdempotentInstruction,
   createCloseAccountInstruction,
@@ -9,7 +10,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { serviceKeySpend } from '../src/billing/service-key-spend';
-import { EntityManager } from '@mikro-orm/postgresql';
 import { billingHelpers } from './helpers/billing';
 import { fund, signAndSend } from './helpers/chain-tx';
 import { ensureBuilt } from './helpers/dist';
@@ -251,9 +251,7 @@ describe('Who pays: receiving accounts and the service key', () => {
     }
     const spentOnChain = before - (await lamports(service));
     expect(spentOnChain).toBe(3 * 5_000);
-    const mine = (await serviceKeySpend(t.app.get(EntityManager).fork())).find(
-      (m) => m.merchantId === spender.id,
-    );
+    const mine = (await serviceKeySpend(t.app.get(Db))).find((m) => m.merchantId === spender.id);
     expect(mine).toEqual({
       merchantId: spender.id,
       merchantName: 'Spender',

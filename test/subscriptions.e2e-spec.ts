@@ -1,4 +1,4 @@
-import { EntityManager } from '@mikro-orm/postgresql';
+import { Db } from '../src/database/db';
 import { classify } from '../src/common/filters/all-exceptions.filter';
 import { SubscriptionAction } from '../src/subscriptions/subscription-status';
 import { SubscriptionsService } from '../src/subscriptions/subscriptions.service';
@@ -32,16 +32,12 @@ describe('Subscriptions', () => {
   /** Through the domain, as the billing engine will when a subscribe is confirmed. */
   const subscribe = (m: TestMerchant, plan: string, wallet = randomWallet()) =>
     t.app
-      .get(EntityManager)
-      .fork()
-      .transactional((em) =>
+      .get(Db)
+      .transaction((em) =>
         service.create(em, m.id, { planId: plan, walletAddress: wallet, onchainAddress: wallet }),
       );
   const move = (m: TestMerchant, id: string, action: SubscriptionAction, failureReason?: string) =>
-    t.app
-      .get(EntityManager)
-      .fork()
-      .transactional((em) => service.transition(em, m.id, id, action, { failureReason }));
+    t.app.get(Db).transaction((em) => service.transition(em, m.id, id, action, { failureReason }));
   const post = (m: TestMerchant, id: string, action: string) =>
     t.http.post(`/api/subscriptions/${id}/${action}`).set(m.auth);
   const eventsOf = (id: string) =>
@@ -203,16 +199,13 @@ describe('Subscriptions', () => {
       const sub = await subscribe(acme, planId);
       // The first period is charged (as the billing engine will): paid for 30 days from now.
       t.clock.advance(1000); // events are ordered by their (domain) time
-      const charged = await t.app
-        .get(EntityManager)
-        .fork()
-        .transactional((em) =>
-          service.recordCharge(em, acme.id, sub.id, {
-            chargedAt: t.clock.now(),
-            amount: 9_990_000n,
-            period: 1,
-          }),
-        );
+      const charged = await t.app.get(Db).transaction((em) =>
+        service.recordCharge(em, acme.id, sub.id, {
+          chargedAt: t.clock.now(),
+          amount: 9_990_000n,
+          period: 1,
+        }),
+      );
       const periodEnd = new Date(t.clock.now().getTime() + 30 * 86_400_000);
       expect(charged).toMatchObject({
         currentPeriodEnd: periodEnd.toISOString(),

@@ -8,38 +8,24 @@
  * `test/db-types.e2e-spec.ts` generates them again into a copy and fails when they differ from
  * the committed ones (a migration or a statement changed without `npm run db:types`).
  */
-import { spawnSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensureDatabaseExists, startEmbeddedPostgres } from '../database/embedded-postgres';
 import { runMigrations } from '../database/migrate';
+import { generateStatementTypes } from '../database/statement-types';
 import { runCli } from './run-cli';
 
-/** Runs pgtyped's CLI with `config` against the database at `url`; throws with its output. */
-export function generateTypes(url: string, config: string, cwd = process.cwd()): void {
-  const result = spawnSync(
-    process.execPath,
-    [require.resolve('@pgtyped/cli/lib/index.js'), '-c', config, '--uri', url],
-    { cwd, encoding: 'utf8' },
-  );
-  if (result.status !== 0) {
-    throw new Error(`pgtyped failed (exit ${result.status}):\n${result.stdout}${result.stderr}`);
+runCli(async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'db-types-'));
+  const pg = await startEmbeddedPostgres(join(dir, 'postgres'), {});
+  try {
+    await ensureDatabaseExists(pg.serverUrl, 'types');
+    await runMigrations(`${pg.serverUrl}/types`);
+    generateStatementTypes(`${pg.serverUrl}/types`, join(process.cwd(), 'pgtyped.config.json'));
+    process.stdout.write('Types written beside each repository (*.repository.types.ts)\n');
+  } finally {
+    await pg.stop();
+    await rm(dir, { recursive: true, force: true });
   }
-}
-
-if (require.main === module) {
-  runCli(async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'db-types-'));
-    const pg = await startEmbeddedPostgres(join(dir, 'postgres'), {});
-    try {
-      await ensureDatabaseExists(pg.serverUrl, 'types');
-      await runMigrations(`${pg.serverUrl}/types`);
-      generateTypes(`${pg.serverUrl}/types`, join(process.cwd(), 'pgtyped.config.json'));
-      process.stdout.write('Types written beside each repository (*.repository.types.ts)\n');
-    } finally {
-      await pg.stop();
-      await rm(dir, { recursive: true, force: true });
-    }
-  });
-}
+});

@@ -31,6 +31,11 @@ export class Db implements SqlTx {
     return pgQuery<T>(this.em, sql, params);
   }
 
+  /** One numbered statement on its own (autocommit): what a pgtyped query's `run` calls. */
+  query(text: string, values: unknown[]): Promise<{ rows: unknown[]; rowCount: number }> {
+    return withPgSession(this.em, (session) => session.query(text, values));
+  }
+
   isInTransaction(): boolean {
     return false;
   }

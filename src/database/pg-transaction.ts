@@ -1,6 +1,6 @@
 import type { AnyEntity, EntityData, QueryResult } from '@mikro-orm/core';
 import { EntityManager } from '@mikro-orm/postgresql';
-import type { ClientBase } from 'pg';
+import type { ClientBase, QueryResult as PgQueryResult } from 'pg';
 
 /**
  * What a write inside a transaction needs: SQL with `?` placeholders and the rows it returns.
@@ -13,6 +13,11 @@ export interface SqlTx {
     sql: string,
     params?: unknown[],
   ): Promise<T>;
+  /**
+   * A statement already numbered (`$1`, `$2`…), as a pgtyped query runs it
+   * (`query.run(params, ex)`): prepared and named like `execute`'s.
+   */
+  query(text: string, values: unknown[]): Promise<{ rows: unknown[]; rowCount: number }>;
   isInTransaction(): boolean;
 }
 
@@ -35,12 +40,15 @@ const STATEMENT_CACHE_LIMIT = 1000;
  * binds and executes it (a prepared statement lives as long as its connection). The names are
  * this process's own; MikroORM's queries are never named, so they cannot collide.
  */
-function statement(sql: string): Statement {
-  let found = statements.get(sql);
+function statement(sql: string, numbered = false): Statement {
+  // A text with `?`s and the same text already numbered are two statements: keyed apart.
+  const key = numbered ? `$${sql}` : sql;
+  let found = statements.get(key);
   if (found === undefined) {
     const cacheable = statements.size < STATEMENT_CACHE_LIMIT;
-    found = { text: numberPlaceholders(sql), index: cacheable ? statements.size : undefined };
-    if (cacheable) statements.set(sql, found);
+    const text = numbered ? sql : numberPlaceholders(sql);
+    found = { text, index: cacheable ? statements.size : undefined };
+    if (cacheable) statements.set(key, found);
   }
   return found;
 }
@@ -111,12 +119,19 @@ class PgStatements implements SqlTx {
   ) {}
 
   async execute<T extends SqlResult>(sql: string, params: unknown[] = []): Promise<T> {
-    const { text, index } = statement(sql);
+    return (await this.run(statement(sql), params)).rows as unknown as T;
+  }
+
+  async query(text: string, values: unknown[]): Promise<{ rows: unknown[]; rowCount: number }> {
+    const { rows, rowCount } = await this.run(statement(text, true), values);
+    return { rows, rowCount: rowCount ?? 0 };
+  }
+
+  private async run({ text, index }: Statement, values: unknown[]): Promise<PgQueryResult<never>> {
     const { client } = this.link;
     const name = index === undefined ? undefined : `hot_${index}_${generations.get(client) ?? 0}`;
     try {
-      const result = await client.query({ name, text, values: params });
-      return result.rows as unknown as T;
+      return await client.query<never>({ name, text, values });
     } catch (error) {
       if (isStalePlan(error)) this.link.stalePlan = true;
       throw this.link.convert(error);
@@ -147,6 +162,15 @@ export class PgSession extends PgStatements {
     }
   }
 
+  override async query(text: string, values: unknown[]): Promise<{ rows: unknown[]; rowCount: number }> {
+    try {
+      return await super.query(text, values);
+    } catch (error) {
+      if (!(await this.renewedStatements())) throw error;
+      return super.query(text, values);
+    }
+  }
+
   /**
    * Runs `work` in a transaction: commits when it resolves, rolls back when it throws. `work`
    * may run a second time (after a rollback) when a prepared plan went stale, so it must have
@@ -162,7 +186,7 @@ export class PgSession extends PgStatements {
   }
 
   private async once<T>(work: (tx: SqlTx) => Promise<T>): Promise<T> {
-    await this.run('BEGIN');
+    await this.command('BEGIN');
     let result: T;
     try {
       result = await work(new PgStatements(this.link, true));
@@ -172,7 +196,7 @@ export class PgSession extends PgStatements {
     }
     // A transaction that an error aborted answers COMMIT with ROLLBACK (no error): never a
     // success for work whose statements did not all commit.
-    const committed = await this.run('COMMIT');
+    const committed = await this.command('COMMIT');
     if (committed !== 'COMMIT') throw new Error(`The transaction was not committed (${committed})`);
     return result;
   }
@@ -182,12 +206,12 @@ export class PgSession extends PgStatements {
     if (!this.link.stalePlan) return false;
     this.link.stalePlan = false;
     const { client } = this.link;
-    await this.run('DEALLOCATE ALL');
+    await this.command('DEALLOCATE ALL');
     generations.set(client, (generations.get(client) ?? 0) + 1);
     return true;
   }
 
-  private async run(sql: string): Promise<string> {
+  private async command(sql: string): Promise<string> {
     const result = await this.link.client.query(sql).catch((error: unknown) => {
       throw this.link.convert(error);
     });

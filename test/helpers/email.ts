@@ -1,4 +1,4 @@
-import { EntityManager } from '@mikro-orm/postgresql';
+import { Db } from '../../src/database/db';
 import { randomUUID } from 'node:crypto';
 import { EmailOutboxService, OutgoingEmail } from '../../src/email/email-outbox.service';
 import { TestApp, TestMerchant } from './test-app';
@@ -39,10 +39,7 @@ export function message(overrides: Partial<OutgoingEmail> = {}): OutgoingEmail {
 /** Queues a message the way the invoices module will: inside the change's transaction. */
 export async function enqueue(t: TestApp, m: TestMerchant, email: OutgoingEmail): Promise<string> {
   const outbox = t.app.get(EmailOutboxService);
-  return t.app
-    .get(EntityManager)
-    .fork()
-    .transactional((em) => outbox.enqueue(em, m.id, email));
+  return t.app.get(Db).transaction((em) => outbox.enqueue(em, m.id, email));
 }
 
 export async function outboxRow(t: TestApp, id: string): Promise<OutboxRow> {
