@@ -162,7 +162,10 @@ export class PgSession extends PgStatements {
     }
   }
 
-  override async query(text: string, values: unknown[]): Promise<{ rows: unknown[]; rowCount: number }> {
+  override async query(
+    text: string,
+    values: unknown[],
+  ): Promise<{ rows: unknown[]; rowCount: number }> {
     try {
       return await super.query(text, values);
     } catch (error) {

@@ -167,24 +167,6 @@ function cycles(edges: ReadonlyMap<string, ReadonlySet<string>>): string[][] {
   return found;
 }
 
-/**
- * Where a table's name appears outside its owner (specs and migrations aside): the owner's
- * repository holds its SQL and its module's entity file its schema; anything else is SQL on a
- * table past its owner.
- */
-export function tableOutsideOwner(
-  sources: readonly SourceFile[],
-  table: string,
-  owner: { repository: string; module: string },
-): string[] {
-  const name = new RegExp(`\\b${table}\\b`);
-  return sources
-    .filter((s) => !isSpec(s) && name.test(s.text))
-    .filter((s) => s.path.split(sep).join('/') !== owner.repository)
-    .filter((s) => !(s.module === owner.module && /[\\/]entities[\\/]/.test(s.path)))
-    .map((s) => s.path.split(sep).join('/'));
-}
-
 /** The data layer: `src/database/` and the modules' repositories, where SQL may be written. */
 export function isDataLayer(s: SourceFile): boolean {
   const path = s.path.split(sep).join('/');
