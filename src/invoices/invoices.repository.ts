@@ -4,13 +4,22 @@ import type { SqlTx } from '../database/pg-transaction';
 import { escapeLike, isoTimestamp } from '../database/sql';
 import type { MintSymbol } from '../solana/mints';
 import type { StoredLineItem } from './entities/invoice.entity';
-import {
-  INVOICE_COLUMNS,
-  INVOICE_CUSTOMER_COLUMNS,
-  InvoiceRow,
-  InvoiceWithCustomerRow,
-} from './invoice.mapper';
+import { InvoiceRow, InvoiceWithCustomerRow } from './invoice.mapper';
 import type { InvoiceStatus } from './invoice-status';
+
+/** The columns of an `InvoiceRow`, for a table aliased `i`. */
+export const INVOICE_COLUMNS = `i.id, i.merchant_id, i.customer_id, i.number, i.status, i.onchain_id,
+  i.memo, i.mint, i.line_items, i.subtotal::text AS subtotal, i.tax_bps, i.tax::text AS tax,
+  i.total::text AS total, i.amount_paid::text AS amount_paid,
+  GREATEST(i.total - i.amount_paid, 0)::text AS amount_due,
+  ${isoTimestamp('i.due_date', 'due_date')}, ${isoTimestamp('i.paid_at', 'paid_at')},
+  i.payment_signature, ${isoTimestamp('i.created_at', 'created_at')},
+  ${isoTimestamp('i.updated_at', 'updated_at')}`;
+
+/** Its customer's columns, for a customers table aliased `c`. */
+export const INVOICE_CUSTOMER_COLUMNS = `c.wallet_address AS c_wallet_address, c.email AS c_email,
+  c.label AS c_label, ${isoTimestamp('c.created_at', 'c_created_at')},
+  ${isoTimestamp('c.updated_at', 'c_updated_at')}`;
 
 /** An invoice to create (Open, nothing paid); amounts in base units, as text. */
 export interface InvoiceInsertRow {
