@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { join, sep } from 'node:path';
 import { discoverEntities } from '../src/database/entities';
 import {
@@ -14,6 +15,7 @@ import {
   sqlOutsideRepositories,
   tablesIn,
   tablesPastOwner,
+  undeclaredRuntimePackages,
   unlistedModules,
 } from './helpers/source-structure';
 
@@ -197,6 +199,19 @@ describe('source structure', () => {
       expect(importsLeavingPackage(planted)).toEqual(['faucet.ts']);
     });
 
+    it('a package loaded at run time but not a production dependency', () => {
+      const planted = tree(
+        ['email/a.repository.ts', "import { sql } from '@pgtyped/runtime';"],
+        ['email/b.ts', "import type { IQuery } from '@pgtyped/runtime';"],
+        ['email/c.ts', "import { readFileSync } from 'node:fs';\nimport pg from 'pg';"],
+        ['email/d.ts', "const x = require('lodash/fp');"],
+      );
+      expect(undeclaredRuntimePackages(planted, ['pg'])).toEqual([
+        ['email/a.repository.ts', '@pgtyped/runtime'],
+        ['email/d.ts', 'lodash'],
+      ]);
+    });
+
     it('a module no one listed', () => {
       expect(unlistedModules(tree(['refunds/refunds.service.ts', '']))).toEqual(['refunds']);
     });
@@ -228,6 +243,20 @@ describe('source structure', () => {
   it('the service loads the localnet package only through import() in dev/embedded-localnet.ts', () => {
     expect(staticLocalnetImports(sources, ['dev/embedded-localnet.ts'])).toEqual([]);
     expect(sources.some((s) => s.module === 'localnet')).toBe(false);
+  });
+
+  it('every package the service loads at run time is a production dependency', () => {
+    const { dependencies } = JSON.parse(
+      readFileSync(join(__dirname, '..', 'package.json'), 'utf8'),
+    ) as { dependencies: Record<string, string> };
+    // Loaded only by import() on localnet, a development dependency on purpose.
+    const devOnly = ['@stablecoin-billing/localnet'];
+    expect(
+      undeclaredRuntimePackages(
+        sources.filter((s) => s.module !== 'checkout' || !s.path.includes('client')),
+        [...Object.keys(dependencies), ...devOnly],
+      ),
+    ).toEqual([]);
   });
 
   it('the localnet package imports nothing of the service (it takes plain values)', () => {

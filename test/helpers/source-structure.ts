@@ -268,3 +268,28 @@ export function importsLeavingPackage(files: readonly SourceFile[]): string[] {
     .filter((s) => s.importedFiles.some((f) => f.startsWith('..')))
     .map((s) => s.path.split(sep).join('/'));
 }
+
+/**
+ * The packages the service's code loads (value imports and requires of bare names, `node:`
+ * built-ins aside; type-only imports vanish at compile time), each with the files that load
+ * it, that are not in `dependencies`: a production install (`--omit=dev`) would not have them.
+ */
+export function undeclaredRuntimePackages(
+  sources: readonly SourceFile[],
+  dependencies: readonly string[],
+): [string, string][] {
+  const found: [string, string][] = [];
+  const pattern =
+    /import\s+(?!type\b)[^;]*?from\s+'([^.'][^']*)'|require\(\s*'([^.'][^']*)'\s*\)|^import\s+'([^.'][^']*)'/gm;
+  for (const s of sources) {
+    if (isSpec(s)) continue;
+    for (const m of code(s.text).matchAll(pattern)) {
+      const specifier = m[1] ?? m[2] ?? m[3];
+      if (specifier.startsWith('node:')) continue;
+      const parts = specifier.split('/');
+      const name = specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0];
+      if (!dependencies.includes(name)) found.push([s.path.split(sep).join('/'), name]);
+    }
+  }
+  return found;
+}
