@@ -1,7 +1,13 @@
 import { Injectable } from '@nestjs/common';
+import { sql } from '@pgtyped/runtime';
 import { Db } from '../../database/db';
 import type { SqlTx } from '../../database/pg-transaction';
 import type { MintSymbol } from '../../solana/mints';
+import type {
+  IAddAlertQuery,
+  IListAlertsQuery,
+  IRemoveAlertQuery,
+} from './receiving-account-alerts.repository.types';
 
 /** A merchant's receiving account found missing (the merchant was told once). */
 export interface ReceivingAccountAlertRow {
@@ -10,7 +16,23 @@ export interface ReceivingAccountAlertRow {
   address: string;
 }
 
-/** Every statement on `receiving_account_alerts`: the table's one owner (issue 22). */
+/** A missing receiving account, noted once (a conflict: noted already, nothing returned). */
+const addAlert = sql<IAddAlertQuery>`
+  INSERT INTO receiving_account_alerts (merchant_id, mint, address, created_at)
+  VALUES ($merchantId!, $mint!, $address!, $now!) ON CONFLICT DO NOTHING RETURNING mint`;
+
+/** Up to 100 alerts (usually there are none). */
+const listAlerts = sql<IListAlertsQuery>`
+  SELECT merchant_id, mint, address FROM receiving_account_alerts LIMIT 100`;
+
+const removeAlert = sql<IRemoveAlertQuery>`
+  DELETE FROM receiving_account_alerts
+   WHERE merchant_id = $merchantId! AND mint = $mint! AND address = $address!`;
+
+/**
+ * Every statement on `receiving_account_alerts`: the table's one owner (issue 22), typed by
+ * pgtyped from the migrated schema (`npm run db:types`).
+ */
 @Injectable()
 export class ReceivingAccountAlertsRepository {
   constructor(private readonly db: Db) {}
@@ -20,25 +42,23 @@ export class ReceivingAccountAlertsRepository {
    * @returns false when it was noted already (the merchant was told).
    */
   async add(tx: SqlTx, alert: ReceivingAccountAlertRow, now: Date): Promise<boolean> {
-    const added = await tx.execute<{ mint: string }[]>(
-      `INSERT INTO receiving_account_alerts (merchant_id, mint, address, created_at)
-       VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING mint`,
-      [alert.merchant_id, alert.mint, alert.address, now],
+    const added = await addAlert.run(
+      { merchantId: alert.merchant_id, mint: alert.mint, address: alert.address, now },
+      tx,
     );
     return added.length > 0;
   }
 
   /** Up to 100 alerts (usually there are none). */
-  list(): Promise<ReceivingAccountAlertRow[]> {
-    return this.db.execute<ReceivingAccountAlertRow[]>(
-      `SELECT merchant_id, mint, address FROM receiving_account_alerts LIMIT 100`,
-    );
+  async list(): Promise<ReceivingAccountAlertRow[]> {
+    // The mint column holds one of the service's symbols (a text column: typed `string`).
+    return (await listAlerts.run(undefined, this.db)) as ReceivingAccountAlertRow[];
   }
 
   async remove(alert: ReceivingAccountAlertRow): Promise<void> {
-    await this.db.execute(
-      `DELETE FROM receiving_account_alerts WHERE merchant_id = ? AND mint = ? AND address = ?`,
-      [alert.merchant_id, alert.mint, alert.address],
+    await removeAlert.run(
+      { merchantId: alert.merchant_id, mint: alert.mint, address: alert.address },
+      this.db,
     );
   }
 }
