@@ -17,7 +17,6 @@ import { ChargeRunService, ChargeRunResult } from './charge-run.service';
 import { PlanTerms, SubscribesRepository } from './repositories/subscribes.repository';
 import { WalletReservationsRepository } from './repositories/wallet-reservations.repository';
 
-export { lockWallet } from './repositories/subscribes.repository';
 export type { PlanTerms } from './repositories/subscribes.repository';
 
 /** Plans whose subscribes are read at once. */
@@ -55,6 +54,22 @@ export class SubscribeService {
     private readonly charges: ChargeRunService,
     private readonly cursors: ChainCursors,
   ) {}
+
+  /**
+   * In the caller's transaction: takes the lock on the wallet's shared approval (held to its
+   * end, as a subscribe's confirmation holds it), then returns what the wallet's other live
+   * subscriptions of `mint` reserve of that approval (the portal's re-authorise checks the new
+   * approval covers it and the subscription's own share).
+   */
+  async lockWalletReservations(
+    tx: SqlTx,
+    wallet: string,
+    mint: string,
+    exceptPlanId: string,
+  ): Promise<bigint> {
+    await this.reads.lockWallet(tx, wallet, mint);
+    return this.reservations.reservedIn(tx, wallet, mint, { exceptPlanId });
+  }
 
   /** @throws NotFoundError when there is no such plan. */
   async plan(planId: string): Promise<PlanTerms> {

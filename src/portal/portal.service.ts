@@ -10,8 +10,7 @@ import { formatAmount } from '../common/money';
 import { AppConfig } from '../config/app-config';
 import { Db } from '../database/db';
 import { ChargeRunService } from '../billing/charge-run.service';
-import { reservedAllowance } from '../billing/reserved-allowance';
-import { invalidSignature, lockWallet, SubscribeService } from '../billing/subscribe.service';
+import { invalidSignature, SubscribeService } from '../billing/subscribe.service';
 import { invoiceCheckoutUrl, invoiceNumber } from '../invoices/invoice.mapper';
 import { ChainPort } from '../solana/chain.port';
 import type { MintSymbol } from '../solana/mints';
@@ -196,10 +195,12 @@ export class PortalService {
     const share = this.chain.subscriptionAllowance(this.subscriptionsView.pullOf(row));
     const state = await this.readAuthorization(row.wallet_address, row.mint);
     const changed = await this.db.transaction(async (tx) => {
-      await lockWallet(tx, row.wallet_address, row.mint);
-      const others = await reservedAllowance(tx, row.wallet_address, row.mint, {
-        exceptPlanId: row.plan_id,
-      });
+      const others = await this.subscribes.lockWalletReservations(
+        tx,
+        row.wallet_address,
+        row.mint,
+        row.plan_id,
+      );
       if (!state.delegatedToService || state.delegatedAmount < share + others) {
         throw invalidSignature('left an approval that does not cover this subscription');
       }
