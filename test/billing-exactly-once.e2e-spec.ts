@@ -1,7 +1,7 @@
 import { Db } from '../src/database/db';
 import { createApproveCheckedInstruction } from '@solana/spl-token';
 import { Connection, Keypair, PublicKey } from '@solana/web3.js';
-import { ChainPort } from '../src/solana/chain.port';
+import { ChainPort, SharedApproval } from '../src/solana/chain.port';
 import { UnsignedTxBuilder } from '../src/solana/transactions';
 import { SubscriptionsService } from '../src/subscriptions/subscriptions.service';
 import { signAndSend } from './helpers/chain-tx';
@@ -107,7 +107,7 @@ describe('Billing engine: exactly once with three instances and a kill', () => {
       }
     }
     const perWallet = plans.reduce((sum, p) => sum + p.amount, 0n); // 210 USDC a period
-    const share = (amount: bigint) => chain.subscriptionAllowance(amount);
+    const share = (amount: bigint) => (chain.approval as SharedApproval).share(amount);
     const approval = plans.reduce((sum, p) => sum + share(p.amount), 0n);
 
     // 50 wallets, each funded and approving the service key for all 20 plans' shares.

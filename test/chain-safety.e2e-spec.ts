@@ -649,7 +649,7 @@ describe('Chain layer safety on localnet', () => {
         periodHours: 720,
       });
       expect(await signAndSend(first, wallet)).toMatchObject({ state: 'succeeded' });
-      expect(adapter.subscriptionAllowance(1_000_000n)).toBe(12_000_000n);
+      expect(adapter.approval?.share(1_000_000n)).toBe(12_000_000n);
       const second = await adapter.buildSubscribe({
         subscriber: wallet.publicKey.toBase58(),
         merchantWallet: merchant,

@@ -1,5 +1,6 @@
 import { Keypair } from '@solana/web3.js';
 import { PortalSessions } from '../src/auth/portal-sessions.service';
+import type { SharedApproval } from '../src/solana/chain.port';
 import { billingHelpers } from './helpers/billing';
 import { fund } from './helpers/chain-tx';
 import { createTestApp, TestApp, TestMerchant } from './helpers/test-app';
@@ -192,7 +193,7 @@ describe('Customer portal API and hosted pages over HTTP', () => {
       const sub = await subscriber(100n * USDC);
       await billing.advance(30 * DAY);
       await billing.run();
-      const share = billing.chain.subscriptionAllowance(10n * USDC);
+      const share = (billing.chain.approval as SharedApproval).share(10n * USDC);
       const before = await t.http.get('/api/portal/session').set(portal(sub.token)).expect(200);
       // Two payments made: two fewer left.
       expect(before.body.subscriptions[0].paymentsAuthorized).toBe(

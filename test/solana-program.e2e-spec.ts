@@ -361,9 +361,9 @@ describe('Subscriptions-program scheme on localnet', () => {
       amount,
     });
 
-    beforeAll(async () => {
+    /** The delegation as `subscribe` leaves it (`expiresAtTs` 0), or as a cancel does. */
+    const writeDelegation = async (expiresAtTs: bigint) => {
       const plan = await planPda(merchant, onchainPlanId(planId));
-      subscription = await subscriptionPda(plan, subscriber.publicKey.toBase58());
       tc.chain.setAccount(subscription, {
         lamports: 2_000_000n,
         owner: SUBSCRIPTIONS_PROGRAM_ADDRESS,
@@ -381,10 +381,16 @@ describe('Subscriptions-program scheme on localnet', () => {
             terms,
             amountPulledInPeriod: 4_000_000n,
             currentPeriodStartTs: 1_790_100_000n,
-            expiresAtTs: 0n,
+            expiresAtTs,
           }),
         ),
       });
+    };
+
+    beforeAll(async () => {
+      const plan = await planPda(merchant, onchainPlanId(planId));
+      subscription = await subscriptionPda(plan, subscriber.publicKey.toBase58());
+      await writeDelegation(0n);
       tc.chain.faucet({
         wallet: subscriber.publicKey.toBase58(),
         lamports: 1_000_000_000n,
@@ -412,6 +418,40 @@ describe('Subscriptions-program scheme on localnet', () => {
           Keypair.generate().publicKey.toBase58(),
         ),
       ).toBeNull();
+    });
+
+    it('what a subscribe left: the running subscription with the plan terms; withdrawn once cancelled or gone', async () => {
+      const wallet = subscriber.publicKey.toBase58();
+      const stranger = Keypair.generate().publicKey.toBase58();
+      const plan = {
+        merchantWallet: merchant,
+        planId,
+        mint: 'PYUSD' as const,
+        amount: terms.amount,
+        periodHours: Number(terms.periodHours),
+      };
+      // The program keeps the terms: no approval to budget, and a pull is the plan's amount.
+      expect(adapter.approval).toBeNull();
+      expect(await adapter.pullAmount('PYUSD', terms.amount)).toBe(terms.amount);
+      expect(await adapter.authorizationLeft(plan, wallet)).toEqual({
+        address: subscription,
+        approved: null,
+      });
+      expect(await adapter.authorizationLeft({ ...plan, amount: terms.amount - 1n }, wallet)).toBe(
+        null,
+      );
+      expect(await adapter.authorizationLeft({ ...plan, periodHours: 24 }, wallet)).toBeNull();
+      expect(await adapter.authorizationLeft(plan, stranger)).toBeNull();
+      expect(await adapter.authorizationWithdrawn({ ...plan, subscriber: wallet })).toBe(false);
+      expect(await adapter.authorizationWithdrawn({ ...plan, subscriber: stranger })).toBe(true);
+
+      await writeDelegation(1_790_200_000n); // cancelled: it runs to the end of its period
+      try {
+        expect(await adapter.authorizationLeft(plan, wallet)).toBeNull();
+        expect(await adapter.authorizationWithdrawn({ ...plan, subscriber: wallet })).toBe(true);
+      } finally {
+        await writeDelegation(0n);
+      }
     });
 
     it('a charge is transfer_subscription signed by the service key, with the attempt id in a memo', async () => {

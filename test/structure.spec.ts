@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join, sep } from 'node:path';
 import { discoverEntities } from '../src/database/entities';
 import {
+  chainDetailsOutsideSolana,
   fileCycles,
   importsLeavingPackage,
   LOCALNET_SRC,
@@ -159,6 +160,24 @@ describe('source structure', () => {
       ]);
     });
 
+    it('a scheme branch or a memo format past solana/', () => {
+      const planted = tree(
+        ['billing/a.ts', "if (this.chain.scheme === 'token-delegate') return;"],
+        ['portal/b.ts', "const program = scheme !== 'program';"],
+        ['checkout/c.ts', 'const memo = `subscribe:v1:${planId}`;'],
+        ['billing/d.ts', "switch (this.chain.scheme) { case 'program': break; }"],
+        ['billing/e.ts', 'if (this.chain.approval) return; // token-delegate: an approval'],
+        ['solana/schemes/f.ts', "readonly name = 'token-delegate' as const;"],
+        ['config/g.ts', "export const SCHEMES = ['program', 'token-delegate'] as const;"],
+      );
+      expect(chainDetailsOutsideSolana(planted)).toEqual([
+        'billing/a.ts',
+        'portal/b.ts',
+        'checkout/c.ts',
+        'billing/d.ts',
+      ]);
+    });
+
     it('SQL on a table past its owner: any write, and a read not listed', () => {
       const owners = { email_outbox: 'email', invoices: 'invoices' };
       const planted = tree(
@@ -288,6 +307,10 @@ describe('source structure', () => {
     const bare = sources.filter((s) => /@Post\(/.test(s.text)).map((s) => s.path);
     expect(bare).toEqual([]);
     expect(sources.filter((s) => /@IdempotentPost\(/.test(s.text)).length).toBeGreaterThan(5);
+  });
+
+  it('no scheme branch and no memo format past solana/: billing and the portal ask ChainPort', () => {
+    expect(chainDetailsOutsideSolana(sources)).toEqual([]);
   });
 
   it('the chain layer imports no domain module above it', () => {

@@ -254,8 +254,8 @@ describe('Subscriptions: bound to their own signatures', () => {
         const reads = gate();
         const both = gate();
         let arrived = 0;
-        const read = billing.chain.readAuthorization.bind(billing.chain);
-        jest.spyOn(billing.chain, 'readAuthorization').mockImplementation(async (...args) => {
+        const read = billing.chain.authorizationLeft.bind(billing.chain);
+        jest.spyOn(billing.chain, 'authorizationLeft').mockImplementation(async (...args) => {
           const state = await read(...args);
           if (++arrived === 2) reads.open();
           await both.wait();

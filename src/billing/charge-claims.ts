@@ -45,7 +45,7 @@ export class ChargeClaims {
     busy: string[] = [],
   ): Promise<AttemptRow[]> {
     const now = this.clock.now();
-    const oneAtATime = this.chain.scheme === 'token-delegate' && !subscriptionId;
+    const oneAtATime = this.chain.approval !== null && !subscriptionId;
     return this.attempts.claimDue({
       now,
       limit,

@@ -203,10 +203,11 @@ export class ChargeRunService {
     if (row.s_status !== 'Active') return this.settlement.abandon(row, result);
     if (row.s_revoked) return this.settlement.complete(row, 'authorization_gone', result);
 
-    // 3. Token-delegate: the pull is the price plus the mint's transfer fee (the price arrives
-    //    whole: the rule invoices follow too), and its own share of the approval must hold it.
-    if (this.chain.scheme === 'token-delegate') {
-      const pull = await this.chain.grossAmount(row.mint, BigInt(row.price));
+    // 3. Under a shared approval the pull is the price plus the mint's transfer fee (the price
+    //    arrives whole: the rule invoices follow too), and its own share of the approval must
+    //    hold it.
+    if (this.chain.approval) {
+      const pull = await this.chain.pullAmount(row.mint, BigInt(row.price));
       row.amount = pull.toString();
       input.amount = pull;
       const left = BigInt(row.s_authorized_amount) - BigInt(row.s_charged_amount);
@@ -215,7 +216,7 @@ export class ChargeRunService {
 
     // 4. Sign (a charge the accounts already doom is not sent), then record it before sending,
     //    while the subscription is still Active (under its row lock, so a pause or cancel that
-    //    commits first stops the charge). Under the token-delegate scheme the shared approval is
+    //    commits first stops the charge). Under a shared approval (`ChainPort.approval`) it is
     //    judged on a reservation read while none of the wallet's other charges in this mint was
     //    in flight, and the charge is recorded only if that still holds (`walletReservation`);
     //    otherwise it waits a moment and signs again.
@@ -223,7 +224,7 @@ export class ChargeRunService {
     for (let tries = 1; ; tries++) {
       let unchanged: WalletSeen | undefined;
       let seen: WalletReservation | null = null;
-      if (this.chain.scheme === 'token-delegate') {
+      if (this.chain.approval) {
         const self = { createdAt: row.s_created_at, id: row.subscription_id };
         seen = await this.quietReservation(row, self, patience.waits);
         if (!seen) {
@@ -337,7 +338,7 @@ export class ChargeRunService {
     result: ChargeRunResult,
     signature: string,
   ): Promise<boolean> {
-    if (this.chain.scheme === 'token-delegate' && outcome.state !== 'succeeded') {
+    if (this.chain.approval && outcome.state !== 'succeeded') {
       // A failure is explained from the accounts as they are now: the reservation too.
       const self = { createdAt: row.s_created_at, id: row.subscription_id };
       input.reservedForEarlier = async () =>

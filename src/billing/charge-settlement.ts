@@ -121,7 +121,7 @@ export class ChargeSettlement {
         if (finalized) events.push({ type: 'payment.confirmed', object: payment });
         await this.events.recordAll(tx, row.merchant_id, events);
       }
-      if (this.chain.scheme === 'token-delegate') {
+      if (this.chain.approval) {
         const left = BigInt(row.s_authorized_amount) - BigInt(row.s_charged_amount) - amount;
         // Two periods before the approval runs out: ask the customer to re-authorise.
         if (left >= 2n * amount && left < 3n * amount) {

@@ -9,7 +9,12 @@ import {
 } from '../common/errors/domain-error';
 import { Db } from '../database/db';
 import type { SqlTx } from '../database/pg-transaction';
-import { ChainPort, ChainTransaction, SignatureEntry } from '../solana/chain.port';
+import {
+  AuthorizationLeft,
+  ChainPort,
+  ChainTransaction,
+  SignatureEntry,
+} from '../solana/chain.port';
 import { planSubscribeReference } from '../solana/references';
 import { SubscriptionsService } from '../subscriptions/subscriptions.service';
 import { ChainCursors, WalkBudget } from './chain-cursors';
@@ -130,13 +135,22 @@ export class SubscribeService {
     if (!subscriber) {
       throw invalidSignature('is not a subscribe to this plan signed by its subscriber');
     }
-    const onchain = await this.onchainAuthorization(plan, subscriber);
-    // Token-delegate: each period pulls the price plus the mint's transfer fee (read now, before
-    // any database transaction opens).
-    const pull =
-      this.chain.scheme === 'token-delegate'
-        ? await this.chain.grossAmount(plan.mint, BigInt(plan.amount))
-        : BigInt(plan.amount);
+    const onchain = await this.chain.authorizationLeft(
+      {
+        merchantWallet: plan.merchant_wallet,
+        planId: plan.id,
+        mint: plan.mint,
+        amount: BigInt(plan.amount),
+        periodHours: plan.interval_seconds / 3600,
+      },
+      subscriber,
+    );
+    if (!onchain) {
+      throw invalidSignature("did not leave a subscription with this plan's terms on-chain");
+    }
+    // What each period pulls (under a shared approval the price plus the mint's transfer fee),
+    // read now, before any database transaction opens.
+    const pull = await this.chain.pullAmount(plan.mint, BigInt(plan.amount));
 
     let created = false;
     let subscriptionId: string;
@@ -264,56 +278,25 @@ export class SubscribeService {
   }
 
   /**
-   * What the subscriber's authorisation left on-chain, read before any database transaction
-   * opens. Token-delegate: the approval on their token account. Program scheme: the
-   * subscription account exists, running, with the plan's terms.
-   */
-  private async onchainAuthorization(
-    plan: PlanTerms,
-    subscriber: string,
-  ): Promise<{ address: string; delegated: bigint | null }> {
-    if (this.chain.scheme === 'program') {
-      const state = await this.chain.readProgramSubscription(
-        plan.merchant_wallet,
-        plan.id,
-        subscriber,
-      );
-      if (
-        !state ||
-        state.terms.amount !== BigInt(plan.amount) ||
-        state.terms.periodHours !== BigInt(plan.interval_seconds / 3600) ||
-        state.expiresAtTs !== 0n
-      ) {
-        throw invalidSignature("did not leave a subscription with this plan's terms on-chain");
-      }
-      return { address: state.address, delegated: null };
-    }
-    const authorization = await this.chain.readAuthorization(subscriber, plan.mint);
-    return {
-      address: authorization.tokenAccount,
-      delegated: authorization.delegatedToService ? authorization.delegatedAmount : 0n,
-    };
-  }
-
-  /**
-   * Token-delegate: the approval must cover this plan's share on top of what the wallet's other
+   * Under a shared approval: it must cover this plan's share on top of what the wallet's other
    * live subscriptions in the mint still need, read under the wallet's lock (a subscribe sent
    * later replaces the approval of one sent earlier). @returns this subscription's share (0
-   * under the program scheme, where the program keeps the terms).
+   * where the chain keeps the subscription's terms).
    */
   private async covers(
     tx: SqlTx,
     plan: PlanTerms,
     subscriber: string,
-    onchain: { delegated: bigint | null },
+    onchain: AuthorizationLeft,
     pull: bigint,
   ): Promise<bigint> {
-    if (onchain.delegated === null) return 0n;
-    const share = this.chain.subscriptionAllowance(pull);
+    const approval = this.chain.approval;
+    if (onchain.approved === null || !approval) return 0n;
+    const share = approval.share(pull);
     const needed =
       share +
       (await this.reservations.reservedIn(tx, subscriber, plan.mint, { exceptPlanId: plan.id }));
-    if (onchain.delegated < needed) {
+    if (onchain.approved < needed) {
       throw invalidSignature(
         'left an approval that does not cover this plan (a later approval replaced it?)',
       );

@@ -122,12 +122,10 @@ export class CheckoutService {
     const plan = await this.subscribes.plan(id);
     const description = await this.plans.description(id);
     const amount = BigInt(plan.amount);
-    const delegate = this.chain.scheme === 'token-delegate';
-    // What each period pulls: the price, plus the mint's transfer fee under the token-delegate
-    // scheme (the price arrives whole). The page renders with the RPC down: the price then.
-    const pull = delegate
-      ? await this.chain.grossAmount(plan.mint, amount).catch(() => amount)
-      : amount;
+    const approval = this.chain.approval;
+    // What each period pulls: the price, plus the mint's transfer fee under a shared approval
+    // (the price arrives whole). The page renders with the RPC down: the price then.
+    const pull = await this.chain.pullAmount(plan.mint, amount).catch(() => amount);
     return {
       id: plan.id,
       label: plan.label,
@@ -138,8 +136,8 @@ export class CheckoutService {
       intervalSeconds: plan.interval_seconds,
       active: plan.active,
       amountPerPeriod: formatAmount(pull),
-      authorizedAmount: delegate ? formatAmount(this.chain.subscriptionAllowance(pull)) : null,
-      authorizedPeriods: delegate ? Number(this.chain.subscriptionAllowance(pull) / pull) : null,
+      authorizedAmount: approval ? formatAmount(approval.share(pull)) : null,
+      authorizedPeriods: approval ? approval.periods : null,
     };
   }
 
@@ -165,12 +163,9 @@ export class CheckoutService {
     if (await this.subscriptions.hasLiveForWallet(id, account))
       throw new ConflictError('This wallet already has a live subscription to the plan');
     const price = BigInt(plan.amount);
-    const amount =
-      this.chain.scheme === 'token-delegate'
-        ? await this.chain.grossAmount(plan.mint, price).catch(() => {
-            throw new ChainUnavailableError();
-          })
-        : price;
+    const amount = await this.chain.pullAmount(plan.mint, price).catch(() => {
+      throw new ChainUnavailableError();
+    });
     const tx = await this.chain.buildSubscribe({
       subscriber: account,
       merchantWallet: plan.merchant_wallet,

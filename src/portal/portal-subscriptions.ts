@@ -63,7 +63,7 @@ export class PortalSubscriptions {
   view(row: PortalSubscriptionRow): PortalSubscriptionResponse {
     const amount = BigInt(row.amount);
     const live = (row.status === 'Active' || row.status === 'PastDue') && !row.revoked;
-    const delegate = this.chain.scheme === 'token-delegate';
+    const delegate = this.chain.approval !== null;
     const left = BigInt(row.authorized_amount) - BigInt(row.charged_amount);
     return {
       id: row.id,
@@ -99,8 +99,7 @@ export class PortalSubscriptions {
 
   /** What a charge pulls, or null when the mint's fee cannot be read now. */
   private async readPull(row: { mint: MintSymbol; amount: string }): Promise<string | null> {
-    if (this.chain.scheme !== 'token-delegate') return row.amount;
-    const pull = await this.chain.grossAmount(row.mint, BigInt(row.amount)).catch(() => null);
+    const pull = await this.chain.pullAmount(row.mint, BigInt(row.amount)).catch(() => null);
     return pull === null ? null : pull.toString();
   }
 }

@@ -12,7 +12,7 @@ import { Db } from '../database/db';
 import { ChargeRunService } from '../billing/charge-run.service';
 import { invalidSignature, SubscribeService } from '../billing/subscribe.service';
 import { invoiceCheckoutUrl, invoiceNumber } from '../invoices/invoice.mapper';
-import { ChainPort } from '../solana/chain.port';
+import { ChainPort, SharedApproval } from '../solana/chain.port';
 import type { MintSymbol } from '../solana/mints';
 import { SubscriptionsService } from '../subscriptions/subscriptions.service';
 import type { SignatureUse } from '../subscriptions/entities/subscription-signature.entity';
@@ -105,7 +105,7 @@ export class PortalService {
           `${formatAmount(amount)} ${row.mint}. Top up, then settle again`,
       );
     }
-    if (this.chain.scheme === 'token-delegate' && !this.covered(row, state)) {
+    if (this.chain.approval && !this.covered(row, state)) {
       throw new ConflictError(
         'Your authorisation no longer covers this payment: re-authorise first',
       );
@@ -141,11 +141,7 @@ export class PortalService {
     account: string,
   ): Promise<TransactionRequestResponse> {
     const row = await this.actionable(grant, id, account);
-    if (this.chain.scheme !== 'token-delegate') {
-      throw new ConflictError(
-        'Subscriptions under the Subscriptions program need no re-authorising',
-      );
-    }
+    const approval = this.needsReauthorizing();
     const amount = this.subscriptionsView.pullOf(row);
     const tx = await this.chain.buildSubscribe({
       subscriber: account,
@@ -156,10 +152,9 @@ export class PortalService {
       periodHours: row.interval_seconds / 3600,
       otherSubscriptionsAllowance: await this.subscribes.reserved(account, row.mint, row.plan_id),
     });
-    const periods = this.chain.subscriptionAllowance(amount) / amount;
     return {
       transaction: tx.transaction,
-      message: `Re-authorise ${row.label}: ${periods} more payments of ${formatAmount(amount)} ${row.mint}`,
+      message: `Re-authorise ${row.label}: ${approval.periods} more payments of ${formatAmount(amount)} ${row.mint}`,
     };
   }
 
@@ -179,11 +174,7 @@ export class PortalService {
     signature: string,
   ): Promise<PortalSubscriptionResponse> {
     const row = await this.subscriptionsView.row(grant, id);
-    if (this.chain.scheme !== 'token-delegate') {
-      throw new ConflictError(
-        'Subscriptions under the Subscriptions program need no re-authorising',
-      );
-    }
+    const approval = this.needsReauthorizing();
     if (await this.usedFor(signature, id, 'reauthorize')) {
       return this.subscriptionsView.view(await this.subscriptionsView.row(grant, id));
     }
@@ -192,7 +183,7 @@ export class PortalService {
     if (signer !== row.wallet_address) {
       throw invalidSignature('is not an authorisation of this subscription signed by its wallet');
     }
-    const share = this.chain.subscriptionAllowance(this.subscriptionsView.pullOf(row));
+    const share = approval.share(this.subscriptionsView.pullOf(row));
     const state = await this.readAuthorization(row.wallet_address, row.mint);
     const changed = await this.db.transaction(async (tx) => {
       const others = await this.subscribes.lockWalletReservations(
@@ -255,16 +246,11 @@ export class PortalService {
     if (!revoked) {
       throw invalidSignature('is not the revoke of this subscription signed by its wallet');
     }
-    if (this.chain.scheme === 'program') {
-      const state = await this.chain.readProgramSubscription(
-        row.merchant_wallet,
-        row.plan_id,
-        row.wallet_address,
-      );
-      if (state && state.expiresAtTs === 0n) {
-        throw invalidSignature('left the subscription authorised on-chain');
-      }
-    }
+    const withdrawn = await this.chain.authorizationWithdrawn({
+      ...this.planRef(row),
+      subscriber: row.wallet_address,
+    });
+    if (!withdrawn) throw invalidSignature('left the subscription authorised on-chain');
     await this.db.transaction((tx) => this.subscriptions.revoke(tx, grant, id, signature));
     return this.subscriptionsView.view(await this.subscriptionsView.row(grant, id));
   }
@@ -317,6 +303,20 @@ export class PortalService {
       );
     }
     return row;
+  }
+
+  /**
+   * The shared approval a re-authorisation renews. @throws ConflictError where the chain keeps
+   * each subscription's terms (the Subscriptions program): nothing runs out to renew.
+   */
+  private needsReauthorizing(): SharedApproval {
+    const approval = this.chain.approval;
+    if (!approval) {
+      throw new ConflictError(
+        'Subscriptions under the Subscriptions program need no re-authorising',
+      );
+    }
+    return approval;
   }
 
   private async readAuthorization(wallet: string, mint: MintSymbol) {

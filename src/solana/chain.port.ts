@@ -1,7 +1,8 @@
 import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-codes';
-import type { SolanaCluster, SubscriptionScheme } from '../config/app-config';
+import type { SolanaCluster } from '../config/app-config';
 import type { MintSymbol } from './mints';
+import type { PaymentScan, ReceiptRead, SignatureEntry } from './payment-scan';
 
 /** A transaction for someone else to sign: base64 wire bytes with no signatures yet. */
 export interface UnsignedTx {
@@ -169,80 +170,13 @@ export type TxOutcome =
   /** No answer before the deadline (the RPC is down): settle it later with `outcome`. */
   | { state: 'unknown' };
 
-/** One transfer instruction into a token account, in a successful transaction. */
-export interface ScannedTransfer {
-  /** Its index among the transaction's top-level instructions. */
-  instruction: number;
-  /** What the instruction sent. */
-  gross: bigint;
-  /** What the chain withheld of it (a Token-2022 transfer fee; 0 without one). */
-  fee: bigint;
-  /** What arrived in the account: `gross - fee`. */
-  amount: bigint;
-  /** Read-only non-signer accounts after the transfer's own accounts (Solana Pay references). */
-  references: string[];
-  /** Who signed it: the source's owner, or a delegate of it. */
-  authority: string;
-}
-
-/**
- * Tokens that arrived in one token account in one successful transaction: what each transfer
- * instruction into it brought, and what arrived that none of them explains. What any of it pays
- * (an invoice, nothing known, a subscription charge) is the billing domain's decision.
- */
-export interface ScannedReceipt {
-  signature: string;
-  slot: number;
-  blockTime: number | null;
-  /** Whether the block was finalized when scanned (else confirmed): settle later by signature. */
-  finalized: boolean;
-  /** The token account that received. */
-  destination: string;
-  /** Its owner (the merchant's wallet for an associated token account). */
-  destinationOwner: string | null;
-  /** The mint's address. */
-  mint: string;
-  /** What the account's balance rose by (every transfer's net, and anything else). */
-  received: bigint;
-  /**
-   * The top-level transfer instructions into it, each with what arrived of it, in order. Empty
-   * when they claim more than arrived (money left the account in the same transaction, or a fee
-   * other than the mint's): then nothing is credited to an instruction.
-   */
-  transfers: ScannedTransfer[];
-  /**
-   * What arrived that no transfer instruction explains: an inner transfer by a program, a mint,
-   * or everything that arrived when `transfers` is empty.
-   */
-  unexplained: bigint;
-  /** Every reference on the transfers into it. */
-  references: string[];
-  /** The wallet whose token account of this mint paid the most in the transaction. */
-  payer: string | null;
-  /** The text of the transaction's memo instructions, if any. */
-  memo: string | null;
-}
-
-/** One forward scan: the receipts found, oldest first, and the cursor to store for the next. */
-export interface PaymentScan {
-  receipts: ScannedReceipt[];
-  /** The newest signature processed (store it; pass it back next time). Unchanged when none. */
-  cursor: string | null;
-  /** How many signatures were read (spam makes this larger, never hides a payment). */
-  signaturesScanned: number;
-}
-
-/** A signature naming an address, as `getSignaturesForAddress` lists it. */
-export interface SignatureEntry {
-  signature: string;
-  slot: number;
-  /** It landed and failed: it moved nothing. */
-  failed: boolean;
-  finalized: boolean;
-}
-
-/** What a transaction brought a token account: nothing (null), or not served by the RPC yet. */
-export type ReceiptRead = { served: true; receipt: ScannedReceipt | null } | { served: false };
+export type {
+  PaymentScan,
+  ReceiptRead,
+  ScannedReceipt,
+  ScannedTransfer,
+  SignatureEntry,
+} from './payment-scan';
 
 /** A top-level instruction of a transaction as the chain recorded it. */
 export interface ChainInstruction {
@@ -294,6 +228,43 @@ export class PlanTermsMismatchError extends DomainError {
   }
 }
 
+/** A plan's terms as a subscriber's authorisation must hold them. */
+export interface AuthorizedPlan extends PlanRef {
+  /** What each period pulls (`ChainPort.pullAmount`). */
+  amount: bigint;
+  periodHours: number;
+}
+
+/**
+ * What a subscriber's authorisation of a plan left on-chain (`ChainPort.authorizationLeft`), read
+ * before the service records the subscription.
+ */
+export interface AuthorizationLeft {
+  /** Where the authorisation lives (`ChainPort.subscriptionAddress`). */
+  address: string;
+  /**
+   * Under a shared approval (`ChainPort.approval`): what the service key is approved for on the
+   * subscriber's token account now (0 without an approval), for the caller to judge against the
+   * wallet's other subscriptions. Null where the chain keeps the subscription's own terms.
+   */
+  approved: bigint | null;
+}
+
+/**
+ * A customer's authorisation as one approval of the service key on their token account, shared
+ * by all of the wallet's subscriptions in that mint (the token-delegate scheme). It is a finite
+ * amount the service keeps books of: each subscription authorises its share, charges are judged
+ * one of a wallet's at a time against what the others still need, and the customer re-authorises
+ * when it runs low. `ChainPort.approval` is null under a scheme that keeps each subscription's
+ * terms on-chain (the Subscriptions program), where none of this applies.
+ */
+export interface SharedApproval {
+  /** How many periods one authorisation covers. */
+  readonly periods: number;
+  /** One subscription's share of the approval: its pull for `periods` periods. */
+  share(pull: bigint): bigint;
+}
+
 /** The on-chain authorisation a subscriber gave the service (token-delegate scheme). */
 export interface AuthorizationState {
   tokenAccount: string;
@@ -324,7 +295,12 @@ export interface ProgramSubscriptionState {
  */
 export abstract class ChainPort {
   abstract readonly cluster: SolanaCluster;
-  abstract readonly scheme: SubscriptionScheme;
+  /**
+   * How customers' authorisations are budgeted: one approval shared by a wallet's subscriptions
+   * in a mint (the token-delegate scheme), or null where the chain keeps each subscription's
+   * terms (the Subscriptions program). Billing and the portal ask this, never which scheme runs.
+   */
+  abstract readonly approval: SharedApproval | null;
   /** The service key (base58): fee payer of its pulls and the puller plans authorise. */
   abstract readonly servicePublicKey: string;
   /**
@@ -350,8 +326,13 @@ export abstract class ChainPort {
     subscriber: string;
     mint: MintSymbol;
   }): Promise<string>;
-  /** Token-delegate scheme: one subscription's share of the approval (amount x periods). */
-  abstract subscriptionAllowance(amount: bigint): bigint;
+  /**
+   * What each period's charge of a plan priced `price` pulls from the subscriber: under a shared
+   * approval, the price plus the mint's Token-2022 transfer fee in force (the price arrives
+   * whole, the rule invoices follow too; one RPC read, cached); under the Subscriptions program,
+   * the plan's amount as it holds it (no RPC).
+   */
+  abstract pullAmount(mint: MintSymbol, price: bigint): Promise<bigint>;
 
   /**
    * The builders of unsigned transactions take a recent blockhash from a cache refreshed in the
@@ -425,18 +406,27 @@ export abstract class ChainPort {
     tx: ChainTransaction,
     plan: PlanRef & { subscriber: string },
   ): Promise<boolean>;
+  /**
+   * What `subscriber`'s authorisation of `plan` left on-chain: the Subscriptions program's
+   * running subscription with the plan's terms (else null), or the approval on their token
+   * account of the plan's mint (see `AuthorizationLeft.approved`).
+   */
+  abstract authorizationLeft(
+    plan: AuthorizedPlan,
+    subscriber: string,
+  ): Promise<AuthorizationLeft | null>;
+  /**
+   * Whether the chain holds `subscriber`'s authorisation of the plan withdrawn, after a revoke
+   * was read from a transaction (`isRevocationBy`): the program's subscription cancelled or
+   * gone. Under a shared approval the revoke itself reset it: true.
+   */
+  abstract authorizationWithdrawn(plan: PlanRef & { subscriber: string }): Promise<boolean>;
   /** Every transaction naming `address` after `cursor` (a signature), oldest first. */
   abstract signaturesAfter(address: string, cursor: string | null): Promise<SignatureScan>;
 
   abstract readAuthorization(subscriber: string, mint: MintSymbol): Promise<AuthorizationState>;
   /** Which of these accounts exist (one `getMultipleAccounts` per 100). */
   abstract existingAccounts(addresses: string[]): Promise<Set<string>>;
-  /** Program scheme: the subscription account of a plan and subscriber, or null when absent. */
-  abstract readProgramSubscription(
-    merchantWallet: string,
-    planId: string,
-    subscriber: string,
-  ): Promise<ProgramSubscriptionState | null>;
 }
 
 /** `ChargeInput.reservedForEarlier`, resolved (call after reading the token account). */

@@ -2,7 +2,9 @@ import { TOKEN_2022_PROGRAM_ID } from '@solana/spl-token';
 import { AccountInfo, Commitment, Connection, Keypair, PublicKey } from '@solana/web3.js';
 import type { SolanaCluster, SubscriptionScheme as SchemeName } from '../config/app-config';
 import {
+  AuthorizationLeft,
   AuthorizationState,
+  AuthorizedPlan,
   ChainPort,
   ChainTransaction,
   ChargeFailure,
@@ -18,6 +20,7 @@ import {
   ProgramSubscriptionState,
   ResolvedMint,
   RevokeInput,
+  SharedApproval,
   SignatureScan,
   SignedTx,
   SubscribeInput,
@@ -30,16 +33,9 @@ import { BlockhashCache, BlockhashCacheOptions, ChainUnavailableError } from './
 import { ataOf, MintFees, MintResolver } from './mint-resolver';
 import { MintInfo, MintSymbol } from './mints';
 import { PaymentScanner } from './payment-scanner';
-import { ProgramScheme } from './schemes/program.scheme';
+import { ProgramScheme, readProgramSubscription } from './schemes/program.scheme';
 import { SchemeContext, SubscriptionScheme } from './schemes/subscription-scheme';
 import { TokenDelegateScheme } from './schemes/token-delegate.scheme';
-import {
-  decodeSubscriptionAccount,
-  onchainPlanId,
-  planPda,
-  subscriptionPda,
-  SUBSCRIPTIONS_PROGRAM_ID,
-} from './subscriptions-program';
 import { doomedCharge, tokenAccountState } from './token-account-state';
 import { chainTransaction } from './chain-transaction';
 import { createMerchantAccount, InvoiceTransactions } from './invoice-transactions';
@@ -82,7 +78,7 @@ export interface RpcChainOptions {
  */
 export class RpcChainAdapter extends ChainPort {
   readonly cluster: SolanaCluster;
-  readonly scheme: SchemeName;
+  readonly approval: SharedApproval | null;
   readonly servicePublicKey: string;
   /** 5,000 lamports per signature (a charge has the service key's alone), no priority fee. */
   readonly chargeFeeLamports = 5_000n;
@@ -96,7 +92,6 @@ export class RpcChainAdapter extends ChainPort {
   private readonly fees: MintFees;
   private readonly subscriptions: SubscriptionScheme;
   private readonly commitment: Commitment;
-  private readonly approvalPeriods: number;
   /** The token accounts of the charges being signed, read together (`getMultipleAccounts`). */
   private readonly accounts: RpcBatcher<AccountInfo<Buffer> | null>;
 
@@ -107,9 +102,7 @@ export class RpcChainAdapter extends ChainPort {
     super();
     // The options hold the keypair: only the signer keeps it, nothing else is stored.
     this.commitment = options.commitment;
-    this.approvalPeriods = options.approvalPeriods;
     this.cluster = options.cluster;
-    this.scheme = options.scheme;
     this.signer = new ServiceSigner(options.serviceKey);
     this.servicePublicKey = this.signer.publicKey.toBase58();
     this.mints = new MintResolver(connection, options.commitment, options.mints);
@@ -142,6 +135,7 @@ export class RpcChainAdapter extends ChainPort {
     };
     this.subscriptions =
       options.scheme === 'program' ? new ProgramScheme(context) : new TokenDelegateScheme(context);
+    this.approval = this.subscriptions.approval;
   }
 
   mint(symbol: MintSymbol): Promise<ResolvedMint> {
@@ -172,8 +166,8 @@ export class RpcChainAdapter extends ChainPort {
     });
   }
 
-  subscriptionAllowance(amount: bigint): bigint {
-    return amount * BigInt(this.approvalPeriods);
+  async pullAmount(mint: MintSymbol, price: bigint): Promise<bigint> {
+    return this.subscriptions.pullsTransferFee ? this.grossAmount(mint, price) : price;
   }
 
   buildInvoiceRegistration(input: InvoiceRegistrationInput): Promise<UnsignedTx> {
@@ -281,7 +275,7 @@ export class RpcChainAdapter extends ChainPort {
       tokenAccountState(source, sourceInfo, program, service),
       tokenAccountState(destination, destinationInfo, program, service),
       input.amount,
-      this.scheme === 'token-delegate',
+      this.approval !== null,
       await reservedOf(input),
     );
     return doomed?.reason ?? this.subscriptions.classifyProgramError(input, error);
@@ -347,6 +341,17 @@ export class RpcChainAdapter extends ChainPort {
     return this.subscriptions.isRevocationBy(tx, plan, await this.mints.mint(plan.mint));
   }
 
+  async authorizationLeft(
+    plan: AuthorizedPlan,
+    subscriber: string,
+  ): Promise<AuthorizationLeft | null> {
+    return this.subscriptions.authorizationLeft(plan, subscriber, await this.mints.mint(plan.mint));
+  }
+
+  authorizationWithdrawn(plan: PlanRef & { subscriber: string }): Promise<boolean> {
+    return this.subscriptions.authorizationWithdrawn(plan);
+  }
+
   async signaturesAfter(address: string, cursor: string | null): Promise<SignatureScan> {
     const all = await this.scanner.signaturesAfter(address, cursor);
     return {
@@ -372,23 +377,18 @@ export class RpcChainAdapter extends ChainPort {
     return new Set(addresses.filter((_, i) => infos[i] !== null));
   }
 
-  async readProgramSubscription(
+  /** Program scheme: the subscription account of a plan and subscriber, or null when absent. */
+  readProgramSubscription(
     merchantWallet: string,
     planId: string,
     subscriber: string,
   ): Promise<ProgramSubscriptionState | null> {
-    const plan = await planPda(merchantWallet, onchainPlanId(planId));
-    const address = await subscriptionPda(plan, subscriber);
-    const info = await this.connection.getAccountInfo(new PublicKey(address), this.commitment);
-    if (!info || !info.owner.equals(SUBSCRIPTIONS_PROGRAM_ID)) return null;
-    const state = decodeSubscriptionAccount(address, info);
-    return {
-      address,
-      terms: state.terms,
-      amountPulledInPeriod: state.amountPulledInPeriod,
-      currentPeriodStartTs: state.currentPeriodStartTs,
-      expiresAtTs: state.expiresAtTs,
-    };
+    return readProgramSubscription(
+      { connection: this.connection, commitment: this.commitment },
+      merchantWallet,
+      planId,
+      subscriber,
+    );
   }
 
   /**

@@ -202,6 +202,29 @@ export function executorsOutsideRepositories(sources: readonly SourceFile[]): st
     .map((s) => s.path.split(sep).join('/'));
 }
 
+/**
+ * A scheme branch or a chain format: a comparison with the scheme's name, a scheme's name as a
+ * literal, or a memo format (`subscribe:v1:`, `revoke:v1:`, `plan:v1:`).
+ */
+const CHAIN_DETAIL =
+  /\bscheme\s*[!=]==|\bscheme\b\s*\)|['"`](?:token-delegate|program)['"`]|\b(?:subscribe|revoke|plan):v\d/;
+
+/**
+ * Files past `solana/` (specs aside) that branch on the subscription scheme or write a memo
+ * format: those belong behind `ChainPort`. `config/` names the schemes (a setting).
+ */
+export function chainDetailsOutsideSolana(sources: readonly SourceFile[]): string[] {
+  return sources
+    .filter(
+      (s) =>
+        !isSpec(s) &&
+        s.module !== 'solana' &&
+        s.module !== 'config' &&
+        CHAIN_DETAIL.test(code(s.text)),
+    )
+    .map((s) => s.path.split(sep).join('/'));
+}
+
 /** The tables a file's SQL reads (`FROM`, `JOIN`) and writes (`INSERT INTO`, `UPDATE`, `DELETE FROM`). */
 export function tablesIn(text: string): { reads: string[]; writes: string[] } {
   const found = (pattern: RegExp) =>

@@ -1,4 +1,4 @@
-import { PublicKey, TransactionInstruction } from '@solana/web3.js';
+import { Commitment, Connection, PublicKey, TransactionInstruction } from '@solana/web3.js';
 import {
   SUBSCRIPTIONS_ERROR__DELEGATION_EXPIRED,
   SUBSCRIPTIONS_ERROR__PLAN_CLOSED,
@@ -8,12 +8,15 @@ import {
   ZERO_ADDRESS,
 } from '@solana/subscriptions';
 import {
+  AuthorizationLeft,
+  AuthorizedPlan,
   ChainTransaction,
   ChargeFailedError,
   ChargeFailure,
   ChargeInput,
   PlanRegistrationInput,
   PlanTermsMismatchError,
+  ProgramSubscriptionState,
   ResolvedMint,
   RevokeInput,
   SubscribeInput,
@@ -23,6 +26,7 @@ import {
   createPlanInstruction,
   decodeAuthorityAccount,
   decodePlanAccount,
+  decodeSubscriptionAccount,
   onchainPlanId,
   planPda,
   revokedIn,
@@ -56,6 +60,10 @@ const AUTHORIZATION_GONE_CODES = new Set<number>([
  */
 export class ProgramScheme implements SubscriptionScheme {
   readonly name = 'program' as const;
+  /** The program keeps each subscription's terms: no approval for the service to budget. */
+  readonly approval = null;
+  /** The program pulls the plan's amount as its terms say. */
+  readonly pullsTransferFee = false;
 
   constructor(private readonly ctx: SchemeContext) {}
 
@@ -213,12 +221,70 @@ export class ProgramScheme implements SubscriptionScheme {
     });
   }
 
+  /** The program's subscription, running (never cancelled) with the plan's amount and period. */
+  async authorizationLeft(
+    plan: AuthorizedPlan,
+    subscriber: string,
+  ): Promise<AuthorizationLeft | null> {
+    const state = await readProgramSubscription(
+      this.ctx,
+      plan.merchantWallet,
+      plan.planId,
+      subscriber,
+    );
+    if (
+      !state ||
+      state.terms.amount !== plan.amount ||
+      state.terms.periodHours !== BigInt(plan.periodHours) ||
+      state.expiresAtTs !== 0n
+    ) {
+      return null;
+    }
+    return { address: state.address, approved: null };
+  }
+
+  /** The program's subscription is gone, or cancelled (its expiry set). */
+  async authorizationWithdrawn(plan: {
+    merchantWallet: string;
+    planId: string;
+    subscriber: string;
+  }): Promise<boolean> {
+    const state = await readProgramSubscription(
+      this.ctx,
+      plan.merchantWallet,
+      plan.planId,
+      plan.subscriber,
+    );
+    return !state || state.expiresAtTs !== 0n;
+  }
+
   classifyProgramError(_input: ChargeInput, error: string): Promise<ChargeFailure> {
     const code = customErrorCode(error);
     return Promise.resolve(
       code !== null && AUTHORIZATION_GONE_CODES.has(code) ? 'authorization_gone' : 'transient',
     );
   }
+}
+
+/** The subscription account of a plan and subscriber as the program holds it, or null when absent. */
+export async function readProgramSubscription(
+  chain: { connection: Connection; commitment: Commitment },
+  merchantWallet: string,
+  planId: string,
+  subscriber: string,
+): Promise<ProgramSubscriptionState | null> {
+  const plan = await planPda(merchantWallet, onchainPlanId(planId));
+  const address = await subscriptionPda(plan, subscriber);
+  const info = await chain.connection.getAccountInfo(new PublicKey(address), chain.commitment);
+  if (!info || !info.owner.equals(SUBSCRIPTIONS_PROGRAM_ID)) return null;
+  const state = decodeSubscriptionAccount(address, info);
+  return {
+    address,
+    terms: state.terms,
+    amountPulledInPeriod: state.amountPulledInPeriod,
+    currentPeriodStartTs: state.currentPeriodStartTs,
+    expiresAtTs: state.expiresAtTs,
+  };
 }
 
 /** What differs between an on-chain plan and the expected terms, or null when nothing does. */

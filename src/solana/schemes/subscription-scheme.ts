@@ -1,12 +1,15 @@
 import { AccountInfo, Commitment, Connection, TransactionInstruction } from '@solana/web3.js';
 import type { SubscriptionScheme as SchemeName } from '../../config/app-config';
 import type {
+  AuthorizationLeft,
+  AuthorizedPlan,
   ChainTransaction,
   ChargeFailure,
   ChargeInput,
   PlanRegistrationInput,
   ResolvedMint,
   RevokeInput,
+  SharedApproval,
   SubscribeInput,
 } from '../chain.port';
 import type { MintResolver } from '../mint-resolver';
@@ -37,6 +40,10 @@ export interface ChargeAccounts {
  */
 export interface SubscriptionScheme {
   readonly name: SchemeName;
+  /** The scheme's shared approval (`ChainPort.approval`), or null when it keeps terms on-chain. */
+  readonly approval: SharedApproval | null;
+  /** Whether a pull is the price plus the mint's transfer fee (`ChainPort.pullAmount`). */
+  readonly pullsTransferFee: boolean;
 
   /** The plan's on-chain account (program scheme: its PDA), or null when the scheme has none. */
   planAddress(merchantWallet: string, planId: string): Promise<string | null>;
@@ -86,6 +93,19 @@ export interface SubscriptionScheme {
     plan: { merchantWallet: string; planId: string; subscriber: string },
     mint: ResolvedMint,
   ): Promise<boolean>;
+
+  /** What the subscriber's authorisation of the plan left on-chain (`ChainPort`'s). */
+  authorizationLeft(
+    plan: AuthorizedPlan,
+    subscriber: string,
+    mint: ResolvedMint,
+  ): Promise<AuthorizationLeft | null>;
+  /** Whether the chain holds that authorisation withdrawn (`ChainPort`'s). */
+  authorizationWithdrawn(plan: {
+    merchantWallet: string;
+    planId: string;
+    subscriber: string;
+  }): Promise<boolean>;
 
   /** Classifies a failed charge whose account states did not already explain it. */
   classifyProgramError(input: ChargeInput, error: string): Promise<ChargeFailure>;

@@ -6,6 +6,7 @@ import {
 } from '@solana/spl-token';
 import { PublicKey, TransactionInstruction } from '@solana/web3.js';
 import {
+  AuthorizationLeft,
   ChainInstruction,
   ChainTransaction,
   ChargeFailedError,
@@ -15,6 +16,7 @@ import {
   PlanRegistrationInput,
   ResolvedMint,
   RevokeInput,
+  SharedApproval,
   SubscribeInput,
 } from '../chain.port';
 import { ataOf } from '../mint-resolver';
@@ -33,8 +35,15 @@ import { ChargeAccounts, SchemeContext, SubscriptionScheme } from './subscriptio
  */
 export class TokenDelegateScheme implements SubscriptionScheme {
   readonly name = 'token-delegate' as const;
+  /** One approval per token account, shared by the wallet's subscriptions in the mint. */
+  readonly approval: SharedApproval;
+  /** The price arrives whole: each pull adds the mint's transfer fee. */
+  readonly pullsTransferFee = true;
 
-  constructor(private readonly ctx: SchemeContext) {}
+  constructor(private readonly ctx: SchemeContext) {
+    const periods = ctx.approvalPeriods;
+    this.approval = { periods, share: (pull) => pull * BigInt(periods) };
+  }
 
   planAddress(): Promise<string | null> {
     return Promise.resolve(null); // the registration is a memo; no plan account exists
@@ -62,7 +71,7 @@ export class TokenDelegateScheme implements SubscriptionScheme {
 
   subscribe(input: SubscribeInput, mint: ResolvedMint): Promise<TransactionInstruction[]> {
     const subscriber = new PublicKey(input.subscriber);
-    const share = input.amount * BigInt(this.ctx.approvalPeriods);
+    const share = this.approval.share(input.amount);
     const others = input.otherSubscriptionsAllowance ?? 0n;
     if (others < 0n) throw new RangeError('otherSubscriptionsAllowance must not be negative');
     const approve = createApproveCheckedInstruction(
@@ -181,6 +190,31 @@ export class TokenDelegateScheme implements SubscriptionScheme {
         program,
       ),
     ];
+  }
+
+  /** The approval of the service key on the subscriber's token account (0 without one). */
+  async authorizationLeft(
+    _plan: unknown,
+    subscriber: string,
+    mint: ResolvedMint,
+  ): Promise<AuthorizationLeft> {
+    const address = ataOf(mint, subscriber);
+    const info = await this.ctx.connection.getAccountInfo(address, this.ctx.commitment);
+    const state = tokenAccountState(
+      address,
+      info,
+      new PublicKey(mint.tokenProgram),
+      this.ctx.signer.publicKey,
+    );
+    return {
+      address: state.tokenAccount,
+      approved: state.delegatedToService ? state.delegatedAmount : 0n,
+    };
+  }
+
+  /** The revoke itself reset the approval to what the wallet's other subscriptions need. */
+  authorizationWithdrawn(): Promise<boolean> {
+    return Promise.resolve(true);
   }
 
   /** The account states explain every refusal of a plain transfer; anything else may pass. */
