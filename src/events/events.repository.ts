@@ -31,8 +31,9 @@ export interface EventPage {
 
 /*
  * The reads of events below return each event with its latest delivery (a LATERAL join on the
- * (event_id, created_at) index; none: the delivery columns are null, so they are typed nullable
- * with `?`, which pgtyped cannot tell through the outer join). They read `webhook_deliveries`
+ * (event_id, created_at) index; none: the delivery columns are null). pgtyped types `status`
+ * and `attempts` by their NOT NULL columns through the outer join, so they are forced nullable
+ * (`?`); the other delivery columns are nullable already. They read `webhook_deliveries`
  * (the webhooks module's) in the same statement. pgtyped reads each statement's text whole, so
  * the select list and the join are written out in each.
  */
@@ -40,7 +41,7 @@ export interface EventPage {
 /** The merchant's events, newest first (a page of at most `limit`). */
 const listEvents = sql<IListEventsQuery>`
   SELECT e.payload, d.status AS "status?", d.attempts AS "attempts?",
-         d.last_http_status AS "last_http_status?", d.last_error AS "last_error?",
+         d.last_http_status, d.last_error,
          api_time(d.last_attempt_at) AS last_attempt_at,
          api_time(d.next_attempt_at) AS next_attempt_at, api_time(d.delivered_at) AS delivered_at
     FROM events e
@@ -54,7 +55,7 @@ const listEvents = sql<IListEventsQuery>`
 /** `listEvents` of one type only. */
 const listEventsOfType = sql<IListEventsOfTypeQuery>`
   SELECT e.payload, d.status AS "status?", d.attempts AS "attempts?",
-         d.last_http_status AS "last_http_status?", d.last_error AS "last_error?",
+         d.last_http_status, d.last_error,
          api_time(d.last_attempt_at) AS last_attempt_at,
          api_time(d.next_attempt_at) AS next_attempt_at, api_time(d.delivered_at) AS delivered_at
     FROM events e
@@ -68,7 +69,7 @@ const listEventsOfType = sql<IListEventsOfTypeQuery>`
 /** `listEvents` after a cursor: the event (`afterCreatedAt`, `afterId`) the previous page ended on. */
 const listEventsAfter = sql<IListEventsAfterQuery>`
   SELECT e.payload, d.status AS "status?", d.attempts AS "attempts?",
-         d.last_http_status AS "last_http_status?", d.last_error AS "last_error?",
+         d.last_http_status, d.last_error,
          api_time(d.last_attempt_at) AS last_attempt_at,
          api_time(d.next_attempt_at) AS next_attempt_at, api_time(d.delivered_at) AS delivered_at
     FROM events e
@@ -82,7 +83,7 @@ const listEventsAfter = sql<IListEventsAfterQuery>`
 /** `listEvents` of one type only, after a cursor. */
 const listEventsOfTypeAfter = sql<IListEventsOfTypeAfterQuery>`
   SELECT e.payload, d.status AS "status?", d.attempts AS "attempts?",
-         d.last_http_status AS "last_http_status?", d.last_error AS "last_error?",
+         d.last_http_status, d.last_error,
          api_time(d.last_attempt_at) AS last_attempt_at,
          api_time(d.next_attempt_at) AS next_attempt_at, api_time(d.delivered_at) AS delivered_at
     FROM events e
@@ -97,7 +98,7 @@ const listEventsOfTypeAfter = sql<IListEventsOfTypeAfterQuery>`
 /** The merchant's event. */
 const getEvent = sql<IGetEventQuery>`
   SELECT e.payload, d.status AS "status?", d.attempts AS "attempts?",
-         d.last_http_status AS "last_http_status?", d.last_error AS "last_error?",
+         d.last_http_status, d.last_error,
          api_time(d.last_attempt_at) AS last_attempt_at,
          api_time(d.next_attempt_at) AS next_attempt_at, api_time(d.delivered_at) AS delivered_at
     FROM events e

@@ -60,8 +60,8 @@ export interface DeliveryResultRow {
  * the event with that delivery (its columns null when none was queued), in one statement (a
  * worker may claim the delivery before a re-read could). Its `created_at` is later than every
  * earlier delivery of the event, even within one millisecond, so "latest delivery"
- * (created_at DESC) is this one. The delivery's columns are forced nullable (`?`): pgtyped
- * takes the inserted table's NOT NULL through the outer join.
+ * (created_at DESC) is this one. The delivery's `status` and `attempts` are forced nullable
+ * (`?`): pgtyped takes the inserted table's NOT NULL through the outer join.
  */
 const redeliver = sql<IRedeliverQuery>`
   WITH target AS (
@@ -78,7 +78,7 @@ const redeliver = sql<IRedeliverQuery>`
     RETURNING *, pg_notify($channel!, '')
   )
   SELECT t.payload, d.status AS "status?", d.attempts AS "attempts?",
-         d.last_http_status AS "last_http_status?", d.last_error AS "last_error?",
+         d.last_http_status, d.last_error,
          api_time(d.last_attempt_at) AS last_attempt_at,
          api_time(d.next_attempt_at) AS next_attempt_at,
          api_time(d.delivered_at) AS delivered_at
