@@ -20,6 +20,24 @@ export interface EventWithDeliveryRow {
 }
 
 /**
+ * An event with its latest delivery as a statement's generated type gives it (pgtyped): the
+ * payload a jsonb column (`Json`), the status a text column (`string`).
+ */
+export type EventWithDeliveryColumns = Omit<EventWithDeliveryRow, 'payload' | 'status'> & {
+  payload: unknown;
+  status: string | null;
+};
+
+/**
+ * The rows as `EventWithDeliveryRow`s: each payload is an event's body as it was recorded (an
+ * `EventResponse` without its delivery), each status one of `DeliveryStatus`. The other columns
+ * are checked against the generated types; these two are narrowed here, once.
+ */
+export function eventsWithDelivery(rows: EventWithDeliveryColumns[]): EventWithDeliveryRow[] {
+  return rows as unknown as EventWithDeliveryRow[];
+}
+
+/**
  * What recording an event sets off in the same transaction: the webhook deliveries. Events
  * declares it and webhooks provides it (`EVENT_FAN_OUT`, exported by the global webhooks
  * module), so the events module imports nothing of delivery and webhooks keeps the SQL of its

@@ -1,7 +1,18 @@
 import { Injectable } from '@nestjs/common';
+import { sql } from '@pgtyped/runtime';
 import { Db } from '../database/db';
 import type { SqlTx } from '../database/pg-transaction';
-import { isoTimestamp } from '../database/sql';
+import type {
+  IAccountQuery,
+  ICountMerchantsQuery,
+  IInsertMerchantQuery,
+  IRotateWebhookSecretQuery,
+  ISetWebhookUrlQuery,
+  IWalletTakenQuery,
+  IWebhookSecretsQuery,
+  IWebhookSecretsResult,
+  IWebhookUrlQuery,
+} from './merchants.repository.types';
 
 /** A new merchant account, without an endpoint yet. */
 export interface NewMerchantRow {
@@ -27,84 +38,100 @@ export interface WebhookSecretsRow {
   previousWebhookSecretExpiresAt: Date | null;
 }
 
-interface SecretsColumns {
-  webhook_secret: string;
-  previous_webhook_secret: string | null;
-  previous_webhook_secret_expires_at: string | null;
-}
+/** The merchant receiving at this wallet, if any. */
+const walletTaken = sql<IWalletTakenQuery>`
+  SELECT id FROM merchants WHERE wallet_address = $walletAddress!`;
 
-const SECRETS_COLUMNS = `webhook_secret, previous_webhook_secret,
-  ${isoTimestamp('previous_webhook_secret_expires_at')}`;
+/** A new merchant, without an endpoint or a previous secret (a wallet taken: unique violation). */
+const insertMerchant = sql<IInsertMerchantQuery>`
+  INSERT INTO merchants (id, name, wallet_address, webhook_url, webhook_secret,
+    previous_webhook_secret, previous_webhook_secret_expires_at, created_at, updated_at)
+  VALUES ($id!, $name!, $walletAddress!, NULL, $webhookSecret!, NULL, NULL, $at!, $at!)`;
 
-/** Every statement on `merchants`: the table's one owner (issue 22). */
+/** The merchant's name and settlement wallet. */
+const account = sql<IAccountQuery>`
+  SELECT id, name, wallet_address AS "walletAddress" FROM merchants WHERE id = $id!`;
+
+/** How many merchants there are. */
+const countMerchants = sql<ICountMerchantsQuery>`
+  SELECT count(*)::int AS "count!" FROM merchants`;
+
+/** The merchant's endpoint (null for none). */
+const webhookUrl = sql<IWebhookUrlQuery>`
+  SELECT webhook_url AS "webhookUrl" FROM merchants WHERE id = $id!`;
+
+/** Sets the merchant's endpoint (null: none), returning it as set. */
+const setWebhookUrl = sql<ISetWebhookUrlQuery>`
+  UPDATE merchants SET webhook_url = $webhookUrl, updated_at = $at! WHERE id = $id!
+  RETURNING webhook_url AS "webhookUrl"`;
+
+/** The merchant's signing secrets (the previous one's expiry as the API writes it). */
+const webhookSecrets = sql<IWebhookSecretsQuery>`
+  SELECT webhook_secret, previous_webhook_secret,
+         api_time(previous_webhook_secret_expires_at) AS previous_webhook_secret_expires_at
+    FROM merchants WHERE id = $id!`;
+
+/**
+ * Makes `secret` the signing secret and the replaced one the previous secret until
+ * `previousExpiresAt`. One statement: the row is locked while it is read and written.
+ */
+const rotateWebhookSecret = sql<IRotateWebhookSecretQuery>`
+  UPDATE merchants SET previous_webhook_secret = webhook_secret,
+         previous_webhook_secret_expires_at = $previousExpiresAt!, webhook_secret = $secret!,
+         updated_at = $at!
+   WHERE id = $id!
+  RETURNING webhook_secret, previous_webhook_secret,
+            api_time(previous_webhook_secret_expires_at) AS previous_webhook_secret_expires_at`;
+
+/**
+ * Every statement on `merchants`: the table's one owner (issue 22), typed by pgtyped from the
+ * migrated schema (`npm run db:types`).
+ */
 @Injectable()
 export class MerchantsRepository {
   constructor(private readonly db: Db) {}
 
   /** Whether a merchant receives at this wallet. */
   async walletTaken(walletAddress: string): Promise<boolean> {
-    const rows = await this.db.execute<{ id: string }[]>(
-      'SELECT id FROM merchants WHERE wallet_address = ?',
-      [walletAddress],
-    );
+    const rows = await walletTaken.run({ walletAddress }, this.db);
     return rows.length > 0;
   }
 
   /** @throws UniqueConstraintViolationException when the wallet is another merchant's. */
   async insert(tx: SqlTx, row: NewMerchantRow): Promise<void> {
-    await tx.execute(
-      `INSERT INTO merchants (id, name, wallet_address, webhook_url, webhook_secret,
-         previous_webhook_secret, previous_webhook_secret_expires_at, created_at, updated_at)
-       VALUES (?, ?, ?, NULL, ?, NULL, NULL, ?, ?)`,
-      [row.id, row.name, row.walletAddress, row.webhookSecret, row.at, row.at],
-    );
+    await insertMerchant.run(row, tx);
   }
 
   async account(id: string): Promise<MerchantAccountRow | undefined> {
-    const rows = await this.db.execute<MerchantAccountRow[]>(
-      'SELECT id, name, wallet_address AS "walletAddress" FROM merchants WHERE id = ?',
-      [id],
-    );
-    return rows[0];
+    const [row] = await account.run({ id }, this.db);
+    return row;
   }
 
   async count(): Promise<number> {
-    const rows = await this.db.execute<{ count: number }[]>(
-      'SELECT count(*)::int AS count FROM merchants',
-    );
-    return rows[0].count;
+    const [row] = await countMerchants.run(undefined, this.db);
+    return row.count;
   }
 
   /** @returns the row (its endpoint, null for none), or undefined when there is no such merchant. */
   async webhookUrl(id: string): Promise<{ webhookUrl: string | null } | undefined> {
-    const rows = await this.db.execute<{ webhookUrl: string | null }[]>(
-      'SELECT webhook_url AS "webhookUrl" FROM merchants WHERE id = ?',
-      [id],
-    );
-    return rows[0];
+    const [row] = await webhookUrl.run({ id }, this.db);
+    return row;
   }
 
   /** @returns the row as set, or undefined when there is no such merchant. */
   async setWebhookUrl(
     id: string,
-    webhookUrl: string | null,
+    url: string | null,
     at: Date,
   ): Promise<{ webhookUrl: string | null } | undefined> {
-    const rows = await this.db.execute<{ webhookUrl: string | null }[]>(
-      `UPDATE merchants SET webhook_url = ?, updated_at = ? WHERE id = ?
-       RETURNING webhook_url AS "webhookUrl"`,
-      [webhookUrl, at, id],
-    );
-    return rows[0];
+    const [row] = await setWebhookUrl.run({ id, webhookUrl: url, at }, this.db);
+    return row;
   }
 
   /** @returns undefined when there is no such merchant. */
   async webhookSecrets(id: string): Promise<WebhookSecretsRow | undefined> {
-    const rows = await this.db.execute<SecretsColumns[]>(
-      `SELECT ${SECRETS_COLUMNS} FROM merchants WHERE id = ?`,
-      [id],
-    );
-    return rows[0] && toSecrets(rows[0]);
+    const [row] = await webhookSecrets.run({ id }, this.db);
+    return row && toSecrets(row);
   }
 
   /**
@@ -119,18 +146,13 @@ export class MerchantsRepository {
     previousExpiresAt: Date,
     at: Date,
   ): Promise<WebhookSecretsRow | undefined> {
-    const rows = await this.db.execute<SecretsColumns[]>(
-      `UPDATE merchants SET previous_webhook_secret = webhook_secret,
-              previous_webhook_secret_expires_at = ?, webhook_secret = ?, updated_at = ?
-        WHERE id = ?
-       RETURNING ${SECRETS_COLUMNS}`,
-      [previousExpiresAt, secret, at, id],
-    );
-    return rows[0] && toSecrets(rows[0]);
+    const [row] = await rotateWebhookSecret.run({ id, secret, previousExpiresAt, at }, this.db);
+    return row && toSecrets(row);
   }
 }
 
-function toSecrets(row: SecretsColumns): WebhookSecretsRow {
+/** The secrets' columns (one shape: both statements read the same three). */
+function toSecrets(row: IWebhookSecretsResult): WebhookSecretsRow {
   const expires = row.previous_webhook_secret_expires_at;
   return {
     webhookSecret: row.webhook_secret,

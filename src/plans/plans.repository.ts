@@ -1,29 +1,27 @@
 import { Injectable } from '@nestjs/common';
+import { sql } from '@pgtyped/runtime';
 import { Db } from '../database/db';
 import type { SqlTx } from '../database/pg-transaction';
-import { isoTimestamp } from '../database/sql';
 import type { MintSymbol } from '../solana/mints';
+import type {
+  IFindPlanQuery,
+  IFindPlanResult,
+  IInsertPlanQuery,
+  IListPlansQuery,
+  IListPlansResult,
+  IPlanDescriptionQuery,
+  IUpdatePlanQuery,
+} from './plans.repository.types';
 
-/** A `plans` row as PostgreSQL returns it (`amount` as text: bigint never passes through a float). */
-export interface PlanRow {
-  id: string;
-  merchant_id: string;
-  label: string;
-  description: string | null;
-  mint: MintSymbol;
-  amount: string;
-  interval_seconds: number;
-  active: boolean;
-  onchain_plan_id: string;
-  onchain_address: string | null;
-  created_at: string;
-  updated_at: string;
-}
+/**
+ * A `plans` row as PostgreSQL returns it (`amount` as text: bigint never passes through a float;
+ * timestamps as the API writes them). Its mint is one of the service's symbols (a text column,
+ * which the generated type leaves `string`).
+ */
+export type PlanRow = Omit<IFindPlanResult, 'mint'> & { mint: MintSymbol };
 
-/** A plan of the list, with the number of its subscriptions. */
-export interface PlanListRow extends PlanRow {
-  subscriptions: number;
-}
+/** A plan of the list, with the number of its subscriptions (`mint` narrowed as in `PlanRow`). */
+export type PlanListRow = Omit<IListPlansResult, 'mint'> & { mint: MintSymbol };
 
 /** A plan to create (active). */
 export interface PlanInsertRow {
@@ -48,38 +46,78 @@ export interface PlanChanges {
   active?: boolean;
 }
 
-/** The columns of a `PlanRow`, for a table aliased `p`. */
-const PLAN_COLUMNS = `p.id, p.merchant_id, p.label, p.description, p.mint, p.amount::text AS amount,
-  p.interval_seconds, p.active, p.onchain_plan_id, p.onchain_address,
-  ${isoTimestamp('p.created_at', 'created_at')}, ${isoTimestamp('p.updated_at', 'updated_at')}`;
+/*
+ * Every statement below returns a plan's columns (table aliased `p`), the same ones in the same
+ * order: `PlanRow`. pgtyped reads each statement's text whole, so the list is written out in each.
+ */
 
-/** Every statement on `plans`: the table's one owner (issue 22). */
+/** The new plan, active. */
+const insertPlan = sql<IInsertPlanQuery>`
+  INSERT INTO plans AS p (id, merchant_id, label, description, mint, amount, interval_seconds,
+    active, onchain_plan_id, onchain_address, created_at, updated_at)
+  VALUES ($id!, $merchant_id!, $label!, $description, $mint!, $amount!, $interval_seconds!, true,
+    $onchain_plan_id!, $onchain_address, $at!, $at!)
+  RETURNING p.id, p.merchant_id, p.label, p.description, p.mint, p.amount::text AS "amount!",
+    p.interval_seconds, p.active, p.onchain_plan_id, p.onchain_address,
+    api_time(p.created_at) AS "created_at!", api_time(p.updated_at) AS "updated_at!"`;
+
+/**
+ * The merchant's plans, newest first, each with the number of its subscriptions (a count on
+ * `subscriptions`, the subscriptions module's table, in the same statement).
+ */
+const listPlans = sql<IListPlansQuery>`
+  SELECT p.id, p.merchant_id, p.label, p.description, p.mint, p.amount::text AS "amount!",
+         p.interval_seconds, p.active, p.onchain_plan_id, p.onchain_address,
+         api_time(p.created_at) AS "created_at!", api_time(p.updated_at) AS "updated_at!",
+         (SELECT count(*)::int FROM subscriptions s WHERE s.plan_id = p.id) AS "subscriptions!"
+    FROM plans p WHERE p.merchant_id = $merchantId!
+   ORDER BY p.created_at DESC, p.id DESC`;
+
+/** The merchant's plan. */
+const findPlan = sql<IFindPlanQuery>`
+  SELECT p.id, p.merchant_id, p.label, p.description, p.mint, p.amount::text AS "amount!",
+         p.interval_seconds, p.active, p.onchain_plan_id, p.onchain_address,
+         api_time(p.created_at) AS "created_at!", api_time(p.updated_at) AS "updated_at!"
+    FROM plans p WHERE p.id = $id! AND p.merchant_id = $merchantId!`;
+
+/**
+ * Sets the given fields of the merchant's plan: a null `label` or `active` is not given (neither
+ * column takes a null), `setDescription` says whether `description` is (null clears it).
+ * `updated_at` moves to `at` only when a given value really differs. One static statement for
+ * every combination of fields: a rare write by primary key, whose plan is the same whatever
+ * fields are given.
+ */
+const updatePlan = sql<IUpdatePlanQuery>`
+  UPDATE plans AS p
+     SET label = COALESCE($label, p.label),
+         description = CASE WHEN $setDescription! THEN $description ELSE p.description END,
+         active = COALESCE($active, p.active),
+         updated_at = CASE
+           WHEN ($label IS NOT NULL AND p.label IS DISTINCT FROM $label)
+             OR ($setDescription! AND p.description IS DISTINCT FROM $description)
+             OR ($active IS NOT NULL AND p.active IS DISTINCT FROM $active)
+           THEN $at! ELSE p.updated_at END
+   WHERE p.id = $id! AND p.merchant_id = $merchantId!
+  RETURNING p.id, p.merchant_id, p.label, p.description, p.mint, p.amount::text AS "amount!",
+    p.interval_seconds, p.active, p.onchain_plan_id, p.onchain_address,
+    api_time(p.created_at) AS "created_at!", api_time(p.updated_at) AS "updated_at!"`;
+
+/** A plan's description by id alone (the public checkout). */
+const planDescription = sql<IPlanDescriptionQuery>`
+  SELECT description FROM plans WHERE id = $id!`;
+
+/**
+ * Every statement on `plans`: the table's one owner (issue 22), typed by pgtyped from the
+ * migrated schema (`npm run db:types`).
+ */
 @Injectable()
 export class PlansRepository {
   constructor(private readonly db: Db) {}
 
   /** The new plan, in the caller's transaction. */
   async insert(tx: SqlTx, row: PlanInsertRow): Promise<PlanRow> {
-    const [inserted] = await tx.execute<PlanRow[]>(
-      `INSERT INTO plans AS p (id, merchant_id, label, description, mint, amount, interval_seconds,
-         active, onchain_plan_id, onchain_address, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, true, ?, ?, ?, ?)
-       RETURNING ${PLAN_COLUMNS}`,
-      [
-        row.id,
-        row.merchant_id,
-        row.label,
-        row.description,
-        row.mint,
-        row.amount,
-        row.interval_seconds,
-        row.onchain_plan_id,
-        row.onchain_address,
-        row.at,
-        row.at,
-      ],
-    );
-    return inserted;
+    const [inserted] = await insertPlan.run(row, tx);
+    return inserted as PlanRow;
   }
 
   /**
@@ -87,22 +125,13 @@ export class PlansRepository {
    * `subscriptions`, the subscriptions module's table, in the same statement).
    */
   list(merchantId: string): Promise<PlanListRow[]> {
-    return this.db.execute<PlanListRow[]>(
-      `SELECT ${PLAN_COLUMNS},
-         (SELECT count(*)::int FROM subscriptions s WHERE s.plan_id = p.id) AS subscriptions
-         FROM plans p WHERE p.merchant_id = ?
-        ORDER BY p.created_at DESC, p.id DESC`,
-      [merchantId],
-    );
+    return listPlans.run({ merchantId }, this.db) as Promise<PlanListRow[]>;
   }
 
   /** The merchant's plan; undefined when absent or another merchant's. */
   async find(merchantId: string, id: string): Promise<PlanRow | undefined> {
-    const [row] = await this.db.execute<PlanRow[]>(
-      `SELECT ${PLAN_COLUMNS} FROM plans p WHERE p.id = ? AND p.merchant_id = ?`,
-      [id, merchantId],
-    );
-    return row;
+    const [row] = await findPlan.run({ merchantId, id }, this.db);
+    return row as PlanRow | undefined;
   }
 
   /**
@@ -115,31 +144,24 @@ export class PlansRepository {
     changes: PlanChanges,
     at: Date,
   ): Promise<PlanRow | undefined> {
-    const sets: string[] = [];
-    const values: unknown[] = [];
-    const differs: string[] = [];
-    for (const field of ['label', 'description', 'active'] as const) {
-      if (changes[field] === undefined) continue;
-      sets.push(`${field} = ?`);
-      values.push(changes[field]);
-      differs.push(`p.${field} IS DISTINCT FROM ?`);
-    }
-    const [row] = await this.db.execute<PlanRow[]>(
-      `UPDATE plans AS p SET ${sets.join(', ')},
-         updated_at = CASE WHEN ${differs.join(' OR ')} THEN ? ELSE p.updated_at END
-        WHERE p.id = ? AND p.merchant_id = ?
-        RETURNING ${PLAN_COLUMNS}`,
-      [...values, ...values, at, id, merchantId],
+    const [row] = await updatePlan.run(
+      {
+        merchantId,
+        id,
+        label: changes.label ?? null,
+        setDescription: changes.description !== undefined,
+        description: changes.description ?? null,
+        active: changes.active ?? null,
+        at,
+      },
+      this.db,
     );
-    return row;
+    return row as PlanRow | undefined;
   }
 
   /** A plan's description by id alone (the public checkout): null when none, or no such plan. */
   async description(id: string): Promise<string | null> {
-    const [row] = await this.db.execute<{ description: string | null }[]>(
-      `SELECT description FROM plans WHERE id = ?`,
-      [id],
-    );
+    const [row] = await planDescription.run({ id }, this.db);
     return row?.description ?? null;
   }
 }

@@ -1,29 +1,29 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
+import { sql } from '@pgtyped/runtime';
 import { Db } from '../database/db';
-import { isoTimestamp } from '../database/sql';
 import type { DeliveryStatus } from '../events/delivery-status';
-import type { EventFanOut, EventWithDeliveryRow, SqlPart } from '../events/event-fan-out';
+import {
+  type EventFanOut,
+  type EventWithDeliveryRow,
+  eventsWithDelivery,
+  type SqlPart,
+} from '../events/event-fan-out';
+import type {
+  IClaimDeliveriesQuery,
+  IClaimDeliveriesResult,
+  IRedeliverQuery,
+  IWriteDeliveryResultsQuery,
+} from './webhook-deliveries.repository.types';
 
 /** PostgreSQL channel that wakes every instance's delivery worker when a delivery is queued. */
 export const DELIVERY_CHANNEL = 'webhook_delivery_queued';
 
-/** A claimed delivery with everything needed to attempt it. */
-export interface ClaimedDeliveryRow {
-  id: string;
-  merchant_id: string;
-  lock_token: string;
-  attempts: number;
-  /** Timestamps arrive as strings from the pool's connections (MikroORM's type parsers). */
-  created_at: string;
-  event_id: string;
-  type: string;
-  payload: string;
-  webhook_url: string | null;
-  webhook_secret: string;
-  previous_webhook_secret: string | null;
-  previous_webhook_secret_expires_at: string | null;
-}
+/**
+ * A claimed delivery with everything needed to attempt it. Timestamps arrive as strings from
+ * the pool's connections (MikroORM's type parsers), as PostgreSQL writes them.
+ */
+export type ClaimedDeliveryRow = IClaimDeliveriesResult;
 
 /** What a claim asks for. */
 export interface DeliveryClaim {
@@ -53,6 +53,102 @@ export interface DeliveryResultRow {
   /** ISO 8601: domain time the attempt finished. */
   at: string;
 }
+
+/**
+ * A new delivery of the merchant's event, due at `at`, to the endpoint configured now (none
+ * when the merchant has no endpoint), with a NOTIFY that wakes the workers once it commits; and
+ * the event with that delivery (its columns null when none was queued), in one statement (a
+ * worker may claim the delivery before a re-read could). Its `created_at` is later than every
+ * earlier delivery of the event, even within one millisecond, so "latest delivery"
+ * (created_at DESC) is this one. The delivery's `status` and `attempts` are forced nullable
+ * (`?`): pgtyped takes the inserted table's NOT NULL through the outer join.
+ */
+const redeliver = sql<IRedeliverQuery>`
+  WITH target AS (
+    SELECT e.id, e.payload, m.webhook_url FROM events e
+      JOIN merchants m ON m.id = e.merchant_id
+     WHERE e.id = $eventId! AND e.merchant_id = $merchantId!
+  ), queued AS (
+    INSERT INTO webhook_deliveries
+      (id, event_id, merchant_id, status, attempts, next_attempt_at, created_at, updated_at)
+    SELECT $id!, target.id, $merchantId!, 'pending', 0, $at!, stamp, stamp FROM target,
+      LATERAL (SELECT GREATEST($at!::timestamptz, max(created_at) + interval '1 millisecond')
+                 AS stamp FROM webhook_deliveries WHERE event_id = target.id) s
+     WHERE target.webhook_url IS NOT NULL
+    RETURNING *, pg_notify($channel!, '')
+  )
+  SELECT t.payload, d.status AS "status?", d.attempts AS "attempts?",
+         d.last_http_status, d.last_error,
+         api_time(d.last_attempt_at) AS last_attempt_at,
+         api_time(d.next_attempt_at) AS next_attempt_at,
+         api_time(d.delivered_at) AS delivered_at
+    FROM target t LEFT JOIN queued d ON true`;
+
+/**
+ * Leases up to `limit` due deliveries (due: domain time `now`; the lease: the database's real
+ * time) and returns them with their event and endpoint. `busy` is this instance's deliveries in
+ * flight per merchant (a JSON object), `cap` one merchant's most. Chooses without locking (a
+ * merchant's room bounds its share), then locks only the chosen rows: locking candidates that
+ * end up unclaimed would cost a write each. `lock_token` (set here) and the payload's text are
+ * forced non-null (`!`): pgtyped sees a nullable column and an expression. (Each hint costs a
+ * renamed property per row, so the columns it types right have none.)
+ */
+const claimDeliveries = sql<IClaimDeliveriesQuery>`
+  WITH candidates AS (
+    SELECT id, merchant_id, next_attempt_at FROM webhook_deliveries
+     WHERE status = 'pending' AND next_attempt_at <= $now!
+       AND (leased_until IS NULL OR leased_until < now())
+       AND COALESCE(($busy!::jsonb ->> merchant_id::text)::int, 0) < $cap!
+     ORDER BY next_attempt_at
+     LIMIT $candidates!
+  ), chosen AS (
+    SELECT id FROM (
+      SELECT id, next_attempt_at,
+             row_number() OVER (PARTITION BY merchant_id ORDER BY next_attempt_at) AS rn,
+             $cap! - COALESCE(($busy!::jsonb ->> merchant_id::text)::int, 0) AS room
+        FROM candidates
+    ) ranked
+     WHERE rn <= room
+     ORDER BY next_attempt_at
+     LIMIT $limit!
+  ), due AS (
+    SELECT d.id FROM webhook_deliveries d
+      JOIN chosen ON chosen.id = d.id
+     WHERE d.status = 'pending' AND (d.leased_until IS NULL OR d.leased_until < now())
+       FOR UPDATE OF d SKIP LOCKED
+  ), claimed AS (
+    UPDATE webhook_deliveries d
+       SET attempts = d.attempts + 1, lock_token = $lockToken!, updated_at = $now!,
+           leased_until = now() + $leaseMs! * interval '1 millisecond'
+      FROM due WHERE d.id = due.id
+    RETURNING d.id, d.merchant_id, d.lock_token, d.attempts, d.created_at, d.event_id
+  )
+  SELECT c.id, c.merchant_id, c.lock_token AS "lock_token!", c.attempts, c.created_at,
+         c.event_id, e.type, e.payload::text AS "payload!", m.webhook_url, m.webhook_secret,
+         m.previous_webhook_secret, m.previous_webhook_secret_expires_at
+    FROM claimed c
+    JOIN events e ON e.id = c.event_id
+    JOIN merchants m ON m.id = c.merchant_id`;
+
+/**
+ * Writes each result (`results`: a JSON array of `DeliveryResultRow`), unless its lease was
+ * lost to another instance meanwhile. A skipped delivery sent nothing: its attempt is not
+ * counted and the last real attempt's details stay.
+ */
+const writeDeliveryResults = sql<IWriteDeliveryResultsQuery>`
+  UPDATE webhook_deliveries d
+     SET status = r.status,
+         attempts = CASE WHEN r.status = 'skipped' THEN d.attempts - 1 ELSE d.attempts END,
+         last_error = r.error,
+         last_http_status =
+           CASE WHEN r.status = 'skipped' THEN d.last_http_status ELSE r.http_status END,
+         last_attempt_at = CASE WHEN r.status = 'skipped' THEN d.last_attempt_at ELSE r.at END,
+         next_attempt_at = r.next_attempt_at,
+         delivered_at = CASE WHEN r.status = 'delivered' THEN r.at END,
+         lock_token = NULL, leased_until = NULL, updated_at = r.at
+    FROM jsonb_to_recordset($results!::jsonb) AS r(id uuid, lock_token uuid, status text,
+         error text, http_status smallint, next_attempt_at timestamptz, at timestamptz)
+   WHERE d.id = r.id AND d.lock_token = r.lock_token`;
 
 /**
  * Every statement on `webhook_deliveries`: the table's one owner (issue 22). It is also the
@@ -100,28 +196,11 @@ export class WebhookDeliveriesRepository implements EventFanOut {
     eventId: string,
     at: Date,
   ): Promise<EventWithDeliveryRow | undefined> {
-    const rows = await this.db.execute<EventWithDeliveryRow[]>(
-      `WITH target AS (
-         SELECT e.id, e.payload, m.webhook_url FROM events e
-           JOIN merchants m ON m.id = e.merchant_id
-          WHERE e.id = ? AND e.merchant_id = ?
-       ), queued AS (
-         INSERT INTO webhook_deliveries
-           (id, event_id, merchant_id, status, attempts, next_attempt_at, created_at, updated_at)
-         SELECT ?, target.id, ?, 'pending', 0, ?, stamp, stamp FROM target,
-           LATERAL (SELECT GREATEST(?::timestamptz, max(created_at) + interval '1 millisecond')
-                      AS stamp FROM webhook_deliveries WHERE event_id = target.id) s
-          WHERE target.webhook_url IS NOT NULL
-         RETURNING *, pg_notify(?, '')
-       )
-       SELECT t.payload, d.status, d.attempts, d.last_http_status, d.last_error,
-              ${isoTimestamp('d.last_attempt_at', 'last_attempt_at')},
-              ${isoTimestamp('d.next_attempt_at', 'next_attempt_at')},
-              ${isoTimestamp('d.delivered_at', 'delivered_at')}
-         FROM target t LEFT JOIN queued d ON true`,
-      [eventId, merchantId, randomUUID(), merchantId, at, at, DELIVERY_CHANNEL],
+    const rows = await redeliver.run(
+      { eventId, merchantId, id: randomUUID(), at, channel: DELIVERY_CHANNEL },
+      this.db,
     );
-    return rows[0];
+    return eventsWithDelivery(rows)[0];
   }
 
   /**
@@ -130,58 +209,17 @@ export class WebhookDeliveriesRepository implements EventFanOut {
    * instance is passed over, and no merchant gets more than its remaining room in one batch.
    */
   claim(claim: DeliveryClaim): Promise<ClaimedDeliveryRow[]> {
-    const busy = JSON.stringify(Object.fromEntries(claim.inFlight));
-    const cap = claim.perMerchantCap;
-    // Choose without locking (a merchant's room bounds its share), then lock only the chosen
-    // rows: locking candidates that end up unclaimed would cost a write each.
-    return this.db.execute<ClaimedDeliveryRow[]>(
-      `WITH candidates AS (
-         SELECT id, merchant_id, next_attempt_at FROM webhook_deliveries
-          WHERE status = 'pending' AND next_attempt_at <= ?
-            AND (leased_until IS NULL OR leased_until < now())
-            AND COALESCE((?::jsonb ->> merchant_id::text)::int, 0) < ?
-          ORDER BY next_attempt_at
-          LIMIT ?
-       ), chosen AS (
-         SELECT id FROM (
-           SELECT id, next_attempt_at,
-                  row_number() OVER (PARTITION BY merchant_id ORDER BY next_attempt_at) AS rn,
-                  ? - COALESCE((?::jsonb ->> merchant_id::text)::int, 0) AS room
-             FROM candidates
-         ) ranked
-          WHERE rn <= room
-          ORDER BY next_attempt_at
-          LIMIT ?
-       ), due AS (
-         SELECT d.id FROM webhook_deliveries d
-           JOIN chosen ON chosen.id = d.id
-          WHERE d.status = 'pending' AND (d.leased_until IS NULL OR d.leased_until < now())
-            FOR UPDATE OF d SKIP LOCKED
-       ), claimed AS (
-         UPDATE webhook_deliveries d
-            SET attempts = d.attempts + 1, lock_token = ?, updated_at = ?,
-                leased_until = now() + ? * interval '1 millisecond'
-           FROM due WHERE d.id = due.id
-         RETURNING d.id, d.merchant_id, d.lock_token, d.attempts, d.created_at, d.event_id
-       )
-       SELECT c.id, c.merchant_id, c.lock_token, c.attempts, c.created_at, c.event_id, e.type,
-              e.payload::text AS payload, m.webhook_url, m.webhook_secret,
-              m.previous_webhook_secret, m.previous_webhook_secret_expires_at
-         FROM claimed c
-         JOIN events e ON e.id = c.event_id
-         JOIN merchants m ON m.id = c.merchant_id`,
-      [
-        claim.now,
-        busy,
-        cap,
-        claim.candidates,
-        cap,
-        busy,
-        claim.limit,
-        claim.lockToken,
-        claim.now,
-        claim.leaseMs,
-      ],
+    return claimDeliveries.run(
+      {
+        now: claim.now,
+        busy: JSON.stringify(Object.fromEntries(claim.inFlight)),
+        cap: claim.perMerchantCap,
+        candidates: claim.candidates,
+        limit: claim.limit,
+        lockToken: claim.lockToken,
+        leaseMs: claim.leaseMs,
+      },
+      this.db,
     );
   }
 
@@ -190,21 +228,6 @@ export class WebhookDeliveriesRepository implements EventFanOut {
    * delivery sent nothing: its attempt is not counted and the last real attempt's details stay.
    */
   async writeResults(results: readonly DeliveryResultRow[]): Promise<void> {
-    await this.db.execute(
-      `UPDATE webhook_deliveries d
-          SET status = r.status,
-              attempts = CASE WHEN r.status = 'skipped' THEN d.attempts - 1 ELSE d.attempts END,
-              last_error = r.error,
-              last_http_status =
-                CASE WHEN r.status = 'skipped' THEN d.last_http_status ELSE r.http_status END,
-              last_attempt_at = CASE WHEN r.status = 'skipped' THEN d.last_attempt_at ELSE r.at END,
-              next_attempt_at = r.next_attempt_at,
-              delivered_at = CASE WHEN r.status = 'delivered' THEN r.at END,
-              lock_token = NULL, leased_until = NULL, updated_at = r.at
-         FROM jsonb_to_recordset(?::jsonb) AS r(id uuid, lock_token uuid, status text,
-              error text, http_status smallint, next_attempt_at timestamptz, at timestamptz)
-        WHERE d.id = r.id AND d.lock_token = r.lock_token`,
-      [JSON.stringify(results)],
-    );
+    await writeDeliveryResults.run({ results: JSON.stringify(results) }, this.db);
   }
 }

@@ -1,0 +1,144 @@
+/** Types generated for queries found in "src/plans/plans.repository.ts" */
+export type NumberOrString = number | string;
+
+/** 'InsertPlan' parameters type */
+export interface IInsertPlanParams {
+  amount: NumberOrString;
+  at: Date | string;
+  description?: string | null | void;
+  id: string;
+  interval_seconds: number;
+  label: string;
+  merchant_id: string;
+  mint: string;
+  onchain_address?: string | null | void;
+  onchain_plan_id: string;
+}
+
+/** 'InsertPlan' return type */
+export interface IInsertPlanResult {
+  active: boolean;
+  amount: string;
+  created_at: string;
+  description: string | null;
+  id: string;
+  interval_seconds: number;
+  label: string;
+  merchant_id: string;
+  mint: string;
+  onchain_address: string | null;
+  onchain_plan_id: string;
+  updated_at: string;
+}
+
+/** 'InsertPlan' query type */
+export interface IInsertPlanQuery {
+  params: IInsertPlanParams;
+  result: IInsertPlanResult;
+}
+
+/** 'ListPlans' parameters type */
+export interface IListPlansParams {
+  merchantId: string;
+}
+
+/** 'ListPlans' return type */
+export interface IListPlansResult {
+  active: boolean;
+  amount: string;
+  created_at: string;
+  description: string | null;
+  id: string;
+  interval_seconds: number;
+  label: string;
+  merchant_id: string;
+  mint: string;
+  onchain_address: string | null;
+  onchain_plan_id: string;
+  subscriptions: number;
+  updated_at: string;
+}
+
+/** 'ListPlans' query type */
+export interface IListPlansQuery {
+  params: IListPlansParams;
+  result: IListPlansResult;
+}
+
+/** 'FindPlan' parameters type */
+export interface IFindPlanParams {
+  id: string;
+  merchantId: string;
+}
+
+/** 'FindPlan' return type */
+export interface IFindPlanResult {
+  active: boolean;
+  amount: string;
+  created_at: string;
+  description: string | null;
+  id: string;
+  interval_seconds: number;
+  label: string;
+  merchant_id: string;
+  mint: string;
+  onchain_address: string | null;
+  onchain_plan_id: string;
+  updated_at: string;
+}
+
+/** 'FindPlan' query type */
+export interface IFindPlanQuery {
+  params: IFindPlanParams;
+  result: IFindPlanResult;
+}
+
+/** 'UpdatePlan' parameters type */
+export interface IUpdatePlanParams {
+  active?: boolean | null | void;
+  at: Date | string;
+  description?: string | null | void;
+  id: string;
+  label?: string | null | void;
+  merchantId: string;
+  setDescription: boolean;
+}
+
+/** 'UpdatePlan' return type */
+export interface IUpdatePlanResult {
+  active: boolean;
+  amount: string;
+  created_at: string;
+  description: string | null;
+  id: string;
+  interval_seconds: number;
+  label: string;
+  merchant_id: string;
+  mint: string;
+  onchain_address: string | null;
+  onchain_plan_id: string;
+  updated_at: string;
+}
+
+/** 'UpdatePlan' query type */
+export interface IUpdatePlanQuery {
+  params: IUpdatePlanParams;
+  result: IUpdatePlanResult;
+}
+
+/** 'PlanDescription' parameters type */
+export interface IPlanDescriptionParams {
+  id: string;
+}
+
+/** 'PlanDescription' return type */
+export interface IPlanDescriptionResult {
+  description: string | null;
+}
+
+/** 'PlanDescription' query type */
+export interface IPlanDescriptionQuery {
+  params: IPlanDescriptionParams;
+  result: IPlanDescriptionResult;
+}
+
