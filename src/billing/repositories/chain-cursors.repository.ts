@@ -15,7 +15,8 @@ import type {
 } from './chain-cursors.repository.types';
 
 /**
- * A cursor as a walk reads and moves it. Its kind and mint are the service's (text columns,
+ * A cursor as a walk reads and moves it; `unread`: whether signatures listed under it are parked
+ * (`unread_signatures`) to be tried again. Its kind and mint are the service's (text columns,
  * which the generated type leaves `string`).
  */
 export type CursorRow = Omit<IClaimResult, 'kind' | 'mint'> & {
