@@ -390,7 +390,7 @@ export class ChargeRunService {
    */
   private async quietReservation(
     row: AttemptRow,
-    self: { createdAt: Date; id: string },
+    self: { createdAt: Date | string; id: string },
     waits: number,
   ): Promise<WalletReservation | null> {
     for (let i = 0; ; i++) {

@@ -1,22 +1,28 @@
 import { Injectable } from '@nestjs/common';
+import { sql } from '@pgtyped/runtime';
 import { Db } from '../../database/db';
 import type { MintSymbol } from '../../solana/mints';
 import type { CursorKind } from '../entities/chain-cursor.entity';
+import type {
+  IAddQuery,
+  IClaimQuery,
+  IClaimResult,
+  IMerchantsWithoutCursorsQuery,
+  IMerchantsWithoutCursorsResult,
+  IMoveQuery,
+  IReleaseQuery,
+  ISweepMarkQuery,
+} from './chain-cursors.repository.types';
 
-/** A cursor as a walk reads and moves it. */
-export interface CursorRow {
-  address: string;
+/**
+ * A cursor as a walk reads and moves it; `unread`: whether signatures listed under it are parked
+ * (`unread_signatures`) to be tried again. Its kind and mint are the service's (text columns,
+ * which the generated type leaves `string`).
+ */
+export type CursorRow = Omit<IClaimResult, 'kind' | 'mint'> & {
   kind: CursorKind;
-  merchant_id: string;
-  plan_id: string | null;
   mint: MintSymbol;
-  cursor: string | null;
-  window_top: string | null;
-  window_before: string | null;
-  start_slot: string | null;
-  /** Whether signatures listed under it are parked (`unread_signatures`) to be tried again. */
-  unread: boolean;
-}
+};
 
 /** Where a cursor's walk stands: what `move` writes. */
 export type CursorPosition = Pick<CursorRow, 'cursor' | 'window_top' | 'window_before'>;
@@ -31,35 +37,89 @@ export interface NewCursor {
   startSlot: number | null;
 }
 
-/** A merchant with Open invoices whose receiving accounts lack cursors. */
-export interface MerchantWithoutCursors {
-  merchant_id: string;
-  wallet: string;
-  /** The slot of its earliest Open invoice. */
-  start_slot: string | null;
-  /** Whether one of its Open invoices predates slots being recorded. */
-  unknown: boolean;
-}
+/**
+ * A merchant with Open invoices whose receiving accounts lack cursors: `start_slot` is the slot
+ * of its earliest Open invoice, `unknown` whether one of its Open invoices predates slots being
+ * recorded.
+ */
+export type MerchantWithoutCursors = IMerchantsWithoutCursorsResult;
 
-/** Every statement on `chain_cursors`: the table's one owner (issue 22). */
+/** Adds a cursor unless the address has one. */
+const add = sql<IAddQuery>`
+  INSERT INTO chain_cursors (address, kind, merchant_id, plan_id, mint, cursor, start_slot,
+    updated_at)
+  VALUES ($address!, $kind!, $merchantId!, $planId, $mint!, NULL, $startSlot, now())
+  ON CONFLICT (address) DO NOTHING`;
+
+/** A sweep's mark (see `sweepMark`): never null (`greatest` skips a null max). */
+const sweepMark = sql<ISweepMarkQuery>`
+  SELECT date_trunc('milliseconds',
+           greatest(clock_timestamp(), max(updated_at) + interval '1 millisecond'))::text
+           AS "mark!"
+    FROM chain_cursors WHERE kind = $kind!`;
+
+/** Leases cursors not taken up in this sweep (see `claim`); EXISTS is never null: forced. */
+const claim = sql<IClaimQuery>`
+  UPDATE chain_cursors c
+     SET lease_until = now() + make_interval(secs => $leaseSeconds!), updated_at = $mark!::timestamptz
+   WHERE c.address IN (
+     SELECT address FROM chain_cursors
+      WHERE kind = $kind! AND updated_at < $mark!::timestamptz
+        AND (lease_until IS NULL OR lease_until < now())
+      ORDER BY updated_at, address
+      LIMIT $limit!
+      FOR UPDATE SKIP LOCKED)
+   RETURNING c.address, c.kind, c.merchant_id, c.plan_id, c.mint, c.cursor, c.window_top,
+             c.window_before, c.start_slot::text AS start_slot,
+             EXISTS (SELECT 1 FROM unread_signatures u WHERE u.address = c.address)
+               AS "unread!"`;
+
+/** Ends a cursor's lease (its `updated_at` stamp stays). */
+const release = sql<IReleaseQuery>`
+  UPDATE chain_cursors SET lease_until = NULL WHERE address = $address!`;
+
+/** A walk's progress, if the cursor is still where the walk read it (compare-and-set). */
+const move = sql<IMoveQuery>`
+  UPDATE chain_cursors SET cursor = $toCursor, window_top = $toWindowTop,
+         window_before = $toWindowBefore
+   WHERE address = $address! AND cursor IS NOT DISTINCT FROM $fromCursor
+     AND window_top IS NOT DISTINCT FROM $fromWindowTop
+     AND window_before IS NOT DISTINCT FROM $fromWindowBefore
+   RETURNING address`;
+
+/**
+ * Merchants with Open invoices and fewer than `perMerchant` merchant-account cursors (see
+ * `merchantsWithoutCursors`); `bool_or` over a group, never null: forced.
+ */
+const merchantsWithoutCursors = sql<IMerchantsWithoutCursorsQuery>`
+  SELECT i.merchant_id, m.wallet_address AS wallet, min(i.chain_slot)::text AS start_slot,
+         bool_or(i.chain_slot IS NULL) AS "unknown!"
+    FROM invoices i JOIN merchants m ON m.id = i.merchant_id
+   WHERE i.status = 'Open'
+     AND (SELECT count(*) FROM chain_cursors k
+           WHERE k.kind = 'merchant_account' AND k.merchant_id = i.merchant_id) < $perMerchant!
+   GROUP BY i.merchant_id, m.wallet_address`;
+
+/**
+ * Every statement on `chain_cursors`: the table's one owner (issue 22), typed by pgtyped from
+ * the migrated schema (`npm run db:types`).
+ */
 @Injectable()
 export class ChainCursorsRepository {
   constructor(private readonly db: Db) {}
 
   /** Adds a cursor unless the address has one. */
   async add(cursor: NewCursor): Promise<void> {
-    await this.db.execute(
-      `INSERT INTO chain_cursors (address, kind, merchant_id, plan_id, mint, cursor, start_slot,
-         updated_at)
-       VALUES (?, ?, ?, ?, ?, NULL, ?, now()) ON CONFLICT (address) DO NOTHING`,
-      [
-        cursor.address,
-        cursor.kind,
-        cursor.merchantId,
-        cursor.planId ?? null,
-        cursor.mint,
-        cursor.startSlot,
-      ],
+    await add.run(
+      {
+        address: cursor.address,
+        kind: cursor.kind,
+        merchantId: cursor.merchantId,
+        planId: cursor.planId ?? null,
+        mint: cursor.mint,
+        startSlot: cursor.startSlot,
+      },
+      this.db,
     );
   }
 
@@ -69,13 +129,7 @@ export class ChainCursorsRepository {
    * Whole milliseconds, as `updated_at` stores them.
    */
   async sweepMark(kind: CursorKind): Promise<string> {
-    const [row] = await this.db.execute<{ mark: string }[]>(
-      `SELECT date_trunc('milliseconds',
-                greatest(clock_timestamp(), max(updated_at) + interval '1 millisecond'))::text
-                AS mark
-         FROM chain_cursors WHERE kind = ?`,
-      [kind],
-    );
+    const [row] = await sweepMark.run({ kind }, this.db);
     return row.mark;
   }
 
@@ -85,29 +139,13 @@ export class ChainCursorsRepository {
    * them with `mark`; each says whether it has parked signatures (`unread_signatures`).
    */
   claim(kind: CursorKind, limit: number, mark: string, leaseSeconds: number): Promise<CursorRow[]> {
-    return this.db.execute<CursorRow[]>(
-      `UPDATE chain_cursors c
-          SET lease_until = now() + make_interval(secs => ?), updated_at = ?::timestamptz
-        WHERE c.address IN (
-          SELECT address FROM chain_cursors
-           WHERE kind = ? AND updated_at < ?::timestamptz
-             AND (lease_until IS NULL OR lease_until < now())
-           ORDER BY updated_at, address
-           LIMIT ?
-           FOR UPDATE SKIP LOCKED)
-        RETURNING c.address, c.kind, c.merchant_id, c.plan_id, c.mint, c.cursor, c.window_top,
-                  c.window_before, c.start_slot::text AS start_slot,
-                  EXISTS (SELECT 1 FROM unread_signatures u WHERE u.address = c.address)
-                    AS unread`,
-      [leaseSeconds, mark, kind, mark, limit],
-    );
+    // Kind and mint are the service's (text columns: typed `string`).
+    return claim.run({ leaseSeconds, mark, kind, limit }, this.db) as Promise<CursorRow[]>;
   }
 
   /** Ends a cursor's lease (its `updated_at` stamp stays). */
   async release(address: string): Promise<void> {
-    await this.db.execute(`UPDATE chain_cursors SET lease_until = NULL WHERE address = ?`, [
-      address,
-    ]);
+    await release.run({ address }, this.db);
   }
 
   /**
@@ -115,20 +153,17 @@ export class ChainCursorsRepository {
    * @returns whether it moved it.
    */
   async move(address: string, from: CursorPosition, to: CursorPosition): Promise<boolean> {
-    const rows = await this.db.execute<{ address: string }[]>(
-      `UPDATE chain_cursors SET cursor = ?, window_top = ?, window_before = ?
-        WHERE address = ? AND cursor IS NOT DISTINCT FROM ?
-          AND window_top IS NOT DISTINCT FROM ? AND window_before IS NOT DISTINCT FROM ?
-        RETURNING address`,
-      [
-        to.cursor,
-        to.window_top,
-        to.window_before,
+    const rows = await move.run(
+      {
+        toCursor: to.cursor,
+        toWindowTop: to.window_top,
+        toWindowBefore: to.window_before,
         address,
-        from.cursor,
-        from.window_top,
-        from.window_before,
-      ],
+        fromCursor: from.cursor,
+        fromWindowTop: from.window_top,
+        fromWindowBefore: from.window_before,
+      },
+      this.db,
     );
     return rows.length > 0;
   }
@@ -139,15 +174,6 @@ export class ChainCursorsRepository {
    * modules' tables) in the same statement.
    */
   merchantsWithoutCursors(perMerchant: number): Promise<MerchantWithoutCursors[]> {
-    return this.db.execute<MerchantWithoutCursors[]>(
-      `SELECT i.merchant_id, m.wallet_address AS wallet, min(i.chain_slot)::text AS start_slot,
-              bool_or(i.chain_slot IS NULL) AS unknown
-         FROM invoices i JOIN merchants m ON m.id = i.merchant_id
-        WHERE i.status = 'Open'
-          AND (SELECT count(*) FROM chain_cursors k
-                WHERE k.kind = 'merchant_account' AND k.merchant_id = i.merchant_id) < ?
-        GROUP BY i.merchant_id, m.wallet_address`,
-      [perMerchant],
-    );
+    return merchantsWithoutCursors.run({ perMerchant }, this.db);
   }
 }

@@ -1,57 +1,38 @@
 import { Injectable } from '@nestjs/common';
+import { sql } from '@pgtyped/runtime';
 import { Db } from '../../database/db';
 import type { SqlTx } from '../../database/pg-transaction';
-import type { MintSymbol } from '../../solana/mints';
-import type { ChargeAttemptState } from '../entities/charge-attempt.entity';
-import { unchangedSince, WalletSeen } from './wallet-reservations.repository';
+import {
+  type AttemptRow,
+  claimDueAll,
+  claimDueOne,
+  claimDueOneAtATime,
+  failedWithBytes,
+  resumeStale,
+} from './charge-attempt-claims.repository';
+import type {
+  IAbandonQuery,
+  IAddNetworkFeeQuery,
+  IChargeSignaturesQuery,
+  IClearExpiredTryQuery,
+  IDeferClearingQuery,
+  IDeferQuery,
+  IForgetFailedTryQuery,
+  IMarkCompletedQuery,
+  IMarkFailedLandedQuery,
+  IMarkFailedQuery,
+  IMarkSucceededFromFailedQuery,
+  IMarkSucceededQuery,
+  INetworkFeesQuery,
+  INetworkFeesResult,
+  IRecordTryQuery,
+  IRecordTryUnchangedQuery,
+  IRenewLeaseQuery,
+  IStandingQuery,
+} from './charge-attempts.repository.types';
+import type { WalletSeen } from './wallet-reservations.repository';
 
-/** An attempt with everything its charge needs, read in one query. */
-export interface AttemptRow {
-  id: string;
-  merchant_id: string;
-  subscription_id: string;
-  period: number;
-  /**
-   * What the charge pulls (base units): the plan's price, plus the mint's transfer fee under the
-   * token-delegate scheme (so that the price arrives whole); recorded with the try.
-   */
-  amount: string;
-  /** The plan's price: what the merchant is to receive each period. */
-  price: string;
-  mint: MintSymbol;
-  state: ChargeAttemptState;
-  signature: string | null;
-  transaction: string | null;
-  last_valid_block_height: string | null;
-  s_status: string;
-  /** The customer revoked its authorisation at the portal: it ends, it is never charged. */
-  s_revoked: boolean;
-  s_customer_id: string;
-  s_plan_id: string;
-  s_authorized_amount: string;
-  s_charged_amount: string;
-  s_created_at: Date;
-  subscriber: string;
-  merchant_wallet: string;
-}
-
-/**
- * An attempt row with what charging it needs, read from `a` (a table or a CTE of attempts):
- * its subscription, plan, customer and merchant (their modules' tables) joined in the same
- * statement.
- */
-const attemptSelect = (from: string): string =>
-  `SELECT a.id, a.merchant_id, a.subscription_id, a.period, a.amount::text AS amount,
-    p.amount::text AS price,
-    a.mint, a.state, a.signature, a.transaction, a.last_valid_block_height::text AS last_valid_block_height,
-    s.status AS s_status, s.revoked_at IS NOT NULL AS s_revoked, s.customer_id AS s_customer_id, s.plan_id AS s_plan_id,
-    s.authorized_amount::text AS s_authorized_amount, s.charged_amount::text AS s_charged_amount,
-    s.created_at AS s_created_at, c.wallet_address AS subscriber, m.wallet_address AS merchant_wallet
-  FROM ${from} a
-  JOIN subscriptions s ON s.id = a.subscription_id
-  JOIN plans p ON p.id = s.plan_id
-  JOIN customers c ON c.id = s.customer_id
-  JOIN merchants m ON m.id = a.merchant_id`;
+export type { AttemptRow } from './charge-attempt-claims.repository';
 
 /** The claim of due periods (see `ChargeClaims.claimDue`). */
 export interface DueClaim {
@@ -83,12 +64,170 @@ export interface RecordedTry {
 }
 
 /** What the network fees the service key paid for one merchant's charges add up to. */
-export interface NetworkFeeRow {
-  merchant_id: string;
-  name: string;
-  landed: string;
-  lamports: string;
-}
+export type NetworkFeeRow = INetworkFeesResult;
+
+/*
+ * The statements below are typed by pgtyped from the migrated schema (`npm run db:types`); those
+ * that return attempts with what their charge needs are in charge-attempt-claims.repository.ts.
+ * A write whose text depended on an argument (a guard or a SET list) is two statements, each
+ * written out whole; the method picks one.
+ */
+
+/**
+ * The network fees the service key paid, per merchant, the merchants who cost most first (a
+ * count and a sum over a group that HAVING keeps: never null, forced).
+ */
+const networkFees = sql<INetworkFeesQuery>`
+  SELECT a.merchant_id, m.name, count(*) FILTER (WHERE a.network_fee > 0)::text AS "landed!",
+         sum(a.network_fee)::text AS "lamports!"
+    FROM charge_attempts a JOIN merchants m ON m.id = a.merchant_id
+   GROUP BY a.merchant_id, m.name
+  HAVING sum(a.network_fee) > 0
+   ORDER BY sum(a.network_fee) DESC, a.merchant_id`;
+
+/** Clears an expired try, unless the attempt was settled or has another try meanwhile. */
+const clearExpiredTry = sql<IClearExpiredTryQuery>`
+  UPDATE charge_attempts SET state = 'pending', signature = NULL, transaction = NULL,
+         last_valid_block_height = NULL, updated_at = $now!
+   WHERE id = $id! AND state IN ('pending', 'sent') AND signature = $signature! RETURNING id`;
+
+/**
+ * Records a signed try: compare-and-set on an attempt with no signature, while the
+ * subscription is still Active (its row locked `FOR SHARE`).
+ */
+const recordTry = sql<IRecordTryQuery>`
+  WITH s AS (
+    SELECT id FROM subscriptions
+     WHERE id = $subscriptionId! AND status = 'Active' AND revoked_at IS NULL FOR SHARE
+  )
+  UPDATE charge_attempts a SET state = 'sent', signature = $signature!, transaction = $transaction!,
+         last_valid_block_height = $lastValidBlockHeight!, amount = $amount!::bigint,
+         lease_until = now() + make_interval(secs => $leaseSeconds!), lease_owner = $owner!,
+         updated_at = $now!
+    FROM s
+   WHERE a.id = $id! AND a.state = 'pending' AND a.signature IS NULL
+   RETURNING a.id`;
+
+/**
+ * `recordTry`, and only while the wallet's subscriptions in the mint are as the charge saw them
+ * (`fingerprint`): no charge of theirs in flight, and none settled, started or stopped. The
+ * subquery is `walletReservation`'s statement (wallet-reservations.repository.ts) word for word
+ * (wallet-reservation-statements.spec.ts holds them so).
+ */
+const recordTryUnchanged = sql<IRecordTryUnchangedQuery>`
+  WITH s AS (
+    SELECT id FROM subscriptions
+     WHERE id = $subscriptionId! AND status = 'Active' AND revoked_at IS NULL FOR SHARE
+  )
+  UPDATE charge_attempts a SET state = 'sent', signature = $signature!, transaction = $transaction!,
+         last_valid_block_height = $lastValidBlockHeight!, amount = $amount!::bigint,
+         lease_until = now() + make_interval(secs => $leaseSeconds!), lease_owner = $owner!,
+         updated_at = $now!
+    FROM s
+   WHERE a.id = $id! AND a.state = 'pending' AND a.signature IS NULL
+     AND (SELECT w."fingerprint!" FROM (
+  SELECT COALESCE(SUM(GREATEST(s.authorized_amount - s.charged_amount - COALESCE(inflight.amount, 0), 0))
+           FILTER (WHERE l.live AND (s.created_at, s.id) < ($selfCreatedAt!, $selfId!)), 0)::text AS "reserved!",
+         count(inflight.id) FILTER (WHERE s.id <> $selfId!)::int AS "in_flight!",
+         count(*) FILTER (WHERE l.live AND s.id <> $selfId!)::int AS "siblings!",
+         concat_ws(':', count(*) FILTER (WHERE l.live AND s.id <> $selfId!),
+           COALESCE(SUM(s.charged_amount) FILTER (WHERE s.id <> $selfId!), 0),
+           COALESCE(SUM(s.authorized_amount) FILTER (WHERE l.live AND s.id <> $selfId!), 0),
+           count(inflight.id) FILTER (WHERE s.id <> $selfId!)) AS "fingerprint!"
+    FROM customers c
+    JOIN subscriptions s ON s.customer_id = c.id
+    JOIN plans p ON p.id = s.plan_id
+    LEFT JOIN charge_attempts inflight
+      ON inflight.subscription_id = s.id AND inflight.period = s.periods_charged + 1
+     AND (inflight.state = 'sent' OR (inflight.state = 'pending' AND inflight.signature IS NOT NULL))
+   CROSS JOIN LATERAL (SELECT s.status IN ('Active', 'PastDue') AND s.revoked_at IS NULL AS live) l
+   WHERE c.wallet_address = $wallet! AND p.mint = $mint! AND (l.live OR inflight.id IS NOT NULL)
+     ) w) = $fingerprint!
+   RETURNING a.id`;
+
+/** Where an attempt whose try was not recorded stands (both flags never null: forced). */
+const standing = sql<IStandingQuery>`
+  SELECT s.status, s.revoked_at IS NOT NULL AS "revoked!",
+         a.state = 'pending' AND a.signature IS NULL AS "open!"
+    FROM subscriptions s JOIN charge_attempts a ON a.subscription_id = s.id
+   WHERE s.id = $subscriptionId! AND a.id = $id!`;
+
+/** Settles the try that landed, compare-and-set on its signature, from an open state. */
+const markSucceeded = sql<IMarkSucceededQuery>`
+  UPDATE charge_attempts SET state = 'succeeded', lease_until = NULL, last_error = NULL,
+         failure_reason = NULL, network_fee = network_fee + $networkFee!::bigint, updated_at = $now!
+   WHERE id = $id! AND state IN ('pending', 'sent')
+     AND signature = $signature! RETURNING id`;
+
+/** `markSucceeded` from `failed`: a try given up whose bytes landed after all. */
+const markSucceededFromFailed = sql<IMarkSucceededFromFailedQuery>`
+  UPDATE charge_attempts SET state = 'succeeded', lease_until = NULL, last_error = NULL,
+         failure_reason = NULL, network_fee = network_fee + $networkFee!::bigint, updated_at = $now!
+   WHERE id = $id! AND state = 'failed'
+     AND signature = $signature! RETURNING id`;
+
+/** A final failure of the try `tried` (null: nothing was signed), from an open state. */
+const markFailed = sql<IMarkFailedQuery>`
+  UPDATE charge_attempts SET state = 'failed', failure_reason = $reason!, last_error = $message!,
+         lease_until = NULL, updated_at = $now!, network_fee = network_fee + $networkFee!::bigint
+   WHERE id = $id! AND state IN ('pending', 'sent') AND signature IS NOT DISTINCT FROM $tried
+   RETURNING id`;
+
+/** `markFailed` of a try that landed and failed: it can never land again, and is not kept. */
+const markFailedLanded = sql<IMarkFailedLandedQuery>`
+  UPDATE charge_attempts SET state = 'failed', failure_reason = $reason!, last_error = $message!,
+         lease_until = NULL, updated_at = $now!, network_fee = network_fee + $networkFee!::bigint
+         , signature = NULL, transaction = NULL, last_valid_block_height = NULL
+   WHERE id = $id! AND state IN ('pending', 'sent') AND signature IS NOT DISTINCT FROM $tried
+   RETURNING id`;
+
+/** Abandons a pending attempt with nothing recorded, for a reason. */
+const markCompleted = sql<IMarkCompletedQuery>`
+  UPDATE charge_attempts SET state = 'abandoned', failure_reason = $reason!, lease_until = NULL,
+         updated_at = $now!
+   WHERE id = $id! AND state = 'pending' AND signature IS NULL RETURNING id`;
+
+/** Abandons a pending attempt with nothing recorded. */
+const abandon = sql<IAbandonQuery>`
+  UPDATE charge_attempts SET state = 'abandoned', lease_until = NULL, updated_at = $now!
+   WHERE id = $id! AND state = 'pending' AND signature IS NULL`;
+
+/** Leaves the attempt for a while, compare-and-set on the try the caller read. */
+const defer = sql<IDeferQuery>`
+  UPDATE charge_attempts SET last_error = $message!, updated_at = $now!,
+         lease_until = now() + make_interval(secs => $retrySeconds!)
+   WHERE id = $id! AND state IN ('pending', 'sent') AND signature IS NOT DISTINCT FROM $signature
+   RETURNING id`;
+
+/** `defer`, forgetting the try the caller read. */
+const deferClearing = sql<IDeferClearingQuery>`
+  UPDATE charge_attempts SET last_error = $message!, updated_at = $now!,
+         lease_until = now() + make_interval(secs => $retrySeconds!)
+         , state = 'pending', signature = NULL, transaction = NULL, last_valid_block_height = NULL
+   WHERE id = $id! AND state IN ('pending', 'sent') AND signature IS NOT DISTINCT FROM $signature
+   RETURNING id`;
+
+/** Adds a network fee the service key paid for an open try. */
+const addNetworkFee = sql<IAddNetworkFeeQuery>`
+  UPDATE charge_attempts SET network_fee = network_fee + $fee!::bigint, updated_at = $now!
+   WHERE id = $id! AND state IN ('pending', 'sent') AND signature = $signature!`;
+
+/** Extends the lease of an open attempt, compare-and-set on its try and its holder. */
+const renewLease = sql<IRenewLeaseQuery>`
+  UPDATE charge_attempts SET lease_until = now() + make_interval(secs => $seconds!)
+   WHERE id = $id! AND state IN ('pending', 'sent') AND signature = $signature!
+     AND lease_owner = $owner!
+   RETURNING id`;
+
+/** Lets go of a failed attempt's try, if it is still that try. */
+const forgetFailedTry = sql<IForgetFailedTryQuery>`
+  UPDATE charge_attempts SET signature = NULL, transaction = NULL,
+         last_valid_block_height = NULL, updated_at = $now!
+   WHERE id = $id! AND state = 'failed' AND signature = $signature!`;
+
+/** Which of these signatures are charges' tries (a match is never null: forced). */
+const chargeSignatures = sql<IChargeSignaturesQuery>`
+  SELECT signature AS "signature!" FROM charge_attempts WHERE signature = ANY($signatures!)`;
 
 /**
  * The network fees the service key paid, per merchant (`charge_attempts.network_fee`, with the
@@ -96,14 +235,7 @@ export interface NetworkFeeRow {
  * first. A function of its own, for the operator's command (`serviceKeySpend`).
  */
 export function networkFeesByMerchant(ex: SqlTx): Promise<NetworkFeeRow[]> {
-  return ex.execute<NetworkFeeRow[]>(
-    `SELECT a.merchant_id, m.name, count(*) FILTER (WHERE a.network_fee > 0)::text AS landed,
-            sum(a.network_fee)::text AS lamports
-       FROM charge_attempts a JOIN merchants m ON m.id = a.merchant_id
-      GROUP BY a.merchant_id, m.name
-     HAVING sum(a.network_fee) > 0
-      ORDER BY sum(a.network_fee) DESC, a.merchant_id`,
-  );
+  return networkFees.run(undefined, ex);
 }
 
 /**
@@ -121,61 +253,18 @@ export class ChargeAttemptsRepository {
    * plans and customers (`FOR UPDATE OF s SKIP LOCKED`) in the same statement.
    */
   claimDue(claim: DueClaim): Promise<AttemptRow[]> {
-    const { now, limit, subscriptionId, oneAtATime, busy } = claim;
-    return this.db.execute<AttemptRow[]>(
-      `WITH candidates AS (
-         SELECT s.id, s.merchant_id, s.periods_charged + 1 AS period, p.amount, p.mint,
-                s.current_period_end, c.wallet_address AS wallet
-           FROM subscriptions s JOIN plans p ON p.id = s.plan_id
-           JOIN customers c ON c.id = s.customer_id
-          WHERE s.status = 'Active' AND s.current_period_end <= ?
-            ${subscriptionId ? 'AND s.id = ?' : ''}
-            AND NOT EXISTS (
-              SELECT 1 FROM charge_attempts o
-               WHERE o.subscription_id = s.id AND o.period = s.periods_charged + 1
-                 AND o.state IN ('pending', 'sent'))
-            ${oneAtATime ? `AND NOT (c.wallet_address || ':' || p.mint = ANY(?::text[]))` : ''}
-          ORDER BY s.current_period_end
-          LIMIT ?
-          FOR UPDATE OF s SKIP LOCKED
-       ), due AS (
-         ${
-           oneAtATime
-             ? `SELECT * FROM (SELECT DISTINCT ON (wallet, mint) * FROM candidates
-                  ORDER BY wallet, mint, current_period_end, id) one
-                 ORDER BY current_period_end LIMIT ?`
-             : 'SELECT * FROM candidates'
-         }
-       ), claimed AS (
-       INSERT INTO charge_attempts AS a (id, created_at, updated_at, merchant_id, subscription_id,
-         period, amount, mint, state, tries, lease_until, lease_owner)
-       SELECT gen_random_uuid(), ?, ?, due.merchant_id, due.id, due.period, due.amount, due.mint,
-              'pending', 1, now() + make_interval(secs => ?), ?
-         FROM due
-       ON CONFLICT (subscription_id, period) DO UPDATE
-          SET state = 'pending', tries = a.tries + 1, lease_until = EXCLUDED.lease_until,
-              lease_owner = EXCLUDED.lease_owner,
-              amount = CASE WHEN a.signature IS NULL THEN EXCLUDED.amount ELSE a.amount END,
-              failure_reason = NULL, updated_at = EXCLUDED.updated_at
-        WHERE a.state IN ('failed', 'abandoned')
-       RETURNING a.*
-       )
-       ${attemptSelect('claimed')}`,
-      [
-        now,
-        ...(subscriptionId ? [subscriptionId] : []),
-        ...(oneAtATime ? [busy] : []),
-        // Siblings of one wallet among the candidates are left for later: look further ahead.
-        // (A re-armed try whose bytes are kept keeps its amount: it is settled first, for what
-        // those bytes pull.)
-        oneAtATime ? limit * 4 : limit,
-        ...(oneAtATime ? [limit] : []),
-        now,
-        now,
-        claim.leaseSeconds,
-        claim.owner,
-      ],
-    );
+    const { now, limit, subscriptionId, oneAtATime, busy, leaseSeconds, owner } = claim;
+    // Mint and state are the service's (text columns: typed `string`).
+    if (subscriptionId) {
+      const params = { now, subscriptionId, busy: oneAtATime ? busy : [], limit };
+      return claimDueOne.run({ ...params, leaseSeconds, owner }, this.db) as Promise<AttemptRow[]>;
+    }
+    if (oneAtATime) {
+      // Siblings of one wallet among the candidates are left for later: look further ahead.
+      const params = { now, busy, candidateLimit: limit * 4, limit, leaseSeconds, owner };
+      return claimDueOneAtATime.run(params, this.db) as Promise<AttemptRow[]>;
+    }
+    return claimDueAll.run({ now, limit, leaseSeconds, owner }, this.db) as Promise<AttemptRow[]>;
   }
 
   /**
@@ -188,22 +277,9 @@ export class ChargeAttemptsRepository {
     leaseSeconds: number,
     owner: string,
   ): Promise<AttemptRow[]> {
-    return this.db.execute<AttemptRow[]>(
-      `WITH resumed AS (
-         UPDATE charge_attempts SET lease_until = now() + make_interval(secs => ?),
-                lease_owner = ?, takeovers = takeovers + 1
-          WHERE id IN (
-            SELECT id FROM charge_attempts
-             WHERE state IN ('pending', 'sent') AND lease_until < now()
-               AND NOT (id = ANY(?::uuid[]))
-             ORDER BY lease_until
-             LIMIT ?
-             FOR UPDATE SKIP LOCKED)
-         RETURNING *
-       )
-       ${attemptSelect('resumed')}`,
-      [leaseSeconds, owner, inHand, limit],
-    );
+    return resumeStale.run({ leaseSeconds, owner, inHand, limit }, this.db) as Promise<
+      AttemptRow[]
+    >;
   }
 
   /**
@@ -212,12 +288,7 @@ export class ChargeAttemptsRepository {
    * @returns whether it cleared it.
    */
   async clearExpiredTry(id: string, signature: string, now: Date): Promise<boolean> {
-    const cleared = await this.db.execute<{ id: string }[]>(
-      `UPDATE charge_attempts SET state = 'pending', signature = NULL, transaction = NULL,
-          last_valid_block_height = NULL, updated_at = ?
-        WHERE id = ? AND state IN ('pending', 'sent') AND signature = ? RETURNING id`,
-      [now, id, signature],
-    );
+    const cleared = await clearExpiredTry.run({ now, id, signature }, this.db);
     return cleared.length > 0;
   }
 
@@ -229,32 +300,21 @@ export class ChargeAttemptsRepository {
    * @returns whether it recorded it.
    */
   async recordTry(t: RecordedTry): Promise<boolean> {
-    const unchanged = t.unchanged ? unchangedSince(t.unchanged) : undefined;
-    const recorded = await this.db.execute<{ id: string }[]>(
-      `WITH s AS (
-         SELECT id FROM subscriptions
-          WHERE id = ? AND status = 'Active' AND revoked_at IS NULL FOR SHARE
-       )
-       UPDATE charge_attempts a SET state = 'sent', signature = ?, transaction = ?,
-              last_valid_block_height = ?, amount = ?::bigint,
-              lease_until = now() + make_interval(secs => ?), lease_owner = ?, updated_at = ?
-         FROM s
-        WHERE a.id = ? AND a.state = 'pending' AND a.signature IS NULL
-          ${unchanged ? `AND ${unchanged.sql}` : ''}
-        RETURNING a.id`,
-      [
-        t.subscriptionId,
-        t.signature,
-        t.transaction,
-        t.lastValidBlockHeight,
-        t.amount,
-        t.leaseSeconds,
-        t.owner,
-        t.now,
-        t.id,
-        ...(unchanged?.params ?? []),
-      ],
-    );
+    // The try's fields are the statements' parameters, by name.
+    const { unchanged: u, ...params } = t;
+    const recorded = u
+      ? await recordTryUnchanged.run(
+          {
+            ...params,
+            selfCreatedAt: u.self.createdAt,
+            selfId: u.self.id,
+            wallet: u.wallet,
+            mint: u.mint,
+            fingerprint: u.seen.fingerprint,
+          },
+          this.db,
+        )
+      : await recordTry.run(params, this.db);
     return recorded.length > 0;
   }
 
@@ -266,13 +326,7 @@ export class ChargeAttemptsRepository {
     subscriptionId: string,
     id: string,
   ): Promise<{ status: string; revoked: boolean; open: boolean } | undefined> {
-    const [now] = await this.db.execute<{ status: string; revoked: boolean; open: boolean }[]>(
-      `SELECT s.status, s.revoked_at IS NOT NULL AS revoked,
-              a.state = 'pending' AND a.signature IS NULL AS open
-         FROM subscriptions s JOIN charge_attempts a ON a.subscription_id = s.id
-        WHERE s.id = ? AND a.id = ?`,
-      [subscriptionId, id],
-    );
+    const [now] = await standing.run({ subscriptionId, id }, this.db);
     return now;
   }
 
@@ -285,13 +339,8 @@ export class ChargeAttemptsRepository {
     tx: SqlTx,
     s: { id: string; signature: string; from: 'open' | 'failed'; networkFee: bigint; now: Date },
   ): Promise<boolean> {
-    const won = await tx.execute<{ id: string }[]>(
-      `UPDATE charge_attempts SET state = 'succeeded', lease_until = NULL, last_error = NULL,
-          failure_reason = NULL, network_fee = network_fee + ?::bigint, updated_at = ?
-        WHERE id = ? AND ${s.from === 'open' ? `state IN ('pending', 'sent')` : `state = 'failed'`}
-          AND signature = ? RETURNING id`,
-      [s.networkFee.toString(), s.now, s.id, s.signature],
-    );
+    const params = { ...s, networkFee: s.networkFee.toString() };
+    const won = await (s.from === 'open' ? markSucceeded : markSucceededFromFailed).run(params, tx);
     return won.length > 0;
   }
 
@@ -312,14 +361,8 @@ export class ChargeAttemptsRepository {
       now: Date;
     },
   ): Promise<boolean> {
-    const won = await tx.execute<{ id: string }[]>(
-      `UPDATE charge_attempts SET state = 'failed', failure_reason = ?, last_error = ?,
-          lease_until = NULL, updated_at = ?, network_fee = network_fee + ?::bigint
-          ${f.landed ? ', signature = NULL, transaction = NULL, last_valid_block_height = NULL' : ''}
-        WHERE id = ? AND state IN ('pending', 'sent') AND signature IS NOT DISTINCT FROM ?
-        RETURNING id`,
-      [f.reason, f.message, f.now, f.networkFee.toString(), f.id, f.tried],
-    );
+    const params = { ...f, networkFee: f.networkFee.toString() };
+    const won = await (f.landed ? markFailedLanded : markFailed).run(params, tx);
     return won.length > 0;
   }
 
@@ -328,22 +371,13 @@ export class ChargeAttemptsRepository {
    * up), in the caller's transaction. @returns whether it won.
    */
   async markCompleted(tx: SqlTx, id: string, reason: string, now: Date): Promise<boolean> {
-    const won = await tx.execute<{ id: string }[]>(
-      `UPDATE charge_attempts SET state = 'abandoned', failure_reason = ?, lease_until = NULL,
-          updated_at = ?
-        WHERE id = ? AND state = 'pending' AND signature IS NULL RETURNING id`,
-      [reason, now, id],
-    );
+    const won = await markCompleted.run({ reason, now, id }, tx);
     return won.length > 0;
   }
 
   /** Abandons a pending attempt with nothing recorded (its subscription stopped being Active). */
   async abandon(id: string, now: Date): Promise<void> {
-    await this.db.execute(
-      `UPDATE charge_attempts SET state = 'abandoned', lease_until = NULL, updated_at = ?
-          WHERE id = ? AND state = 'pending' AND signature IS NULL`,
-      [now, id],
-    );
+    await abandon.run({ now, id }, this.db);
   }
 
   /**
@@ -358,24 +392,13 @@ export class ChargeAttemptsRepository {
     clear: boolean;
     now: Date;
   }): Promise<boolean> {
-    const rows = await this.db.execute<{ id: string }[]>(
-      `UPDATE charge_attempts SET last_error = ?, updated_at = ?,
-          lease_until = now() + make_interval(secs => ?)
-          ${d.clear ? `, state = 'pending', signature = NULL, transaction = NULL, last_valid_block_height = NULL` : ''}
-        WHERE id = ? AND state IN ('pending', 'sent') AND signature IS NOT DISTINCT FROM ?
-        RETURNING id`,
-      [d.message, d.now, d.retrySeconds, d.id, d.signature],
-    );
+    const rows = await (d.clear ? deferClearing : defer).run(d, this.db);
     return rows.length > 0;
   }
 
   /** Adds a network fee the service key paid for the open try `signature`. */
   async addNetworkFee(id: string, signature: string, fee: bigint, now: Date): Promise<void> {
-    await this.db.execute(
-      `UPDATE charge_attempts SET network_fee = network_fee + ?::bigint, updated_at = ?
-        WHERE id = ? AND state IN ('pending', 'sent') AND signature = ?`,
-      [fee.toString(), now, id, signature],
-    );
+    await addNetworkFee.run({ fee: fee.toString(), now, id, signature }, this.db);
   }
 
   /**
@@ -388,41 +411,23 @@ export class ChargeAttemptsRepository {
     owner: string,
     seconds: number,
   ): Promise<boolean> {
-    const rows = await this.db.execute<{ id: string }[]>(
-      `UPDATE charge_attempts SET lease_until = now() + make_interval(secs => ?)
-        WHERE id = ? AND state IN ('pending', 'sent') AND signature = ? AND lease_owner = ?
-        RETURNING id`,
-      [seconds, id, signature, owner],
-    );
+    const rows = await renewLease.run({ seconds, id, signature, owner }, this.db);
     return rows.length > 0;
   }
 
   /** Failed attempts whose try's bytes are kept (they may still land), the oldest first. */
   failedWithBytes(limit: number): Promise<AttemptRow[]> {
-    return this.db.execute<AttemptRow[]>(
-      `${attemptSelect('charge_attempts')}
-        WHERE a.state = 'failed' AND a.transaction IS NOT NULL
-        ORDER BY a.updated_at LIMIT ?`,
-      [limit],
-    );
+    return failedWithBytes.run({ limit }, this.db) as Promise<AttemptRow[]>;
   }
 
   /** Lets go of a failed attempt's try (it can never move money), if it is still that try. */
   async forgetFailedTry(id: string, signature: string, now: Date): Promise<void> {
-    await this.db.execute(
-      `UPDATE charge_attempts SET signature = NULL, transaction = NULL,
-          last_valid_block_height = NULL, updated_at = ?
-        WHERE id = ? AND state = 'failed' AND signature = ?`,
-      [now, id, signature],
-    );
+    await forgetFailedTry.run({ now, id, signature }, this.db);
   }
 
   /** Which of these signatures are charges' tries (recorded before they were sent). */
   async chargeSignatures(signatures: string[]): Promise<Set<string>> {
-    const rows = await this.db.execute<{ signature: string }[]>(
-      `SELECT signature FROM charge_attempts WHERE signature = ANY(?)`,
-      [signatures],
-    );
+    const rows = await chargeSignatures.run({ signatures }, this.db);
     return new Set(rows.map((r) => r.signature));
   }
 }

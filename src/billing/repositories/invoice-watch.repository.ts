@@ -1,23 +1,44 @@
 import { Injectable } from '@nestjs/common';
+import { sql } from '@pgtyped/runtime';
 import { Db } from '../../database/db';
+import type {
+  IConfirmedPaymentsQuery,
+  IConfirmedPaymentsResult,
+  INewlyOverdueQuery,
+  INewlyOverdueResult,
+  IOpenDueBeforeQuery,
+} from './invoice-watch.repository.types';
 
 /** A ledger line seen at `confirmed`, followed to `finalized`. */
-export interface ConfirmedPaymentRow {
-  id: string;
-  signature: string;
-  merchant_id: string;
-}
+export type ConfirmedPaymentRow = IConfirmedPaymentsResult;
 
 /** An Open invoice past a date. */
-export interface DueInvoiceRow {
-  id: string;
-  merchant_id: string;
-}
+export type DueInvoiceRow = INewlyOverdueResult;
+
+/**
+ * Up to `limit` ledger lines at `confirmed` with a signature, the oldest first (the signature is
+ * not null by the WHERE: forced so).
+ */
+const confirmedPayments = sql<IConfirmedPaymentsQuery>`
+  SELECT id, signature AS "signature!", merchant_id FROM payments
+   WHERE status = 'confirmed' AND signature IS NOT NULL
+   ORDER BY created_at LIMIT $limit!`;
+
+/** Up to `limit` Open invoices due before `now` not marked overdue yet, by due date. */
+const newlyOverdue = sql<INewlyOverdueQuery>`
+  SELECT id, merchant_id FROM invoices
+   WHERE status = 'Open' AND due_date < $now! AND overdue_at IS NULL
+   ORDER BY due_date LIMIT $limit!`;
+
+/** Up to `limit` Open invoices due before `before`, by due date. */
+const openDueBefore = sql<IOpenDueBeforeQuery>`
+  SELECT id, merchant_id FROM invoices WHERE status = 'Open' AND due_date < $before!
+   ORDER BY due_date LIMIT $limit!`;
 
 /**
  * What the invoice watcher reads of the ledger and the invoices (reads of `payments` and
- * `invoices`, their modules' tables, each one statement as it was). Their moves go through
- * their modules' services.
+ * `invoices`, their modules' tables, each one statement as it was), typed by pgtyped from the
+ * migrated schema (`npm run db:types`). Their moves go through their modules' services.
  */
 @Injectable()
 export class InvoiceWatchRepository {
@@ -25,30 +46,16 @@ export class InvoiceWatchRepository {
 
   /** Up to `limit` ledger lines at `confirmed` with a signature, the oldest first. */
   confirmedPayments(limit: number): Promise<ConfirmedPaymentRow[]> {
-    return this.db.execute<ConfirmedPaymentRow[]>(
-      `SELECT id, signature, merchant_id FROM payments
-        WHERE status = 'confirmed' AND signature IS NOT NULL
-        ORDER BY created_at LIMIT ?`,
-      [limit],
-    );
+    return confirmedPayments.run({ limit }, this.db);
   }
 
   /** Up to `limit` Open invoices due before `now` not marked overdue yet, by due date. */
   newlyOverdue(now: Date, limit: number): Promise<DueInvoiceRow[]> {
-    return this.db.execute<DueInvoiceRow[]>(
-      `SELECT id, merchant_id FROM invoices
-        WHERE status = 'Open' AND due_date < ? AND overdue_at IS NULL
-        ORDER BY due_date LIMIT ?`,
-      [now, limit],
-    );
+    return newlyOverdue.run({ now, limit }, this.db);
   }
 
   /** Up to `limit` Open invoices due before `before`, by due date. */
   openDueBefore(before: Date, limit: number): Promise<DueInvoiceRow[]> {
-    return this.db.execute<DueInvoiceRow[]>(
-      `SELECT id, merchant_id FROM invoices WHERE status = 'Open' AND due_date < ?
-        ORDER BY due_date LIMIT ?`,
-      [before, limit],
-    );
+    return openDueBefore.run({ before, limit }, this.db);
   }
 }

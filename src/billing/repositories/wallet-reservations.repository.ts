@@ -1,23 +1,96 @@
 import { Injectable } from '@nestjs/common';
+import { sql } from '@pgtyped/runtime';
 import { Db } from '../../database/db';
 import type { SqlTx } from '../../database/pg-transaction';
+import type {
+  IReservedForApprovalExceptQuery,
+  IReservedForApprovalQuery,
+  IReservedStillNeededExceptQuery,
+  IReservedStillNeededQuery,
+  IWalletReservationQuery,
+} from './wallet-reservations.repository.types';
+
+/*
+ * Every statement below reads a wallet's subscriptions (`s`, with their plans `p`) customers by
+ * wallet, then theirs by customer: only the wallet's own, never a walk over every subscription
+ * (a plan on created_at once made each charge read all those created earlier). `inflight` is
+ * the open attempt's charge. What a subscription still needs of the shared approval, its charge
+ * in flight netted out, is `GREATEST(s.authorized_amount - s.charged_amount -
+ * COALESCE(inflight.amount, 0), 0)`; what it needs of an approval signed now, its charge in
+ * flight included, `GREATEST(s.authorized_amount - s.charged_amount, 0)`. pgtyped takes one
+ * static text per statement, so each variant (`reservedAllowance`'s filter) is written out
+ * whole; a sum is never null (COALESCE): forced.
+ */
+
+/** What the wallet's live subscriptions in a mint still need, charges in flight netted out. */
+const reservedStillNeeded = sql<IReservedStillNeededQuery>`
+  SELECT COALESCE(SUM(GREATEST(s.authorized_amount - s.charged_amount - COALESCE(inflight.amount, 0), 0)), 0)::text AS "total!"
+    FROM customers c
+    JOIN subscriptions s ON s.customer_id = c.id
+    JOIN plans p ON p.id = s.plan_id
+    LEFT JOIN charge_attempts inflight
+      ON inflight.subscription_id = s.id AND inflight.period = s.periods_charged + 1
+     AND (inflight.state = 'sent' OR (inflight.state = 'pending' AND inflight.signature IS NOT NULL))
+   WHERE c.wallet_address = $wallet! AND p.mint = $mint! AND s.status IN ('Active', 'PastDue') AND s.revoked_at IS NULL`;
+
+/** `reservedStillNeeded`, leaving out the wallet's subscription to one plan. */
+const reservedStillNeededExcept = sql<IReservedStillNeededExceptQuery>`
+  SELECT COALESCE(SUM(GREATEST(s.authorized_amount - s.charged_amount - COALESCE(inflight.amount, 0), 0)), 0)::text AS "total!"
+    FROM customers c
+    JOIN subscriptions s ON s.customer_id = c.id
+    JOIN plans p ON p.id = s.plan_id
+    LEFT JOIN charge_attempts inflight
+      ON inflight.subscription_id = s.id AND inflight.period = s.periods_charged + 1
+     AND (inflight.state = 'sent' OR (inflight.state = 'pending' AND inflight.signature IS NOT NULL))
+   WHERE c.wallet_address = $wallet! AND p.mint = $mint! AND s.status IN ('Active', 'PastDue') AND s.revoked_at IS NULL
+     AND s.plan_id <> $exceptPlanId!`;
+
+/** What the wallet's live subscriptions in a mint need of an approval signed now. */
+const reservedForApproval = sql<IReservedForApprovalQuery>`
+  SELECT COALESCE(SUM(GREATEST(s.authorized_amount - s.charged_amount, 0)), 0)::text AS "total!"
+    FROM customers c
+    JOIN subscriptions s ON s.customer_id = c.id
+    JOIN plans p ON p.id = s.plan_id
+    LEFT JOIN charge_attempts inflight
+      ON inflight.subscription_id = s.id AND inflight.period = s.periods_charged + 1
+     AND (inflight.state = 'sent' OR (inflight.state = 'pending' AND inflight.signature IS NOT NULL))
+   WHERE c.wallet_address = $wallet! AND p.mint = $mint! AND s.status IN ('Active', 'PastDue') AND s.revoked_at IS NULL`;
+
+/** `reservedForApproval`, leaving out the wallet's subscription to one plan. */
+const reservedForApprovalExcept = sql<IReservedForApprovalExceptQuery>`
+  SELECT COALESCE(SUM(GREATEST(s.authorized_amount - s.charged_amount, 0)), 0)::text AS "total!"
+    FROM customers c
+    JOIN subscriptions s ON s.customer_id = c.id
+    JOIN plans p ON p.id = s.plan_id
+    LEFT JOIN charge_attempts inflight
+      ON inflight.subscription_id = s.id AND inflight.period = s.periods_charged + 1
+     AND (inflight.state = 'sent' OR (inflight.state = 'pending' AND inflight.signature IS NOT NULL))
+   WHERE c.wallet_address = $wallet! AND p.mint = $mint! AND s.status IN ('Active', 'PastDue') AND s.revoked_at IS NULL
+     AND s.plan_id <> $exceptPlanId!`;
 
 /**
- * A wallet's subscriptions (`s`, with their plans `p`), read customers by wallet, then theirs by
- * customer: only the wallet's own, never a walk over every subscription (a plan on created_at
- * once made each charge read all those created earlier). `inflight` is the open attempt's charge.
+ * The wallet's subscriptions in a mint as a charge of subscription `selfId` (created at
+ * `selfCreatedAt`) sees them: one row. The recording statement of a charge holds the same text
+ * as a condition (`recordTryUnchanged` in charge-attempts.repository.ts): the two must stay word
+ * for word the same (wallet-reservation-statements.spec.ts holds them so).
  */
-const WALLET_SUBSCRIPTIONS = `FROM customers c
-       JOIN subscriptions s ON s.customer_id = c.id
-       JOIN plans p ON p.id = s.plan_id
-       LEFT JOIN charge_attempts inflight
-         ON inflight.subscription_id = s.id AND inflight.period = s.periods_charged + 1
-        AND (inflight.state = 'sent' OR (inflight.state = 'pending' AND inflight.signature IS NOT NULL))`;
-
-/** What a subscription still needs of the shared approval, its charge in flight netted out. */
-const STILL_NEEDED = `GREATEST(s.authorized_amount - s.charged_amount - COALESCE(inflight.amount, 0), 0)`;
-/** What a subscription still needs of an approval signed now: its charge in flight included. */
-const NEEDED_FROM_NOW = `GREATEST(s.authorized_amount - s.charged_amount, 0)`;
+const walletReservation = sql<IWalletReservationQuery>`
+  SELECT COALESCE(SUM(GREATEST(s.authorized_amount - s.charged_amount - COALESCE(inflight.amount, 0), 0))
+           FILTER (WHERE l.live AND (s.created_at, s.id) < ($selfCreatedAt!, $selfId!)), 0)::text AS "reserved!",
+         count(inflight.id) FILTER (WHERE s.id <> $selfId!)::int AS "in_flight!",
+         count(*) FILTER (WHERE l.live AND s.id <> $selfId!)::int AS "siblings!",
+         concat_ws(':', count(*) FILTER (WHERE l.live AND s.id <> $selfId!),
+           COALESCE(SUM(s.charged_amount) FILTER (WHERE s.id <> $selfId!), 0),
+           COALESCE(SUM(s.authorized_amount) FILTER (WHERE l.live AND s.id <> $selfId!), 0),
+           count(inflight.id) FILTER (WHERE s.id <> $selfId!)) AS "fingerprint!"
+    FROM customers c
+    JOIN subscriptions s ON s.customer_id = c.id
+    JOIN plans p ON p.id = s.plan_id
+    LEFT JOIN charge_attempts inflight
+      ON inflight.subscription_id = s.id AND inflight.period = s.periods_charged + 1
+     AND (inflight.state = 'sent' OR (inflight.state = 'pending' AND inflight.signature IS NOT NULL))
+   CROSS JOIN LATERAL (SELECT s.status IN ('Active', 'PastDue') AND s.revoked_at IS NULL AS live) l
+   WHERE c.wallet_address = $wallet! AND p.mint = $mint! AND (l.live OR inflight.id IS NOT NULL)`;
 
 /** What a charge of one subscription needs to know of the wallet's others in the same mint. */
 export interface WalletReservation {
@@ -36,11 +109,15 @@ export interface WalletReservation {
 
 /** The subscription a charge is for, as its wallet's reservation orders it (oldest first). */
 export interface ReservationSelf {
-  createdAt: Date;
+  /** As the pool returns a timestamp (text: `AttemptRow.s_created_at`), or a `Date`. */
+  createdAt: Date | string;
   id: string;
 }
 
-/** What a charge saw of its wallet's subscriptions in a mint (see `unchangedSince`). */
+/**
+ * What a charge saw of its wallet's subscriptions in a mint: the recording statement's condition
+ * (`ChargeAttemptsRepository.recordTry`) that they are still so.
+ */
 export interface WalletSeen {
   wallet: string;
   mint: string;
@@ -79,59 +156,14 @@ export async function reservedAllowance(
   mint: string,
   filter: { exceptPlanId?: string; forApproval?: boolean } = {},
 ): Promise<bigint> {
-  const params: unknown[] = [wallet, mint];
-  let where = '';
-  if (filter.exceptPlanId) {
-    where += ' AND s.plan_id <> ?';
-    params.push(filter.exceptPlanId);
-  }
-  const needed = filter.forApproval ? NEEDED_FROM_NOW : STILL_NEEDED;
-  const sql = `SELECT COALESCE(SUM(${needed}), 0)::text AS total
-       ${WALLET_SUBSCRIPTIONS}
-      WHERE c.wallet_address = ? AND p.mint = ? AND s.status IN ('Active', 'PastDue') AND s.revoked_at IS NULL${where}`;
-  const [row] = await ex.execute<{ total: string }[]>(sql, params);
+  const { exceptPlanId, forApproval } = filter;
+  const [row] = exceptPlanId
+    ? await (forApproval ? reservedForApprovalExcept : reservedStillNeededExcept).run(
+        { wallet, mint, exceptPlanId },
+        ex,
+      )
+    : await (forApproval ? reservedForApproval : reservedStillNeeded).run({ wallet, mint }, ex);
   return BigInt(row.total);
-}
-
-/**
- * The wallet's subscriptions in a mint as a charge of `self` sees them: one row (`reserved`,
- * `in_flight`, `siblings`, `fingerprint`), with its parameters.
- */
-function siblingsSql(
-  wallet: string,
-  mint: string,
-  self: ReservationSelf,
-): { sql: string; params: unknown[] } {
-  return {
-    sql: `SELECT COALESCE(SUM(${STILL_NEEDED})
-              FILTER (WHERE l.live AND (s.created_at, s.id) < (?, ?)), 0)::text AS reserved,
-            count(inflight.id) FILTER (WHERE s.id <> ?)::int AS in_flight,
-            count(*) FILTER (WHERE l.live AND s.id <> ?)::int AS siblings,
-            concat_ws(':', count(*) FILTER (WHERE l.live AND s.id <> ?),
-              COALESCE(SUM(s.charged_amount) FILTER (WHERE s.id <> ?), 0),
-              COALESCE(SUM(s.authorized_amount) FILTER (WHERE l.live AND s.id <> ?), 0),
-              count(inflight.id) FILTER (WHERE s.id <> ?)) AS fingerprint
-       ${WALLET_SUBSCRIPTIONS}
-       CROSS JOIN LATERAL (SELECT s.status IN ('Active', 'PastDue') AND s.revoked_at IS NULL AS live) l
-      WHERE c.wallet_address = ? AND p.mint = ? AND (l.live OR inflight.id IS NOT NULL)`,
-    params: [self.createdAt, self.id, ...Array<string>(6).fill(self.id), wallet, mint],
-  };
-}
-
-/**
- * A condition (SQL and parameters) that holds while the wallet's subscriptions in the mint are
- * as `seen` found them: no charge of theirs in flight, and none settled, started or stopped.
- * For the statement that records a charge (`ChargeAttemptsRepository.recordTry`).
- */
-export function unchangedSince({ wallet, mint, self, seen }: WalletSeen): {
-  sql: string;
-  params: unknown[];
-} {
-  const { sql, params } = siblingsSql(wallet, mint, self);
-  return {
-    sql: `(SELECT w.fingerprint FROM (${sql}) w) = ?`,
-    params: [...params, seen.fingerprint],
-  };
 }
 
 /**
@@ -169,17 +201,17 @@ export class WalletReservationsRepository {
    * subscription the approval no longer covers would be charged); not netted, one that has
    * landed counts twice (too strict: a covered one would be ended). So a charge is judged on a
    * reservation read when none was in flight, and recorded only if the same still holds after
-   * the account was read (`unchangedSince`, a condition of the recording statement).
+   * the account was read (`WalletSeen`, a condition of the recording statement).
    */
   async walletReservation(
     wallet: string,
     mint: string,
     self: ReservationSelf,
   ): Promise<WalletReservation> {
-    const { sql, params } = siblingsSql(wallet, mint, self);
-    const [row] = await this.db.execute<
-      { reserved: string; in_flight: number; siblings: number; fingerprint: string }[]
-    >(sql, params);
+    const [row] = await walletReservation.run(
+      { wallet, mint, selfCreatedAt: self.createdAt, selfId: self.id },
+      this.db,
+    );
     return {
       reserved: BigInt(row.reserved),
       inFlight: row.in_flight,

@@ -1,0 +1,245 @@
+import { sql } from '@pgtyped/runtime';
+import type { MintSymbol } from '../../solana/mints';
+import type { ChargeAttemptState } from '../entities/charge-attempt.entity';
+import type {
+  IClaimDueAllQuery,
+  IClaimDueOneAtATimeQuery,
+  IClaimDueOneQuery,
+  IFailedWithBytesQuery,
+  IResumeStaleQuery,
+  IResumeStaleResult,
+} from './charge-attempt-claims.repository.types';
+
+/*
+ * The statements of `charge_attempts` (billing's table, issue 22) that return attempts with
+ * everything their charge needs: `ChargeAttemptsRepository` runs them (this file holds them
+ * apart only for its length). Typed by pgtyped from the migrated schema (`npm run db:types`).
+ *
+ * Each ends in the same read of an attempt row `a` (a table or a CTE of attempts): its
+ * subscription, plan, customer and merchant (their modules' tables) joined in the same
+ * statement. pgtyped takes one static text per statement, so that read is written out in each.
+ * Read through a CTE, pgtyped cannot tell a column's nullability: each not-null one is forced
+ * (`!`); `signature`, `transaction` and `last_valid_block_height` may be null.
+ */
+
+/**
+ * An attempt with everything its charge needs, read in one query. `amount` is what the charge
+ * pulls (base units): the plan's price, plus the mint's transfer fee under the token-delegate
+ * scheme (so that the price arrives whole); recorded with the try. `price` is the plan's price:
+ * what the merchant is to receive each period. `s_revoked`: the customer revoked its
+ * authorisation at the portal: it ends, it is never charged. `s_created_at` is text, as the pool
+ * returns timestamps. Mint and state are the service's (text columns, which the generated type
+ * leaves `string`).
+ */
+export type AttemptRow = Omit<IResumeStaleResult, 'mint' | 'state'> & {
+  mint: MintSymbol;
+  state: ChargeAttemptState;
+};
+
+/**
+ * Claims due Active subscriptions and writes (or re-arms) their period's attempt, leased to
+ * `owner`, in one statement (see `ChargeClaims.claimDue`). Reads subscriptions, plans and
+ * customers (`FOR UPDATE OF s SKIP LOCKED`) in the same statement. Any due subscription, oldest
+ * due first.
+ */
+export const claimDueAll = sql<IClaimDueAllQuery>`
+  WITH candidates AS (
+    SELECT s.id, s.merchant_id, s.periods_charged + 1 AS period, p.amount, p.mint,
+           s.current_period_end, c.wallet_address AS wallet
+      FROM subscriptions s JOIN plans p ON p.id = s.plan_id
+      JOIN customers c ON c.id = s.customer_id
+     WHERE s.status = 'Active' AND s.current_period_end <= $now!
+       AND NOT EXISTS (
+         SELECT 1 FROM charge_attempts o
+          WHERE o.subscription_id = s.id AND o.period = s.periods_charged + 1
+            AND o.state IN ('pending', 'sent'))
+     ORDER BY s.current_period_end
+     LIMIT $limit!
+     FOR UPDATE OF s SKIP LOCKED
+  ), due AS (
+    SELECT * FROM candidates
+  ), claimed AS (
+  INSERT INTO charge_attempts AS a (id, created_at, updated_at, merchant_id, subscription_id,
+    period, amount, mint, state, tries, lease_until, lease_owner)
+  SELECT gen_random_uuid(), $now!, $now!, due.merchant_id, due.id, due.period, due.amount, due.mint,
+         'pending', 1, now() + make_interval(secs => $leaseSeconds!), $owner!
+    FROM due
+  ON CONFLICT (subscription_id, period) DO UPDATE
+     SET state = 'pending', tries = a.tries + 1, lease_until = EXCLUDED.lease_until,
+         lease_owner = EXCLUDED.lease_owner,
+         amount = CASE WHEN a.signature IS NULL THEN EXCLUDED.amount ELSE a.amount END,
+         failure_reason = NULL, updated_at = EXCLUDED.updated_at
+   WHERE a.state IN ('failed', 'abandoned')
+  RETURNING a.*
+  )
+  SELECT a.id AS "id!", a.merchant_id AS "merchant_id!", a.subscription_id AS "subscription_id!",
+         a.period AS "period!", a.amount::text AS "amount!", p.amount::text AS "price!",
+         a.mint AS "mint!", a.state AS "state!", a.signature, a.transaction,
+         a.last_valid_block_height::text AS last_valid_block_height,
+         s.status AS "s_status!", s.revoked_at IS NOT NULL AS "s_revoked!",
+         s.customer_id AS "s_customer_id!", s.plan_id AS "s_plan_id!",
+         s.authorized_amount::text AS "s_authorized_amount!",
+         s.charged_amount::text AS "s_charged_amount!", s.created_at AS "s_created_at!",
+         c.wallet_address AS "subscriber!", m.wallet_address AS "merchant_wallet!"
+    FROM claimed a
+    JOIN subscriptions s ON s.id = a.subscription_id
+    JOIN plans p ON p.id = s.plan_id
+    JOIN customers c ON c.id = s.customer_id
+    JOIN merchants m ON m.id = a.merchant_id`;
+
+/**
+ * `claimDueAll` under the token-delegate scheme: at most one charge per wallet and mint, none of
+ * those in `busy` (`wallet:mint`). Siblings of one wallet among the candidates are left for
+ * later, so it looks further ahead (`candidateLimit`: four times `limit`). A re-armed try whose
+ * bytes are kept keeps its amount: it is settled first, for what those bytes pull.
+ */
+export const claimDueOneAtATime = sql<IClaimDueOneAtATimeQuery>`
+  WITH candidates AS (
+    SELECT s.id, s.merchant_id, s.periods_charged + 1 AS period, p.amount, p.mint,
+           s.current_period_end, c.wallet_address AS wallet
+      FROM subscriptions s JOIN plans p ON p.id = s.plan_id
+      JOIN customers c ON c.id = s.customer_id
+     WHERE s.status = 'Active' AND s.current_period_end <= $now!
+       AND NOT EXISTS (
+         SELECT 1 FROM charge_attempts o
+          WHERE o.subscription_id = s.id AND o.period = s.periods_charged + 1
+            AND o.state IN ('pending', 'sent'))
+       AND NOT (c.wallet_address || ':' || p.mint = ANY($busy!::text[]))
+     ORDER BY s.current_period_end
+     LIMIT $candidateLimit!
+     FOR UPDATE OF s SKIP LOCKED
+  ), due AS (
+    SELECT * FROM (SELECT DISTINCT ON (wallet, mint) * FROM candidates
+       ORDER BY wallet, mint, current_period_end, id) one
+      ORDER BY current_period_end LIMIT $limit!
+  ), claimed AS (
+  INSERT INTO charge_attempts AS a (id, created_at, updated_at, merchant_id, subscription_id,
+    period, amount, mint, state, tries, lease_until, lease_owner)
+  SELECT gen_random_uuid(), $now!, $now!, due.merchant_id, due.id, due.period, due.amount, due.mint,
+         'pending', 1, now() + make_interval(secs => $leaseSeconds!), $owner!
+    FROM due
+  ON CONFLICT (subscription_id, period) DO UPDATE
+     SET state = 'pending', tries = a.tries + 1, lease_until = EXCLUDED.lease_until,
+         lease_owner = EXCLUDED.lease_owner,
+         amount = CASE WHEN a.signature IS NULL THEN EXCLUDED.amount ELSE a.amount END,
+         failure_reason = NULL, updated_at = EXCLUDED.updated_at
+   WHERE a.state IN ('failed', 'abandoned')
+  RETURNING a.*
+  )
+  SELECT a.id AS "id!", a.merchant_id AS "merchant_id!", a.subscription_id AS "subscription_id!",
+         a.period AS "period!", a.amount::text AS "amount!", p.amount::text AS "price!",
+         a.mint AS "mint!", a.state AS "state!", a.signature, a.transaction,
+         a.last_valid_block_height::text AS last_valid_block_height,
+         s.status AS "s_status!", s.revoked_at IS NOT NULL AS "s_revoked!",
+         s.customer_id AS "s_customer_id!", s.plan_id AS "s_plan_id!",
+         s.authorized_amount::text AS "s_authorized_amount!",
+         s.charged_amount::text AS "s_charged_amount!", s.created_at AS "s_created_at!",
+         c.wallet_address AS "subscriber!", m.wallet_address AS "merchant_wallet!"
+    FROM claimed a
+    JOIN subscriptions s ON s.id = a.subscription_id
+    JOIN plans p ON p.id = s.plan_id
+    JOIN customers c ON c.id = s.customer_id
+    JOIN merchants m ON m.id = a.merchant_id`;
+
+/**
+ * `claimDueAll` for one subscription only (a customer's first charge, claimed as it is). Its
+ * `busy` is empty unless the claim is one at a time: with one candidate at most, that filter is
+ * all `claimDueOneAtATime` would add (DISTINCT ON of one row is that row).
+ */
+export const claimDueOne = sql<IClaimDueOneQuery>`
+  WITH candidates AS (
+    SELECT s.id, s.merchant_id, s.periods_charged + 1 AS period, p.amount, p.mint,
+           s.current_period_end, c.wallet_address AS wallet
+      FROM subscriptions s JOIN plans p ON p.id = s.plan_id
+      JOIN customers c ON c.id = s.customer_id
+     WHERE s.status = 'Active' AND s.current_period_end <= $now!
+       AND s.id = $subscriptionId!
+       AND NOT EXISTS (
+         SELECT 1 FROM charge_attempts o
+          WHERE o.subscription_id = s.id AND o.period = s.periods_charged + 1
+            AND o.state IN ('pending', 'sent'))
+       AND NOT (c.wallet_address || ':' || p.mint = ANY($busy!::text[]))
+     ORDER BY s.current_period_end
+     LIMIT $limit!
+     FOR UPDATE OF s SKIP LOCKED
+  ), due AS (
+    SELECT * FROM candidates
+  ), claimed AS (
+  INSERT INTO charge_attempts AS a (id, created_at, updated_at, merchant_id, subscription_id,
+    period, amount, mint, state, tries, lease_until, lease_owner)
+  SELECT gen_random_uuid(), $now!, $now!, due.merchant_id, due.id, due.period, due.amount, due.mint,
+         'pending', 1, now() + make_interval(secs => $leaseSeconds!), $owner!
+    FROM due
+  ON CONFLICT (subscription_id, period) DO UPDATE
+     SET state = 'pending', tries = a.tries + 1, lease_until = EXCLUDED.lease_until,
+         lease_owner = EXCLUDED.lease_owner,
+         amount = CASE WHEN a.signature IS NULL THEN EXCLUDED.amount ELSE a.amount END,
+         failure_reason = NULL, updated_at = EXCLUDED.updated_at
+   WHERE a.state IN ('failed', 'abandoned')
+  RETURNING a.*
+  )
+  SELECT a.id AS "id!", a.merchant_id AS "merchant_id!", a.subscription_id AS "subscription_id!",
+         a.period AS "period!", a.amount::text AS "amount!", p.amount::text AS "price!",
+         a.mint AS "mint!", a.state AS "state!", a.signature, a.transaction,
+         a.last_valid_block_height::text AS last_valid_block_height,
+         s.status AS "s_status!", s.revoked_at IS NOT NULL AS "s_revoked!",
+         s.customer_id AS "s_customer_id!", s.plan_id AS "s_plan_id!",
+         s.authorized_amount::text AS "s_authorized_amount!",
+         s.charged_amount::text AS "s_charged_amount!", s.created_at AS "s_created_at!",
+         c.wallet_address AS "subscriber!", m.wallet_address AS "merchant_wallet!"
+    FROM claimed a
+    JOIN subscriptions s ON s.id = a.subscription_id
+    JOIN plans p ON p.id = s.plan_id
+    JOIN customers c ON c.id = s.customer_id
+    JOIN merchants m ON m.id = a.merchant_id`;
+
+/**
+ * Takes up attempts whose holder's lease ended, leased to `owner` now (`takeovers` counts
+ * them), except those in `inHand`.
+ */
+export const resumeStale = sql<IResumeStaleQuery>`
+  WITH resumed AS (
+    UPDATE charge_attempts SET lease_until = now() + make_interval(secs => $leaseSeconds!),
+           lease_owner = $owner!, takeovers = takeovers + 1
+     WHERE id IN (
+       SELECT id FROM charge_attempts
+        WHERE state IN ('pending', 'sent') AND lease_until < now()
+          AND NOT (id = ANY($inHand!::uuid[]))
+        ORDER BY lease_until
+        LIMIT $limit!
+        FOR UPDATE SKIP LOCKED)
+    RETURNING *
+  )
+  SELECT a.id AS "id!", a.merchant_id AS "merchant_id!", a.subscription_id AS "subscription_id!",
+         a.period AS "period!", a.amount::text AS "amount!", p.amount::text AS "price!",
+         a.mint AS "mint!", a.state AS "state!", a.signature, a.transaction,
+         a.last_valid_block_height::text AS last_valid_block_height,
+         s.status AS "s_status!", s.revoked_at IS NOT NULL AS "s_revoked!",
+         s.customer_id AS "s_customer_id!", s.plan_id AS "s_plan_id!",
+         s.authorized_amount::text AS "s_authorized_amount!",
+         s.charged_amount::text AS "s_charged_amount!", s.created_at AS "s_created_at!",
+         c.wallet_address AS "subscriber!", m.wallet_address AS "merchant_wallet!"
+    FROM resumed a
+    JOIN subscriptions s ON s.id = a.subscription_id
+    JOIN plans p ON p.id = s.plan_id
+    JOIN customers c ON c.id = s.customer_id
+    JOIN merchants m ON m.id = a.merchant_id`;
+
+/** Failed attempts whose try's bytes are kept (they may still land), the oldest first. */
+export const failedWithBytes = sql<IFailedWithBytesQuery>`
+  SELECT a.id AS "id!", a.merchant_id AS "merchant_id!", a.subscription_id AS "subscription_id!",
+         a.period AS "period!", a.amount::text AS "amount!", p.amount::text AS "price!",
+         a.mint AS "mint!", a.state AS "state!", a.signature, a.transaction,
+         a.last_valid_block_height::text AS last_valid_block_height,
+         s.status AS "s_status!", s.revoked_at IS NOT NULL AS "s_revoked!",
+         s.customer_id AS "s_customer_id!", s.plan_id AS "s_plan_id!",
+         s.authorized_amount::text AS "s_authorized_amount!",
+         s.charged_amount::text AS "s_charged_amount!", s.created_at AS "s_created_at!",
+         c.wallet_address AS "subscriber!", m.wallet_address AS "merchant_wallet!"
+    FROM charge_attempts a
+    JOIN subscriptions s ON s.id = a.subscription_id
+    JOIN plans p ON p.id = s.plan_id
+    JOIN customers c ON c.id = s.customer_id
+    JOIN merchants m ON m.id = a.merchant_id
+   WHERE a.state = 'failed' AND a.transaction IS NOT NULL
+   ORDER BY a.updated_at LIMIT $limit!`;
