@@ -74,10 +74,14 @@ export const INVOICE_JSON: JsonFields<InvoiceRow, InvoiceListRow, InvoiceRespons
     // Rendered at creation (`line_items_json`), or here for an invoice older than that column.
     lineItems: {
       value: (row) => row.line_items.map(toLineItemResponse),
-      list: (row) =>
-        row.line_items_rendered
-          ? row.line_items
-          : lineItemsJson(JSON.parse(row.line_items) as StoredLineItem[]),
+      list: [
+        {
+          text: (row) =>
+            row.line_items_rendered
+              ? row.line_items
+              : lineItemsJson(JSON.parse(row.line_items) as StoredLineItem[]),
+        },
+      ],
     },
     subtotal: field.money('subtotal'),
     taxBps: field.integer('tax_bps'),
@@ -88,7 +92,7 @@ export const INVOICE_JSON: JsonFields<InvoiceRow, InvoiceListRow, InvoiceRespons
     dueDate: field.timeOrNull('due_date'),
     hostedCheckoutUrl: {
       value: (row, publicBaseUrl) => invoiceCheckoutUrl(publicBaseUrl, row.id),
-      list: (row, checkoutPrefix) => `${checkoutPrefix}${row.id}"`,
+      list: [{ text: (row, checkoutPrefix) => checkoutPrefix + row.id }, { literal: '"' }],
     },
     customerId: field.text('customer_id'),
     paidAt: field.timeOrNull('paid_at'),
@@ -116,7 +120,7 @@ export const INVOICE_LIST_JSON: TriggerShape<
     ...INVOICE_JSON,
     customer: {
       value: (row) => toCustomerResponse(customerOf(row)),
-      list: (row) => row.customer_json,
+      list: [{ column: 'customer_json' }],
     },
   },
 };
