@@ -378,6 +378,56 @@ describe('Invoices API', () => {
       expect(none.text).toBe('[]');
     });
 
+    it('with hostile text, each list item is the text JSON.stringify makes of the mapper’s object', async () => {
+      const m = await t.createMerchant('Hostile');
+      const hostile = [
+        'quote " backslash \\ slash / </script>',
+        'line\u2028separator\u2029paragraph',
+        'controls \u0001\u0008\t\n\f\r\u001f\u007f end',
+        'emoji 🧾💸 and ünïcödé 漢字 \ud83d\ude00',
+        "apostrophe ' and ''doubled'' -- ; drop",
+      ];
+      const created: string[] = [];
+      for (const [i, text] of hostile.entries()) {
+        const res = await create(
+          m,
+          body({ lineItems: [line('1.5', 2, text)], customerLabel: `Label ${i}` }),
+        ).expect(201);
+        created.push(res.body.invoice.id);
+        t.clock.advance(1000);
+      }
+      const none = await create(m, body({ memo: undefined })).expect(201);
+      // Free text written as it may come from anywhere (the API's validation aside): the triggers
+      // render it on write, and the list must say exactly what the mapper says.
+      for (const [i, id] of created.entries()) {
+        await t.sql('UPDATE invoices SET memo = $1 WHERE id = $2', [hostile[i], id]);
+        await t.sql(
+          `UPDATE customers SET label = $1, email = $2
+            WHERE id = (SELECT customer_id FROM invoices WHERE id = $3)`,
+          [hostile[(i + 1) % hostile.length], `${hostile[(i + 2) % hostile.length]}@e.x`, id],
+        );
+      }
+      await t.sql(
+        `UPDATE customers SET label = NULL, email = NULL
+          WHERE id = (SELECT customer_id FROM invoices WHERE id = $1)`,
+        [none.body.invoice.id],
+      );
+      // Read through the service, not HTTP: e-mails this hostile break the API's schema (which
+      // the test app checks every response against), not the list.
+      const service = t.app.get(InvoicesService);
+      const batches: string[] = [];
+      await service.listJson(m.id, {}, (json) => Promise.resolve(batches.push(json) > 0));
+      const listed = JSON.parse(`[${batches.join(',')}]`) as { id: string; memo: unknown }[];
+      const expected: string[] = [];
+      for (const { id } of listed) {
+        const { email: _email, ...mapped } = await service.get(m.id, id);
+        expected.push(JSON.stringify(mapped));
+      }
+      expect(expected).toHaveLength(hostile.length + 1);
+      expect(batches.join(',')).toBe(expected.join(','));
+      expect(listed.map((i) => i.memo)).toEqual([null, ...[...hostile].reverse()]);
+    });
+
     it('filters by status', async () => {
       const open = await t.http.get('/api/invoices?status=Open').set(lister().auth).expect(200);
       expect(ids(open)).toEqual([mine[2].id, mine[0].id]);

@@ -1,35 +1,37 @@
 import { Injectable } from '@nestjs/common';
+import { sql } from '@pgtyped/runtime';
 import { Db } from '../database/db';
 import type { SqlTx } from '../database/pg-transaction';
-import { escapeLike, isoTimestamp } from '../database/sql';
+import { escapeLike } from '../database/sql';
+import type {
+  IFindCustomerQuery,
+  IFindCustomerResult,
+  IFindCustomerByWalletQuery,
+  IFindWithMerchantNameQuery,
+  IFindWithMerchantNameResult,
+  IListCustomersQuery,
+  IListCustomersResult,
+  ISearchCustomersQuery,
+  IUpdateCustomerQuery,
+  IUpdateCustomerResult,
+  IUpsertCustomerQuery,
+  IUpsertCustomerResult,
+} from './customers.repository.types';
 
-/** A `customers` row as PostgreSQL returns it. */
-export interface CustomerRow {
-  id: string;
-  merchant_id: string;
-  wallet_address: string;
-  email: string | null;
-  label: string | null;
-  /** ISO 8601 UTC, formatted by PostgreSQL (see CUSTOMER_COLUMNS). */
-  created_at: string;
-  updated_at: string;
-}
+/** A `customers` row as PostgreSQL returns it (timestamps ISO 8601 UTC, by `api_time`). */
+export type CustomerRow = IFindCustomerResult;
 
 /** A customer of the list, with how many invoices and subscriptions it has. */
-export interface CustomerListRow extends CustomerRow {
-  invoices: number;
-  subscriptions: number;
-}
+export type CustomerListRow = IListCustomersResult;
 
 /** A customer as an upsert left it: `created` when the row is new. */
-export interface UpsertedCustomerRow extends CustomerRow {
-  created: boolean;
-}
+export type UpsertedCustomerRow = IUpsertCustomerResult;
 
 /** A customer as an update left it: `changed` when a value really changed. */
-export interface UpdatedCustomerRow extends CustomerRow {
-  changed: boolean;
-}
+export type UpdatedCustomerRow = IUpdateCustomerResult;
+
+/** A customer with its merchant's name, as the customer portal shows it. */
+export type PortalCustomerRow = IFindWithMerchantNameResult;
 
 /** A customer to create, or to update by wallet (null leaves e-mail or label as it is). */
 export interface CustomerUpsertRow {
@@ -45,18 +47,104 @@ export interface CustomerUpsertRow {
 /** The fields an update may change; null clears one. */
 export type CustomerChanges = Partial<Record<'email' | 'label', string | null>>;
 
-const CUSTOMER_COLUMNS = `id, merchant_id, wallet_address, email, label, ${isoTimestamp(
-  'created_at',
-)}, ${isoTimestamp('updated_at')}`;
+/*
+ * The merchant's customers, newest first, with their counts grouped per customer over the
+ * merchant's invoices and subscriptions (SQL on their tables: counting needs no import of their
+ * modules). Two statements: without and with a search (a text built per request could not be
+ * typed, and an optional filter would be planned badly once generic).
+ */
 
-/** Every statement on `customers`: the table's one owner (issue 22). */
-/** A customer with its merchant's name, as the customer portal shows it. */
-export interface PortalCustomerRow {
-  wallet_address: string;
-  email: string | null;
-  merchant_name: string;
-}
+/** Every customer of the merchant. */
+const listCustomers = sql<IListCustomersQuery>`
+  SELECT id, merchant_id, wallet_address, email, label, api_time(created_at) AS "created_at!",
+         api_time(updated_at) AS "updated_at!",
+         coalesce(i.n, 0)::int AS "invoices!", coalesce(s.n, 0)::int AS "subscriptions!"
+    FROM customers
+    LEFT JOIN (SELECT customer_id, count(*) AS n FROM invoices WHERE merchant_id = $merchantId!
+                GROUP BY customer_id) i ON i.customer_id = customers.id
+    LEFT JOIN (SELECT customer_id, count(*) AS n FROM subscriptions WHERE merchant_id = $merchantId!
+                GROUP BY customer_id) s ON s.customer_id = customers.id
+   WHERE merchant_id = $merchantId!
+   ORDER BY customers.created_at DESC, customers.id DESC`;
 
+/** The merchant's customers whose wallet, label or e-mail matches the ILIKE `pattern`. */
+const searchCustomers = sql<ISearchCustomersQuery>`
+  SELECT id, merchant_id, wallet_address, email, label, api_time(created_at) AS "created_at!",
+         api_time(updated_at) AS "updated_at!",
+         coalesce(i.n, 0)::int AS "invoices!", coalesce(s.n, 0)::int AS "subscriptions!"
+    FROM customers
+    LEFT JOIN (SELECT customer_id, count(*) AS n FROM invoices WHERE merchant_id = $merchantId!
+                GROUP BY customer_id) i ON i.customer_id = customers.id
+    LEFT JOIN (SELECT customer_id, count(*) AS n FROM subscriptions WHERE merchant_id = $merchantId!
+                GROUP BY customer_id) s ON s.customer_id = customers.id
+   WHERE merchant_id = $merchantId!
+     AND (wallet_address ILIKE $pattern! OR label ILIKE $pattern! OR email ILIKE $pattern!)
+   ORDER BY customers.created_at DESC, customers.id DESC`;
+
+/** The merchant's customer by id. */
+const findCustomer = sql<IFindCustomerQuery>`
+  SELECT id, merchant_id, wallet_address, email, label, api_time(created_at) AS "created_at!",
+         api_time(updated_at) AS "updated_at!"
+    FROM customers WHERE id = $id! AND merchant_id = $merchantId!`;
+
+/** The merchant's customer by wallet. */
+const findCustomerByWallet = sql<IFindCustomerByWalletQuery>`
+  SELECT id, merchant_id, wallet_address, email, label, api_time(created_at) AS "created_at!",
+         api_time(updated_at) AS "updated_at!"
+    FROM customers WHERE merchant_id = $merchantId! AND wallet_address = $walletAddress!`;
+
+/**
+ * Creates the customer, or updates e-mail and label where given (not null) and different when
+ * the wallet is already a customer of the merchant; `created` when the row is new (`xmax = 0`).
+ * Nothing is returned when no row was written.
+ */
+const upsertCustomer = sql<IUpsertCustomerQuery>`
+  INSERT INTO customers (id, merchant_id, wallet_address, email, label, created_at, updated_at)
+  VALUES ($id!, $merchantId!, $walletAddress!, $email, $label, $at!, $at!)
+  ON CONFLICT (merchant_id, wallet_address) DO UPDATE SET
+    email = COALESCE(EXCLUDED.email, customers.email),
+    label = COALESCE(EXCLUDED.label, customers.label),
+    updated_at = EXCLUDED.updated_at
+  WHERE (EXCLUDED.email IS NOT NULL AND EXCLUDED.email IS DISTINCT FROM customers.email)
+     OR (EXCLUDED.label IS NOT NULL AND EXCLUDED.label IS DISTINCT FROM customers.label)
+  RETURNING id, merchant_id, wallet_address, email, label, api_time(created_at) AS "created_at!",
+            api_time(updated_at) AS "updated_at!", (xmax = 0) AS "created!"`;
+
+/**
+ * Sets e-mail (when `setEmail`) and label (when `setLabel`) of the merchant's customer under its
+ * row lock (the CTE's FOR UPDATE, which also reads the values before); `updated_at` moves to
+ * `at` only when a value set really differs, and `changed` says so. A field not set keeps its
+ * value. Rarely run: one statement with the two switches rather than one per combination.
+ */
+const updateCustomer = sql<IUpdateCustomerQuery>`
+  WITH previous AS (
+    SELECT id AS old_id, email AS old_email, label AS old_label FROM customers
+     WHERE id = $id! AND merchant_id = $merchantId! FOR UPDATE
+  ), next AS (
+    SELECT old_id,
+           CASE WHEN $setEmail! THEN $email::text ELSE old_email END AS new_email,
+           CASE WHEN $setLabel! THEN $label::text ELSE old_label END AS new_label,
+           (old_email, old_label) IS DISTINCT FROM (
+             CASE WHEN $setEmail! THEN $email::text ELSE old_email END,
+             CASE WHEN $setLabel! THEN $label::text ELSE old_label END) AS differs
+      FROM previous
+  )
+  UPDATE customers SET email = next.new_email, label = next.new_label,
+         updated_at = CASE WHEN next.differs THEN $at!::timestamptz ELSE updated_at END
+    FROM next WHERE customers.id = next.old_id
+  RETURNING id, merchant_id, wallet_address, email, label, api_time(created_at) AS "created_at!",
+            api_time(updated_at) AS "updated_at!", next.differs AS "changed!"`;
+
+/** The customer with its merchant's name. */
+const findWithMerchantName = sql<IFindWithMerchantNameQuery>`
+  SELECT c.wallet_address, c.email, m.name AS merchant_name
+    FROM customers c JOIN merchants m ON m.id = c.merchant_id
+   WHERE c.id = $customerId! AND c.merchant_id = $merchantId!`;
+
+/**
+ * Every statement on `customers`: the table's one owner (issue 22), typed by pgtyped from the
+ * migrated schema (`npm run db:types`).
+ */
 @Injectable()
 export class CustomersRepository {
   constructor(private readonly db: Db) {}
@@ -67,32 +155,13 @@ export class CustomersRepository {
    * subscriptions (SQL on their tables: counting needs no import of their modules).
    */
   list(merchantId: string, search?: string): Promise<CustomerListRow[]> {
-    const params: unknown[] = [merchantId];
-    let where = 'merchant_id = ?';
-    if (search) {
-      const pattern = `%${escapeLike(search)}%`;
-      where += ` AND (wallet_address ILIKE ? OR label ILIKE ? OR email ILIKE ?)`;
-      params.push(pattern, pattern, pattern);
-    }
-    return this.db.execute<CustomerListRow[]>(
-      `SELECT ${CUSTOMER_COLUMNS},
-         coalesce(i.n, 0)::int AS invoices, coalesce(s.n, 0)::int AS subscriptions
-         FROM customers
-         LEFT JOIN (SELECT customer_id, count(*) AS n FROM invoices WHERE merchant_id = ?
-                     GROUP BY customer_id) i ON i.customer_id = customers.id
-         LEFT JOIN (SELECT customer_id, count(*) AS n FROM subscriptions WHERE merchant_id = ?
-                     GROUP BY customer_id) s ON s.customer_id = customers.id
-        WHERE ${where} ORDER BY customers.created_at DESC, customers.id DESC`,
-      [merchantId, merchantId, ...params],
-    );
+    if (!search) return listCustomers.run({ merchantId }, this.db);
+    return searchCustomers.run({ merchantId, pattern: `%${escapeLike(search)}%` }, this.db);
   }
 
   /** The merchant's customer; undefined when absent or another merchant's. */
   async find(merchantId: string, id: string): Promise<CustomerRow | undefined> {
-    const [row] = await this.db.execute<CustomerRow[]>(
-      `SELECT ${CUSTOMER_COLUMNS} FROM customers WHERE id = ? AND merchant_id = ?`,
-      [id, merchantId],
-    );
+    const [row] = await findCustomer.run({ id, merchantId }, this.db);
     return row;
   }
 
@@ -102,10 +171,7 @@ export class CustomersRepository {
     merchantId: string,
     walletAddress: string,
   ): Promise<CustomerRow | undefined> {
-    const [row] = await tx.execute<CustomerRow[]>(
-      `SELECT ${CUSTOMER_COLUMNS} FROM customers WHERE merchant_id = ? AND wallet_address = ?`,
-      [merchantId, walletAddress],
-    );
+    const [row] = await findCustomerByWallet.run({ merchantId, walletAddress }, tx);
     return row;
   }
 
@@ -119,17 +185,16 @@ export class CustomersRepository {
     // The conflict branch updates only when a given value differs from the row as locked: that
     // comparison sees the latest committed version, so concurrent upserts of one wallet record
     // one customer.created and no spurious customer.updated.
-    const [upserted] = await tx.execute<UpsertedCustomerRow[]>(
-      `INSERT INTO customers (id, merchant_id, wallet_address, email, label, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (merchant_id, wallet_address) DO UPDATE SET
-         email = COALESCE(EXCLUDED.email, customers.email),
-         label = COALESCE(EXCLUDED.label, customers.label),
-         updated_at = EXCLUDED.updated_at
-       WHERE (EXCLUDED.email IS NOT NULL AND EXCLUDED.email IS DISTINCT FROM customers.email)
-          OR (EXCLUDED.label IS NOT NULL AND EXCLUDED.label IS DISTINCT FROM customers.label)
-       RETURNING ${CUSTOMER_COLUMNS}, (xmax = 0) AS created`,
-      [row.id, row.merchant_id, row.wallet_address, row.email, row.label, row.at, row.at],
+    const [upserted] = await upsertCustomer.run(
+      {
+        id: row.id,
+        merchantId: row.merchant_id,
+        walletAddress: row.wallet_address,
+        email: row.email,
+        label: row.label,
+        at: row.at,
+      },
+      tx,
     );
     return upserted;
   }
@@ -145,19 +210,17 @@ export class CustomersRepository {
     changes: CustomerChanges,
     at: Date,
   ): Promise<UpdatedCustomerRow | undefined> {
-    const fields = (['email', 'label'] as const).filter((f) => changes[f] !== undefined);
-    const values = fields.map((f) => changes[f] ?? null);
-    const differs = fields.map((f) => `? IS DISTINCT FROM previous.old_${f}`).join(' OR ');
-    const [row] = await tx.execute<UpdatedCustomerRow[]>(
-      `WITH previous AS (
-         SELECT id AS old_id, email AS old_email, label AS old_label FROM customers
-          WHERE id = ? AND merchant_id = ? FOR UPDATE
-       )
-       UPDATE customers SET ${fields.map((f) => `${f} = ?`).join(', ')},
-         updated_at = CASE WHEN ${differs} THEN ? ELSE updated_at END
-       FROM previous WHERE customers.id = previous.old_id
-       RETURNING ${CUSTOMER_COLUMNS}, (${differs}) AS changed`,
-      [id, merchantId, ...values, ...values, at, ...values],
+    const [row] = await updateCustomer.run(
+      {
+        id,
+        merchantId,
+        setEmail: changes.email !== undefined,
+        email: changes.email ?? null,
+        setLabel: changes.label !== undefined,
+        label: changes.label ?? null,
+        at,
+      },
+      tx,
     );
     return row;
   }
@@ -167,12 +230,7 @@ export class CustomersRepository {
     merchantId: string,
     customerId: string,
   ): Promise<PortalCustomerRow | undefined> {
-    const [customer] = await this.db.execute<PortalCustomerRow[]>(
-      `SELECT c.wallet_address, c.email, m.name AS merchant_name
-         FROM customers c JOIN merchants m ON m.id = c.merchant_id
-        WHERE c.id = ? AND c.merchant_id = ?`,
-      [customerId, merchantId],
-    );
+    const [customer] = await findWithMerchantName.run({ customerId, merchantId }, this.db);
     return customer;
   }
 }

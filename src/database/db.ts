@@ -10,7 +10,8 @@ import {
   type SqlTx,
   withPgSession,
 } from './pg-transaction';
-import { forEachRowBatch } from './row-batches';
+import type { TaggedQuery } from '@pgtyped/runtime';
+import { forEachObjectBatch, forEachRowBatch } from './row-batches';
 
 /**
  * The service's one data path (issue 22): every statement runs through this executor, on the pool
@@ -61,6 +62,18 @@ export class Db implements SqlTx {
     onBatch: (rows: unknown[][]) => Promise<boolean>,
   ): Promise<void> {
     return forEachRowBatch(this.em, sql, params, onBatch);
+  }
+
+  /**
+   * A pgtyped statement streamed the same way, in batches of its generated row type (see
+   * `forEachObjectBatch`).
+   */
+  forEachObjectBatch<TParams, TRow>(
+    query: TaggedQuery<{ params: TParams; result: TRow }>,
+    params: TParams,
+    onBatch: (rows: TRow[]) => Promise<boolean>,
+  ): Promise<void> {
+    return forEachObjectBatch(this.em, query, params, onBatch);
   }
 
   /** Units of work that share their commits (see `GroupCommit`). */

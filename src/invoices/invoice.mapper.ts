@@ -1,47 +1,16 @@
-import { CustomerResponse } from '../customers/dto/customer.response';
+import { type JsonFields, jsonFields, objectMapper, type TriggerShape } from '../common/json-shape';
 import { formatUnits } from '../common/money';
-import type { MintSymbol } from '../solana/mints';
+import { toCustomerResponse } from '../customers/customer.mapper';
+import type { CustomerRow } from '../customers/customers.repository';
 import {
   InvoiceResponse,
   InvoiceWithCustomerResponse,
   LineItemResponse,
 } from './dto/invoice.response';
 import type { StoredLineItem } from './entities/invoice.entity';
-import type { InvoiceStatus } from './invoice-status';
+import type { InvoiceListRow, InvoiceRow, InvoiceWithCustomerRow } from './invoices.repository';
 
-/** An `invoices` row as PostgreSQL returns it (bigints as text: never through a float). */
-export interface InvoiceRow {
-  id: string;
-  merchant_id: string;
-  customer_id: string;
-  number: number;
-  status: InvoiceStatus;
-  onchain_id: string;
-  memo: string | null;
-  mint: MintSymbol;
-  line_items: StoredLineItem[];
-  subtotal: string;
-  tax_bps: number;
-  tax: string;
-  total: string;
-  amount_paid: string;
-  /** `total - amount_paid`, never below 0. */
-  amount_due: string;
-  due_date: string | null;
-  paid_at: string | null;
-  payment_signature: string | null;
-  created_at: string;
-  updated_at: string;
-}
-
-/** An invoice row joined with its customer's columns (`c_*`). */
-export interface InvoiceWithCustomerRow extends InvoiceRow {
-  c_wallet_address: string;
-  c_email: string | null;
-  c_label: string | null;
-  c_created_at: string;
-  c_updated_at: string;
-}
+export type { InvoiceRow, InvoiceWithCustomerRow };
 
 /** `INV-000042`: six digits at least, more once a merchant passes 999 999 invoices. */
 export function invoiceNumber(n: number): string {
@@ -50,54 +19,6 @@ export function invoiceNumber(n: number): string {
 
 export function invoiceCheckoutUrl(publicBaseUrl: string, invoiceId: string): string {
   return `${publicBaseUrl}/checkout/invoices/${invoiceId}`;
-}
-
-/**
- * The API's invoice. Amounts are formatted from the digits PostgreSQL returns (`formatUnits`), so
- * a 10,000-invoice list never converts 110,000 values to BigInt and back.
- */
-export function toInvoiceResponse(row: InvoiceRow, publicBaseUrl: string): InvoiceResponse {
-  return {
-    id: row.id,
-    number: invoiceNumber(row.number),
-    status: row.status,
-    onchainId: row.onchain_id,
-    memo: row.memo,
-    mint: row.mint,
-    lineItems: row.line_items.map(toLineItemResponse),
-    subtotal: formatUnits(row.subtotal),
-    taxBps: row.tax_bps,
-    tax: formatUnits(row.tax),
-    total: formatUnits(row.total),
-    amountPaid: formatUnits(row.amount_paid),
-    amountDue: formatUnits(row.amount_due),
-    dueDate: row.due_date,
-    hostedCheckoutUrl: invoiceCheckoutUrl(publicBaseUrl, row.id),
-    customerId: row.customer_id,
-    paidAt: row.paid_at,
-    paymentSignature: row.payment_signature,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
-}
-
-export function toInvoiceWithCustomer(
-  row: InvoiceWithCustomerRow,
-  publicBaseUrl: string,
-): InvoiceWithCustomerResponse {
-  return { ...toInvoiceResponse(row, publicBaseUrl), customer: customerOf(row) };
-}
-
-function customerOf(row: InvoiceWithCustomerRow): CustomerResponse {
-  return {
-    id: row.customer_id,
-    merchantId: row.merchant_id,
-    walletAddress: row.c_wallet_address,
-    email: row.c_email,
-    label: row.c_label,
-    createdAt: row.c_created_at,
-    updatedAt: row.c_updated_at,
-  };
 }
 
 /** The API's `lineItems` as JSON text (stored with the invoice for the list). */
@@ -116,3 +37,100 @@ function toLineItemResponse(item: StoredLineItem): LineItemResponse {
         : formatUnits((BigInt(item.unitAmount) * BigInt(item.quantity)).toString()),
   };
 }
+
+/** The customer's columns of an invoice row (`c_*`) as a `customers` row. */
+function customerOf(row: InvoiceWithCustomerRow): CustomerRow {
+  return {
+    id: row.customer_id,
+    merchant_id: row.merchant_id,
+    wallet_address: row.c_wallet_address,
+    email: row.c_email,
+    label: row.c_label,
+    created_at: row.c_created_at,
+    updated_at: row.c_updated_at,
+  };
+}
+
+const field = jsonFields<InvoiceRow, InvoiceListRow>();
+
+/**
+ * The API's invoice, defined once (`C`, the mapper's context: the public base URL; `LC`, the
+ * list's: the JSON text that starts every `hostedCheckoutUrl`, `checkoutUrlPrefixJson`). Amounts
+ * are formatted from the digits PostgreSQL returns (`formatUnits`), so a 10,000-invoice list
+ * never converts 110,000 values to BigInt and back; ids, number, status, free text and
+ * timestamps are rendered for the list by the `invoices_render_list_json` trigger.
+ */
+export const INVOICE_JSON: JsonFields<InvoiceRow, InvoiceListRow, InvoiceResponse, string, string> =
+  {
+    id: field.text('id'),
+    number: {
+      value: (row) => invoiceNumber(row.number),
+      sql: [{ literal: '"' }, { expression: 'invoice_number(new.number)' }, { literal: '"' }],
+    },
+    status: field.text('status'),
+    onchainId: field.text('onchain_id'),
+    memo: field.freeTextOrNull('memo'),
+    mint: field.text('mint'),
+    // Rendered at creation (`line_items_json`), or here for an invoice older than that column.
+    lineItems: {
+      value: (row) => row.line_items.map(toLineItemResponse),
+      list: [
+        {
+          text: (row) =>
+            row.line_items_rendered
+              ? row.line_items
+              : lineItemsJson(JSON.parse(row.line_items) as StoredLineItem[]),
+        },
+      ],
+    },
+    subtotal: field.money('subtotal'),
+    taxBps: field.integer('tax_bps'),
+    tax: field.money('tax'),
+    total: field.money('total'),
+    amountPaid: field.money('amount_paid'),
+    amountDue: field.money('amount_due'),
+    dueDate: field.timeOrNull('due_date'),
+    hostedCheckoutUrl: {
+      value: (row, publicBaseUrl) => invoiceCheckoutUrl(publicBaseUrl, row.id),
+      list: [{ text: (row, checkoutPrefix) => checkoutPrefix + row.id }, { literal: '"' }],
+    },
+    customerId: field.text('customer_id'),
+    paidAt: field.timeOrNull('paid_at'),
+    paymentSignature: field.textOrNull('payment_signature'),
+    createdAt: field.time('created_at'),
+    updatedAt: field.time('updated_at'),
+  };
+
+/**
+ * The invoice with its customer (the list's item, and `GET /api/invoices/:id` less its e-mail).
+ * The trigger keeps each run of database keys on the row: `list_json_head` (`{"id":…,"mint":…`),
+ * `list_json_due_date` (`"dueDate":…`) and `list_json_tail` (`"customerId":…,"updatedAt":…`);
+ * the nested customer is its own trigger's `customers.list_json` (`CUSTOMER_JSON`).
+ */
+export const INVOICE_LIST_JSON: TriggerShape<
+  InvoiceWithCustomerRow,
+  InvoiceListRow,
+  InvoiceWithCustomerResponse,
+  string,
+  string
+> = {
+  trigger: 'invoices_render_list_json',
+  columns: ['list_json_head', 'list_json_due_date', 'list_json_tail'],
+  fields: {
+    ...INVOICE_JSON,
+    customer: {
+      value: (row) => toCustomerResponse(customerOf(row)),
+      list: [{ column: 'customer_json' }],
+    },
+  },
+};
+
+/** The API's invoice (`publicBaseUrl` makes its `hostedCheckoutUrl`). */
+export const toInvoiceResponse: (row: InvoiceRow, publicBaseUrl: string) => InvoiceResponse =
+  objectMapper(INVOICE_JSON);
+
+/** The API's invoice with its customer. */
+export const toInvoiceWithCustomer: (
+  row: InvoiceWithCustomerRow,
+  publicBaseUrl: string,
+) => InvoiceWithCustomerResponse = objectMapper(INVOICE_LIST_JSON.fields);

@@ -1,25 +1,71 @@
 import { Injectable } from '@nestjs/common';
+import { sql } from '@pgtyped/runtime';
 import { Db } from '../database/db';
 import type { SqlTx } from '../database/pg-transaction';
-import { escapeLike, isoTimestamp } from '../database/sql';
 import type { MintSymbol } from '../solana/mints';
 import type { StoredLineItem } from './entities/invoice.entity';
-import { InvoiceRow, InvoiceWithCustomerRow } from './invoice.mapper';
+import {
+  type InvoiceListFilters,
+  type InvoiceListRow,
+  streamInvoiceList,
+} from './invoice-list.repository';
 import type { InvoiceStatus } from './invoice-status';
+import type {
+  IAddPaidQuery,
+  IFindForCheckoutQuery,
+  IFindForCheckoutResult,
+  IFindWithCustomerQuery,
+  IFindWithCustomerResult,
+  IListForCustomerQuery,
+  IListForCustomerResult,
+  IListForPortalQuery,
+  IListForPortalResult,
+  ILockByReferencesQuery,
+  ILockByReferencesResult,
+  ILockCoveredQuery,
+  ILockForPaymentQuery,
+  IMarkOverdueQuery,
+  IMoveStatusQuery,
+  INextNumberQuery,
+} from './invoices.repository.types';
 
-/** The columns of an `InvoiceRow`, for a table aliased `i`. */
-export const INVOICE_COLUMNS = `i.id, i.merchant_id, i.customer_id, i.number, i.status, i.onchain_id,
-  i.memo, i.mint, i.line_items, i.subtotal::text AS subtotal, i.tax_bps, i.tax::text AS tax,
-  i.total::text AS total, i.amount_paid::text AS amount_paid,
-  GREATEST(i.total - i.amount_paid, 0)::text AS amount_due,
-  ${isoTimestamp('i.due_date', 'due_date')}, ${isoTimestamp('i.paid_at', 'paid_at')},
-  i.payment_signature, ${isoTimestamp('i.created_at', 'created_at')},
-  ${isoTimestamp('i.updated_at', 'updated_at')}`;
+/**
+ * An `invoices` row as PostgreSQL returns it (bigints as text: never through a float;
+ * timestamps ISO 8601 UTC by `api_time`). `status` and `mint` are text columns holding one of
+ * their enums, and `line_items` is jsonb holding the stored items: the generated type says
+ * `string` and `Json`, narrowed here.
+ */
+export type InvoiceRow = Omit<IListForCustomerResult, 'status' | 'mint' | 'line_items'> & {
+  status: InvoiceStatus;
+  mint: MintSymbol;
+  line_items: StoredLineItem[];
+};
 
-/** Its customer's columns, for a customers table aliased `c`. */
-export const INVOICE_CUSTOMER_COLUMNS = `c.wallet_address AS c_wallet_address, c.email AS c_email,
-  c.label AS c_label, ${isoTimestamp('c.created_at', 'c_created_at')},
-  ${isoTimestamp('c.updated_at', 'c_updated_at')}`;
+/**
+ * A generated invoice row as an `InvoiceRow`: its text enums and jsonb items narrowed (the
+ * generated `Json` does not overlap `StoredLineItem[]` for the compiler, hence `unknown`).
+ */
+function narrowed<T extends IListForCustomerResult>(
+  row: T,
+): Omit<T, 'status' | 'mint' | 'line_items'> & InvoiceRow {
+  return row as unknown as Omit<T, 'status' | 'mint' | 'line_items'> & InvoiceRow;
+}
+
+/** An invoice row joined with its customer's columns (`c_*`). */
+export type InvoiceWithCustomerRow = InvoiceRow &
+  Omit<IFindWithCustomerResult, keyof IListForCustomerResult>;
+
+/** An invoice with what its checkout shows of the merchant and the customer billed. */
+export type CheckoutInvoiceRow = InvoiceRow &
+  Omit<IFindForCheckoutResult, keyof IListForCustomerResult>;
+
+/** An invoice of a customer as the portal lists it (amounts as text). */
+export type PortalInvoiceRow = IListForPortalResult;
+
+export type { InvoiceListFilters, InvoiceListRow };
+
+/** An invoice as a payment of it needs it, read under its row lock (bigints as text). */
+export type InvoicePaymentTarget = Omit<ILockByReferencesResult, 'mint'> & { mint: MintSymbol };
 
 /** An invoice to create (Open, nothing paid); amounts in base units, as text. */
 export interface InvoiceInsertRow {
@@ -43,86 +89,120 @@ export interface InvoiceInsertRow {
   at: Date;
 }
 
-/** An invoice with what its checkout shows of the merchant and the customer billed. */
-export interface CheckoutInvoiceRow extends InvoiceRow {
-  merchant_name: string;
-  merchant_wallet: string;
-  customer_label: string | null;
-  customer_wallet: string;
-}
-
-/** An invoice of a customer as the portal lists it (amounts as text). */
-export interface PortalInvoiceRow {
-  id: string;
-  number: number;
-  status: string;
-  mint: string;
-  total: string;
-  amount_paid: string;
-  due_date: string;
-}
-
 /** A write of the caller's to run in another statement (`EventsService.recordAll`'s `after`). */
 export interface SqlWrite {
   sql: string;
   params: unknown[];
 }
 
-/** The list's filters: `search` is a case-insensitive substring (see `streamList`). */
-export interface InvoiceListFilters {
-  status?: InvoiceStatus;
-  search?: string;
-}
+/**
+ * The merchant's next invoice number, counted in `invoice_numbers`; the statement's commit does
+ * not wait for the WAL flush (see `nextNumber`).
+ */
+const nextNumber = sql<INextNumberQuery>`
+  WITH next AS (
+    INSERT INTO invoice_numbers (merchant_id, last) VALUES ($merchantId!, 1)
+    ON CONFLICT (merchant_id) DO UPDATE SET last = invoice_numbers.last + 1
+    RETURNING last
+  )
+  SELECT last AS "last!", set_config('synchronous_commit', 'off', true) FROM next`;
 
-/** An invoice as a payment of it needs it, read under its row lock (bigints as text). */
-export interface InvoicePaymentTarget {
-  id: string;
-  onchain_id: string;
-  status: string;
-  total: string;
-  amount_paid: string;
-  customer_id: string;
-  mint: MintSymbol;
-}
+/** The merchant's invoice with its customer's columns (`c_*`). */
+const findWithCustomer = sql<IFindWithCustomerQuery>`
+  SELECT i.id, i.merchant_id, i.customer_id, i.number, i.status, i.onchain_id, i.memo, i.mint,
+         i.line_items, i.subtotal::text AS "subtotal!", i.tax_bps, i.tax::text AS "tax!",
+         i.total::text AS "total!", i.amount_paid::text AS "amount_paid!",
+         GREATEST(i.total - i.amount_paid, 0)::text AS "amount_due!",
+         api_time(i.due_date) AS due_date, api_time(i.paid_at) AS paid_at, i.payment_signature,
+         api_time(i.created_at) AS "created_at!", api_time(i.updated_at) AS "updated_at!",
+         c.wallet_address AS c_wallet_address, c.email AS c_email, c.label AS c_label,
+         api_time(c.created_at) AS "c_created_at!", api_time(c.updated_at) AS "c_updated_at!"
+    FROM invoices i JOIN customers c ON c.id = i.customer_id
+   WHERE i.id = $id! AND i.merchant_id = $merchantId!`;
+
+/** A customer's invoices, newest first. */
+const listForCustomer = sql<IListForCustomerQuery>`
+  SELECT i.id, i.merchant_id, i.customer_id, i.number, i.status, i.onchain_id, i.memo, i.mint,
+         i.line_items, i.subtotal::text AS "subtotal!", i.tax_bps, i.tax::text AS "tax!",
+         i.total::text AS "total!", i.amount_paid::text AS "amount_paid!",
+         GREATEST(i.total - i.amount_paid, 0)::text AS "amount_due!",
+         api_time(i.due_date) AS due_date, api_time(i.paid_at) AS paid_at, i.payment_signature,
+         api_time(i.created_at) AS "created_at!", api_time(i.updated_at) AS "updated_at!"
+    FROM invoices i WHERE i.merchant_id = $merchantId! AND i.customer_id = $customerId!
+   ORDER BY i.created_at DESC, i.id DESC`;
 
 /**
- * The invoice list's columns, in the order of each array row of `streamList`: each one's name
- * (its index in `INVOICE_LIST_AT`) and its SQL. The parts of the JSON that hold no money and no
- * configuration (ids, number, status, timestamps, free text, the nested customer) are kept
- * rendered on the rows by database triggers (`list_json_*`, Migration20261124170000), so the
- * list formats none of them per request. Amounts come as their digits, formatted by the money
- * module (`invoiceListItemJson`).
+ * Moves the invoice to `to` only from one of `from`, checked by the UPDATE itself under the
+ * row's lock; `paid_at` is stamped when `paid`, the signature kept when none is given.
  */
-const INVOICE_LIST_COLUMNS = [
-  ['id', 'i.id'],
-  ['head', 'i.list_json_head'],
-  ['lineItems', 'COALESCE(i.line_items_json, i.line_items::text)'],
-  ['lineItemsRendered', 'i.line_items_json IS NOT NULL'],
-  ['subtotal', 'i.subtotal::text'],
-  ['taxBps', 'i.tax_bps'],
-  ['tax', 'i.tax::text'],
-  ['total', 'i.total::text'],
-  ['amountPaid', 'i.amount_paid::text'],
-  ['amountDue', 'GREATEST(i.total - i.amount_paid, 0)::text'],
-  ['dueDate', 'i.list_json_due_date'],
-  ['tail', 'i.list_json_tail'],
-  ['customer', 'c.list_json'],
-] as const;
+const moveStatus = sql<IMoveStatusQuery>`
+  UPDATE invoices SET status = $to!, updated_at = $at!,
+         paid_at = CASE WHEN $paid! THEN $at!::timestamptz ELSE paid_at END,
+         payment_signature = COALESCE($signature, payment_signature)
+   WHERE id = $id! AND merchant_id = $merchantId! AND status = ANY($from!::text[])
+   RETURNING id`;
 
-export type InvoiceListColumn = (typeof INVOICE_LIST_COLUMNS)[number][0];
+/** Stamps `overdue_at` on an Open invoice past its due date at `now`, once. */
+const markOverdue = sql<IMarkOverdueQuery>`
+  UPDATE invoices SET overdue_at = $now!, updated_at = $now!
+   WHERE id = $id! AND merchant_id = $merchantId! AND status = 'Open' AND overdue_at IS NULL
+     AND due_date < $now!
+   RETURNING id`;
 
-/** Each column's position in a row of the invoice list (`streamList`). */
-export const INVOICE_LIST_AT = Object.fromEntries(
-  INVOICE_LIST_COLUMNS.map(([name], index) => [name, index]),
-) as Record<InvoiceListColumn, number>;
+/** The merchant's invoices with these references, locked in id order. */
+const lockByReferences = sql<ILockByReferencesQuery>`
+  SELECT id, onchain_id, status, total::text AS "total!", amount_paid::text AS "amount_paid!",
+         customer_id, mint
+    FROM invoices WHERE merchant_id = $merchantId! AND onchain_id = ANY($references!::text[])
+   ORDER BY id FOR UPDATE`;
 
-const INVOICE_LIST_SELECT = `SELECT ${INVOICE_LIST_COLUMNS.map(([, sql]) => sql).join(', ')}
-  FROM invoices i JOIN customers c ON c.id = i.customer_id`;
+/** The merchant's invoice, locked for a payment of it. */
+const lockForPayment = sql<ILockForPaymentQuery>`
+  SELECT id, onchain_id, status, total::text AS "total!", amount_paid::text AS "amount_paid!",
+         customer_id, mint
+    FROM invoices WHERE id = $id! AND merchant_id = $merchantId! FOR UPDATE`;
 
-const SELECT_WITH_CUSTOMER = `SELECT ${INVOICE_COLUMNS}, ${INVOICE_CUSTOMER_COLUMNS}
-  FROM invoices i JOIN customers c ON c.id = i.customer_id`;
+/**
+ * The invoice, locked: Open with its finalized payments (a sum over `payments`, the payments
+ * module's table) reaching its total.
+ */
+const lockCovered = sql<ILockCoveredQuery>`
+  SELECT i.status = 'Open' AND COALESCE((
+           SELECT SUM(pm.amount) FROM payments pm
+            WHERE pm.invoice_id = i.id AND pm.kind = 'invoice' AND pm.status = 'finalized'
+              AND pm.note IS NULL), 0) >= i.total AS "covered!", i.merchant_id
+    FROM invoices i WHERE i.id = $id! FOR UPDATE`;
 
-/** Every statement on `invoices` and `invoice_numbers`: the tables' one owner (issue 22). */
+/** `amount_paid` grows by `amount` (base units, as text). */
+const addPaid = sql<IAddPaidQuery>`
+  UPDATE invoices SET amount_paid = amount_paid + $amount!::bigint, updated_at = $at!
+   WHERE id = $id!`;
+
+/** An invoice by id alone, with its merchant's name and wallet and the customer billed. */
+const findForCheckout = sql<IFindForCheckoutQuery>`
+  SELECT i.id, i.merchant_id, i.customer_id, i.number, i.status, i.onchain_id, i.memo, i.mint,
+         i.line_items, i.subtotal::text AS "subtotal!", i.tax_bps, i.tax::text AS "tax!",
+         i.total::text AS "total!", i.amount_paid::text AS "amount_paid!",
+         GREATEST(i.total - i.amount_paid, 0)::text AS "amount_due!",
+         api_time(i.due_date) AS due_date, api_time(i.paid_at) AS paid_at, i.payment_signature,
+         api_time(i.created_at) AS "created_at!", api_time(i.updated_at) AS "updated_at!",
+         m.name AS merchant_name, m.wallet_address AS merchant_wallet,
+         c.label AS customer_label, c.wallet_address AS customer_wallet
+    FROM invoices i JOIN merchants m ON m.id = i.merchant_id
+    JOIN customers c ON c.id = i.customer_id
+   WHERE i.id = $id!`;
+
+/** A customer's invoices as the portal lists them, newest first. */
+const listForPortal = sql<IListForPortalQuery>`
+  SELECT i.id, i.number, i.status, i.mint, i.total::text AS "total!",
+         i.amount_paid::text AS "amount_paid!", api_time(i.due_date) AS due_date
+    FROM invoices i WHERE i.merchant_id = $merchantId! AND i.customer_id = $customerId!
+   ORDER BY i.created_at DESC, i.id DESC`;
+
+/**
+ * Every statement on `invoices` and `invoice_numbers`: the tables' one owner (issue 22), typed
+ * by pgtyped from the migrated schema (`npm run db:types`).
+ */
 @Injectable()
 export class InvoicesRepository {
   constructor(private readonly db: Db) {}
@@ -138,21 +218,14 @@ export class InvoicesRepository {
    * fails after this leaves a gap in the numbers, never a duplicate.
    */
   async nextNumber(ex: SqlTx, merchantId: string): Promise<number> {
-    const [next] = await ex.execute<{ last: number }[]>(
-      `WITH next AS (
-         INSERT INTO invoice_numbers (merchant_id, last) VALUES (?, 1)
-         ON CONFLICT (merchant_id) DO UPDATE SET last = invoice_numbers.last + 1
-         RETURNING last
-       )
-       SELECT last, set_config('synchronous_commit', 'off', true) FROM next`,
-      [merchantId],
-    );
+    const [next] = await nextNumber.run({ merchantId }, ex);
     return next.last;
   }
 
   /**
    * The INSERT of a new invoice, for the caller to run in its transaction with its events in one
-   * statement (`EventsService.recordAll`'s `after`): one round trip.
+   * statement (`EventsService.recordAll`'s `after`): one round trip. A text composed into the
+   * caller's statement, so not a pgtyped statement of its own.
    */
   insertWrite(row: InvoiceInsertRow): SqlWrite {
     return {
@@ -184,32 +257,16 @@ export class InvoicesRepository {
 
   /**
    * The merchant's invoices with their customers' rendered JSON, newest first, handed to
-   * `onBatch` a batch of array rows at a time (columns at `INVOICE_LIST_AT`) through a cursor
-   * (`Db.forEachRowBatch`). `status` filters; `search` is a case-insensitive substring of the
-   * onchainId, number, memo, or the customer's label or wallet (D11).
+   * `onBatch` a batch of rows at a time through a cursor (`Db.forEachObjectBatch`). `status`
+   * filters; `search` is a case-insensitive substring of the onchainId, number, memo, or the
+   * customer's label or wallet (D11).
    */
   streamList(
     merchantId: string,
     filters: InvoiceListFilters,
-    onBatch: (rows: unknown[][]) => Promise<boolean>,
+    onBatch: (rows: InvoiceListRow[]) => Promise<boolean>,
   ): Promise<void> {
-    const params: unknown[] = [merchantId];
-    let where = 'i.merchant_id = ?';
-    if (filters.status) {
-      where += ' AND i.status = ?';
-      params.push(filters.status);
-    }
-    if (filters.search) {
-      const pattern = `%${escapeLike(filters.search)}%`;
-      where += ` AND (i.onchain_id ILIKE ? OR i.memo ILIKE ? OR c.label ILIKE ?
-        OR c.wallet_address ILIKE ? OR invoice_number(i.number) ILIKE ?)`;
-      params.push(pattern, pattern, pattern, pattern, pattern);
-    }
-    return this.db.forEachRowBatch(
-      `${INVOICE_LIST_SELECT} WHERE ${where} ORDER BY i.created_at DESC, i.id DESC`,
-      params,
-      onBatch,
-    );
+    return streamInvoiceList(this.db, merchantId, filters, onBatch);
   }
 
   /**
@@ -221,20 +278,13 @@ export class InvoicesRepository {
     merchantId: string,
     id: string,
   ): Promise<InvoiceWithCustomerRow | undefined> {
-    const [row] = await ex.execute<InvoiceWithCustomerRow[]>(
-      `${SELECT_WITH_CUSTOMER} WHERE i.id = ? AND i.merchant_id = ?`,
-      [id, merchantId],
-    );
-    return row;
+    const [row] = await findWithCustomer.run({ merchantId, id }, ex);
+    return row && narrowed(row);
   }
 
   /** A customer's invoices, newest first. */
-  listForCustomer(merchantId: string, customerId: string): Promise<InvoiceRow[]> {
-    return this.db.execute<InvoiceRow[]>(
-      `SELECT ${INVOICE_COLUMNS} FROM invoices i WHERE i.merchant_id = ? AND i.customer_id = ?
-          ORDER BY i.created_at DESC, i.id DESC`,
-      [merchantId, customerId],
-    );
+  async listForCustomer(merchantId: string, customerId: string): Promise<InvoiceRow[]> {
+    return (await listForCustomer.run({ merchantId, customerId }, this.db)).map(narrowed);
   }
 
   /**
@@ -254,13 +304,10 @@ export class InvoicesRepository {
     },
     at: Date,
   ): Promise<boolean> {
-    const moved = await ex.execute<{ id: string }[]>(
-      `UPDATE invoices SET status = ?, updated_at = ?,
-         paid_at = CASE WHEN ? THEN ?::timestamptz ELSE paid_at END,
-         payment_signature = COALESCE(?, payment_signature)
-        WHERE id = ? AND merchant_id = ? AND status IN (${move.from.map(() => '?').join(', ')})
-        RETURNING id`,
-      [move.to, at, move.paid, at, move.signature, id, merchantId, ...move.from],
+    const { to, paid, signature } = move;
+    const moved = await moveStatus.run(
+      { to, at, paid, signature, id, merchantId, from: [...move.from] },
+      ex,
     );
     return moved.length > 0;
   }
@@ -270,13 +317,7 @@ export class InvoicesRepository {
    * and not stamped before. @returns whether it did.
    */
   async markOverdue(ex: SqlTx, merchantId: string, id: string, now: Date): Promise<boolean> {
-    const marked = await ex.execute<{ id: string }[]>(
-      `UPDATE invoices SET overdue_at = ?, updated_at = ?
-        WHERE id = ? AND merchant_id = ? AND status = 'Open' AND overdue_at IS NULL
-          AND due_date < ?
-        RETURNING id`,
-      [now, now, id, merchantId, now],
-    );
+    const marked = await markOverdue.run({ now, id, merchantId }, ex);
     return marked.length > 0;
   }
 
@@ -284,18 +325,12 @@ export class InvoicesRepository {
    * The merchant's invoices whose references are among `references`, locked in one order (two
    * receipts naming the same invoices never wait on each other in a circle).
    */
-  lockByReferences(
+  async lockByReferences(
     tx: SqlTx,
     merchantId: string,
     references: string[],
   ): Promise<InvoicePaymentTarget[]> {
-    return tx.execute<InvoicePaymentTarget[]>(
-      `SELECT id, onchain_id, status, total::text AS total,
-              amount_paid::text AS amount_paid, customer_id, mint
-         FROM invoices WHERE merchant_id = ? AND onchain_id = ANY(?)
-        ORDER BY id FOR UPDATE`,
-      [merchantId, references],
-    );
+    return (await lockByReferences.run({ merchantId, references }, tx)) as InvoicePaymentTarget[];
   }
 
   /** The merchant's invoice, locked for a payment of it; undefined when absent. */
@@ -304,13 +339,8 @@ export class InvoicesRepository {
     merchantId: string,
     id: string,
   ): Promise<InvoicePaymentTarget | undefined> {
-    const [invoice] = await tx.execute<InvoicePaymentTarget[]>(
-      `SELECT id, onchain_id, status, total::text AS total, amount_paid::text AS amount_paid,
-              customer_id, mint
-         FROM invoices WHERE id = ? AND merchant_id = ? FOR UPDATE`,
-      [id, merchantId],
-    );
-    return invoice;
+    const [invoice] = await lockForPayment.run({ id, merchantId }, tx);
+    return invoice as InvoicePaymentTarget | undefined;
   }
 
   /**
@@ -322,23 +352,13 @@ export class InvoicesRepository {
     tx: SqlTx,
     id: string,
   ): Promise<{ covered: boolean; merchant_id: string } | undefined> {
-    const [covered] = await tx.execute<{ covered: boolean; merchant_id: string }[]>(
-      `SELECT i.status = 'Open' AND COALESCE((
-                SELECT SUM(pm.amount) FROM payments pm
-                 WHERE pm.invoice_id = i.id AND pm.kind = 'invoice' AND pm.status = 'finalized'
-                   AND pm.note IS NULL), 0) >= i.total AS covered, i.merchant_id
-         FROM invoices i WHERE i.id = ? FOR UPDATE`,
-      [id],
-    );
+    const [covered] = await lockCovered.run({ id }, tx);
     return covered;
   }
 
   /** `amount_paid` grows by `amount` (base units, as text). */
   async addPaid(tx: SqlTx, id: string, amount: string, at: Date): Promise<void> {
-    await tx.execute(
-      `UPDATE invoices SET amount_paid = amount_paid + ?::bigint, updated_at = ? WHERE id = ?`,
-      [amount, at, id],
-    );
+    await addPaid.run({ amount, at, id }, tx);
   }
 
   /**
@@ -346,25 +366,12 @@ export class InvoicesRepository {
    * the merchant's name and wallet and the customer billed. Undefined when there is none.
    */
   async findForCheckout(id: string): Promise<CheckoutInvoiceRow | undefined> {
-    const [row] = await this.db.execute<CheckoutInvoiceRow[]>(
-      `SELECT ${INVOICE_COLUMNS}, m.name AS merchant_name, m.wallet_address AS merchant_wallet,
-              c.label AS customer_label, c.wallet_address AS customer_wallet
-         FROM invoices i JOIN merchants m ON m.id = i.merchant_id
-         JOIN customers c ON c.id = i.customer_id
-        WHERE i.id = ?`,
-      [id],
-    );
-    return row;
+    const [row] = await findForCheckout.run({ id }, this.db);
+    return row && narrowed(row);
   }
 
   /** A customer's invoices as the portal lists them, newest first. */
   listForPortal(merchantId: string, customerId: string): Promise<PortalInvoiceRow[]> {
-    return this.db.execute<PortalInvoiceRow[]>(
-      `SELECT i.id, i.number, i.status, i.mint, i.total::text AS total,
-              i.amount_paid::text AS amount_paid, ${isoTimestamp('i.due_date', 'due_date')}
-         FROM invoices i WHERE i.merchant_id = ? AND i.customer_id = ?
-        ORDER BY i.created_at DESC, i.id DESC`,
-      [merchantId, customerId],
-    );
+    return listForPortal.run({ merchantId, customerId }, this.db);
   }
 }

@@ -60,7 +60,8 @@ export class PortalInvoiceResponse {
   total!: string;
   amountPaid!: string;
   amountDue!: string;
-  dueDate!: string;
+  /** ISO 8601 UTC, or null when the invoice has no due date. */
+  dueDate!: string | null;
   /** The invoice's hosted checkout, where it is paid. */
   checkoutUrl!: string;
 }
