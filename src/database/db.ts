@@ -10,7 +10,7 @@ import {
   type SqlTx,
   withPgSession,
 } from './pg-transaction';
-import { forEachRowBatch } from './row-batches';
+import { type CursorStatement, forEachBatch, forEachRowBatch } from './row-batches';
 
 /**
  * The service's one data path (issue 22): every statement runs through this executor, on the pool
@@ -61,6 +61,17 @@ export class Db implements SqlTx {
     onBatch: (rows: unknown[][]) => Promise<boolean>,
   ): Promise<void> {
     return forEachRowBatch(this.em, sql, params, onBatch);
+  }
+
+  /**
+   * A read streamed through a cursor in `ROW_BATCH`es of object rows: a pgtyped statement
+   * (`typedCursor(query, params)`: its generated row type) or a numbered text and its values.
+   */
+  forEachBatch<TRow>(
+    statement: CursorStatement<TRow>,
+    onBatch: (rows: TRow[]) => Promise<boolean>,
+  ): Promise<void> {
+    return forEachBatch(this.em, statement, onBatch);
   }
 
   /** Units of work that share their commits (see `GroupCommit`). */

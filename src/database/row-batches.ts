@@ -1,26 +1,96 @@
 import { EntityManager } from '@mikro-orm/postgresql';
 import type { ClientBase } from 'pg';
+import type { IDatabaseConnection, TaggedQuery } from '@pgtyped/runtime';
 import { numberPlaceholders } from './pg-transaction';
 
 /** Rows per `FETCH`: about 1 MB of JSON for the widest list. */
 export const ROW_BATCH = 1000;
 
 /**
- * Runs `sql` (`?` placeholders, as everywhere else) through a cursor in one read-only transaction (one
- * snapshot) on a pooled `pg` client of its own, and hands its rows to `onBatch` `ROW_BATCH` at a
- * time, each row an array of its columns in order (`rowMode: 'array'`: no object per row);
- * `onBatch` returning false stops early (the client went away). The next batch is fetched while
- * the current one is handled, so PostgreSQL reads it while this process renders the last.
- * Memory stays at two batches, however many rows there are.
- *
- * The raw client (MikroORM's own pool, through its knex) skips the query builder's per-query
- * work, which a list of 10 000 rows in 10 fetches does not need.
+ * What a cursor reads (`forEachBatch`): a numbered text (`$1`, `$2`…) and its values, or a
+ * pgtyped statement bound to its parameters (`typedCursor`), whose rows are its generated type.
  */
-export async function forEachRowBatch(
+export type CursorStatement<TRow> =
+  | { text: string; values: unknown[] }
+  | { stream(connection: IDatabaseConnection): { read(rows: number): Promise<TRow[]> } };
+
+/**
+ * A pgtyped statement and its parameters, to be read through a cursor: `query.stream` gives its
+ * numbered text and bindings, and maps its rows (a `"name!"` column read as `name`).
+ */
+export function typedCursor<T extends { params: unknown; result: unknown }>(
+  query: TaggedQuery<T>,
+  params: T['params'],
+): CursorStatement<T['result']> {
+  return { stream: (connection) => query.stream(params, connection) };
+}
+
+/**
+ * Runs `sql` (`?` placeholders, as everywhere else) through a cursor (see `readCursor`), each
+ * row an array of its columns in order (`rowMode: 'array'`: no object per row).
+ */
+export function forEachRowBatch(
   em: EntityManager,
   sql: string,
   params: unknown[],
   onBatch: (rows: unknown[][]) => Promise<boolean>,
+): Promise<void> {
+  return readCursor(
+    em,
+    (fetch) => ({ text: numberPlaceholders(sql), values: params, read: fetch.arrays }),
+    onBatch,
+  );
+}
+
+/** `statement` through a cursor (see `readCursor`), each row an object of its columns. */
+export function forEachBatch<TRow>(
+  em: EntityManager,
+  statement: CursorStatement<TRow>,
+  onBatch: (rows: TRow[]) => Promise<boolean>,
+): Promise<void> {
+  return readCursor(
+    em,
+    (fetch) => {
+      if (!('stream' in statement)) {
+        const { text, values } = statement;
+        return { text, values, read: (n) => fetch.objects(n) as Promise<TRow[]> };
+      }
+      // pgtyped hands over its text and bindings, then reads (and maps) the cursor's batches.
+      let declared: { text: string; values: unknown[] } | undefined;
+      const cursor = statement.stream({
+        query: () => Promise.reject(new Error('a cursor statement is only streamed')),
+        stream: (text: string, values: unknown[]) => {
+          declared = { text, values };
+          return { read: fetch.objects, close: () => Promise.resolve() };
+        },
+      });
+      if (!declared) throw new Error('pgtyped did not stream the statement');
+      return { ...declared, read: (n) => cursor.read(n) };
+    },
+    onBatch,
+  );
+}
+
+/** The cursor's statement and how to read a batch of it, given how to fetch raw rows. */
+type OpenCursor<TRow> = (fetch: {
+  objects: (rows: number) => Promise<unknown[]>;
+  arrays: (rows: number) => Promise<unknown[][]>;
+}) => { text: string; values: unknown[]; read(rows: number): Promise<TRow[]> };
+
+/**
+ * Runs a statement through a cursor in one read-only transaction (one snapshot) on a pooled `pg`
+ * client of its own, and hands its rows to `onBatch` `ROW_BATCH` at a time; `onBatch` returning
+ * false stops early (the client went away). The next batch is fetched while the current one is
+ * handled, so PostgreSQL reads it while this process renders the last. Memory stays at two
+ * batches, however many rows there are.
+ *
+ * The raw client (MikroORM's own pool, through its knex) skips the query builder's per-query
+ * work, which a list of 10 000 rows in 10 fetches does not need.
+ */
+async function readCursor<TRow>(
+  em: EntityManager,
+  open: OpenCursor<TRow>,
+  onBatch: (rows: TRow[]) => Promise<boolean>,
 ): Promise<void> {
   const knexClient = em.getConnection().getKnex().client as {
     acquireConnection(): Promise<ClientBase>;
@@ -43,11 +113,16 @@ export async function forEachRowBatch(
       `BEGIN READ ONLY; SET LOCAL work_mem = '16MB';
        SET LOCAL idle_in_transaction_session_timeout = '30s'`,
     );
-    await client.query(`DECLARE list_rows NO SCROLL CURSOR FOR ${numberPlaceholders(sql)}`, params);
-    const fetch = () =>
-      client
-        .query<unknown[]>({ text: `FETCH ${ROW_BATCH} FROM list_rows`, rowMode: 'array' })
-        .then((result) => result.rows);
+    const cursor = open({
+      objects: (rows) =>
+        client.query(`FETCH ${rows} FROM list_rows`).then((result) => result.rows as unknown[]),
+      arrays: (rows) =>
+        client
+          .query<unknown[]>({ text: `FETCH ${rows} FROM list_rows`, rowMode: 'array' })
+          .then((result) => result.rows),
+    });
+    await client.query(`DECLARE list_rows NO SCROLL CURSOR FOR ${cursor.text}`, cursor.values);
+    const fetch = () => cursor.read(ROW_BATCH);
     let pending = fetch();
     for (;;) {
       const rows = await pending;
