@@ -1,5 +1,7 @@
 import { AddressInfo } from 'node:net';
 import { get } from 'node:http';
+import { Db } from '../src/database/db';
+import { SubscriptionsService } from '../src/subscriptions/subscriptions.service';
 import { createTestApp, TestApp, TestMerchant } from './helpers/test-app';
 
 /**
@@ -36,9 +38,9 @@ function fetchRaw(
 }
 
 /**
- * Lists longer than one cursor batch (1 000 rows): every row once, in order; and a list that
- * fails after its first batch ends the connection rather than leaving the client waiting, and
- * gives its database connection back.
+ * Lists longer than one cursor batch (1 000 rows): every row once, in order (invoices: array rows;
+ * subscriptions: pgtyped's object rows); and a list that fails after its first batch ends the
+ * connection rather than leaving the client waiting, and gives its database connection back.
  */
 describe('Streamed lists', () => {
   let t: TestApp;
@@ -90,6 +92,53 @@ describe('Streamed lists', () => {
     expect(new Set(list.map((i) => i.number)).size).toBe(ROWS);
     const times = list.map((i) => Date.parse(i.createdAt));
     expect(times.every((time, k) => k === 0 || time <= times[k - 1])).toBe(true);
+  });
+
+  it('a subscription list of several batches: object rows, every row once, newest first', async () => {
+    const plan = await t.http
+      .post('/api/plans')
+      .set(m.auth)
+      .send({ label: 'Big "plan"', mint: 'USDC', amount: '1.5', intervalSeconds: 86_400 })
+      .expect(201);
+    const wallet = '9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin';
+    await t.app.get(Db).transaction((tx) =>
+      t.app.get(SubscriptionsService).create(tx, m.id, {
+        planId: plan.body.plan.id,
+        walletAddress: wallet,
+        onchainAddress: null,
+      }),
+    );
+    // Cancelled copies of it, older and older (not live: the one-live-per-plan rule holds).
+    await t.sql(
+      `INSERT INTO subscriptions (id, merchant_id, plan_id, customer_id, status, cancelled_at,
+         current_period_end, created_at, updated_at)
+       SELECT gen_random_uuid(), s.merchant_id, s.plan_id, s.customer_id, 'Cancelled',
+              s.created_at, NULL, s.created_at - (g || ' seconds')::interval, s.updated_at
+         FROM subscriptions s, generate_series(1, $2::int - 1) AS g
+        WHERE s.merchant_id = $1`,
+      [m.id, ROWS],
+    );
+    for (const [query, rows] of [
+      ['', ROWS],
+      ['?status=Cancelled', ROWS - 1],
+    ] as const) {
+      const res = await fetchRaw(base, `/api/subscriptions${query}`, {
+        Authorization: m.auth.Authorization,
+      });
+      expect(res).toMatchObject({ status: 200, broken: false });
+      const list = JSON.parse(res.body) as { id: string; createdAt: string; plan: object }[];
+      expect(list).toHaveLength(rows);
+      expect(new Set(list.map((s) => s.id)).size).toBe(rows);
+      const times = list.map((s) => Date.parse(s.createdAt));
+      expect(times.every((time, k) => k === 0 || time < times[k - 1])).toBe(true);
+      expect(list[rows - 1].plan).toEqual({
+        id: plan.body.plan.id,
+        label: 'Big "plan"',
+        amount: '1.5',
+        mint: 'USDC',
+        intervalSeconds: 86_400,
+      });
+    }
   });
 
   it('a failure after the first batch breaks the connection, and the pool gets its connection back', async () => {

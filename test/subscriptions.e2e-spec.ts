@@ -1,6 +1,8 @@
 import { Db } from '../src/database/db';
 import { classify } from '../src/common/filters/all-exceptions.filter';
 import { SubscriptionAction } from '../src/subscriptions/subscription-status';
+import { toSubscriptionResponse } from '../src/subscriptions/subscription.mapper';
+import { SubscriptionsRepository } from '../src/subscriptions/subscriptions.repository';
 import { SubscriptionsService } from '../src/subscriptions/subscriptions.service';
 import { createTestApp, randomWallet, TestApp, TestMerchant } from './helpers/test-app';
 
@@ -156,6 +158,50 @@ describe('Subscriptions', () => {
         const res = await t.http.get(`/api/subscriptions?status=${bad}`).set(m.auth).expect(400);
         expect(res.body.error.code).toBe('VALIDATION_ERROR');
       }
+    });
+
+    it('each list item is JSON.stringify of the mapper’s object, hostile text and nulls too', async () => {
+      const m = await t.createMerchant('Hostile');
+      const plan = await t.http
+        .post('/api/plans')
+        .set(m.auth)
+        .send({ label: 'P', mint: 'USDC', amount: '12.345678', intervalSeconds: 86_400 })
+        .expect(201);
+      const hostile = [
+        'quote " back\\slash \\u0041 tab\tnew\nline',
+        'unicode é ß 漢字 \u2028 \u2029 </script> \u0001',
+        'emoji 🎉👩‍👩‍👧 end',
+      ];
+      const subs = [];
+      for (const label of hostile) {
+        const sub = await subscribe(m, plan.body.plan.id);
+        await t.sql('UPDATE customers SET label = $1 WHERE id = $2', [label, sub.customerId]);
+        await t.sql('UPDATE subscriptions SET failure_reason = $1 WHERE id = $2', [
+          label.slice(0, 64),
+          sub.id,
+        ]);
+        subs.push(sub);
+        t.clock.advance(1000);
+      }
+      subs.push(await subscribe(m, plan.body.plan.id)); // nulls: no customer label, no failure
+      await t.sql('UPDATE plans SET label = $1 WHERE id = $2', [
+        hostile.join(' '),
+        plan.body.plan.id,
+      ]);
+      const list = await t.http.get('/api/subscriptions').set(m.auth).expect(200);
+      const repository = t.app.get(SubscriptionsRepository);
+      const db = t.app.get(Db);
+      const expected: string[] = [];
+      for (const sub of subs.reverse()) {
+        const row = await repository.find(db, m.id, sub.id);
+        expected.push(JSON.stringify(toSubscriptionResponse(row!)));
+        // The same text, key for key and in order, as GET of the one subscription.
+        const one = await t.http.get(`/api/subscriptions/${sub.id}`).set(m.auth).expect(200);
+        expect(JSON.stringify(one.body)).toBe(expected[expected.length - 1]);
+      }
+      expect(list.text).toBe(`[${expected.join(',')}]`);
+      const parsed = JSON.parse(list.text) as { customer: { label: string | null } }[];
+      expect(parsed.map((s) => s.customer.label)).toEqual([null, ...[...hostile].reverse()]);
     });
 
     it('gets one; another merchant’s, unknown and malformed ids are 404 NOT_FOUND everywhere', async () => {

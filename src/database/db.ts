@@ -10,8 +10,7 @@ import {
   type SqlTx,
   withPgSession,
 } from './pg-transaction';
-import type { TaggedQuery } from '@pgtyped/runtime';
-import { forEachObjectBatch, forEachRowBatch } from './row-batches';
+import { type CursorStatement, forEachBatch } from './row-batches';
 
 /**
  * The service's one data path (issue 22): every statement runs through this executor, on the pool
@@ -55,25 +54,15 @@ export class Db implements SqlTx {
     return withPgSession(this.em, work);
   }
 
-  /** A read streamed through a cursor in `ROW_BATCH`es of array rows (see `forEachRowBatch`). */
-  forEachRowBatch(
-    sql: string,
-    params: unknown[],
-    onBatch: (rows: unknown[][]) => Promise<boolean>,
-  ): Promise<void> {
-    return forEachRowBatch(this.em, sql, params, onBatch);
-  }
-
   /**
-   * A pgtyped statement streamed the same way, in batches of its generated row type (see
-   * `forEachObjectBatch`).
+   * A read streamed through a cursor in `ROW_BATCH`es of object rows: a pgtyped statement
+   * (`typedCursor(query, params)`: its generated row type) or a numbered text and its values.
    */
-  forEachObjectBatch<TParams, TRow>(
-    query: TaggedQuery<{ params: TParams; result: TRow }>,
-    params: TParams,
+  forEachBatch<TRow>(
+    statement: CursorStatement<TRow>,
     onBatch: (rows: TRow[]) => Promise<boolean>,
   ): Promise<void> {
-    return forEachObjectBatch(this.em, query, params, onBatch);
+    return forEachBatch(this.em, statement, onBatch);
   }
 
   /** Units of work that share their commits (see `GroupCommit`). */

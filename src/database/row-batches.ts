@@ -1,80 +1,79 @@
 import { EntityManager } from '@mikro-orm/postgresql';
-import type { TaggedQuery } from '@pgtyped/runtime';
-import type { ClientBase, FieldDef } from 'pg';
-import { numberPlaceholders } from './pg-transaction';
+import type { ClientBase } from 'pg';
+import type { IDatabaseConnection, TaggedQuery } from '@pgtyped/runtime';
 
 /** Rows per `FETCH`: about 1 MB of JSON for the widest list. */
 export const ROW_BATCH = 1000;
 
 /**
- * Runs `sql` (`?` placeholders, as everywhere else) through a cursor in one read-only transaction (one
- * snapshot) on a pooled `pg` client of its own, and hands its rows to `onBatch` `ROW_BATCH` at a
- * time, each row an array of its columns in order (`rowMode: 'array'`: no object per row);
- * `onBatch` returning false stops early (the client went away). The next batch is fetched while
- * the current one is handled, so PostgreSQL reads it while this process renders the last.
- * Memory stays at two batches, however many rows there are.
+ * What a cursor reads (`forEachBatch`): a numbered text (`$1`, `$2`…) and its values, or a
+ * pgtyped statement bound to its parameters (`typedCursor`), whose rows are its generated type.
+ */
+export type CursorStatement<TRow> =
+  | { text: string; values: unknown[] }
+  | { stream(connection: IDatabaseConnection): { read(rows: number): Promise<TRow[]> } };
+
+/**
+ * A pgtyped statement and its parameters, to be read through a cursor: `query.stream` gives its
+ * numbered text and bindings, and maps its rows (a `"name!"` column read as `name`).
+ */
+export function typedCursor<T extends { params: unknown; result: unknown }>(
+  query: TaggedQuery<T>,
+  params: T['params'],
+): CursorStatement<T['result']> {
+  return { stream: (connection) => query.stream(params, connection) };
+}
+
+/** `statement` through a cursor (see `readCursor`), each row an object of its columns. */
+export function forEachBatch<TRow>(
+  em: EntityManager,
+  statement: CursorStatement<TRow>,
+  onBatch: (rows: TRow[]) => Promise<boolean>,
+): Promise<void> {
+  return readCursor(
+    em,
+    (fetch) => {
+      if (!('stream' in statement)) {
+        const { text, values } = statement;
+        return { text, values, read: (n) => fetch.objects(n) as Promise<TRow[]> };
+      }
+      // pgtyped hands over its text and bindings, then reads (and maps) the cursor's batches.
+      let declared: { text: string; values: unknown[] } | undefined;
+      const cursor = statement.stream({
+        query: () => Promise.reject(new Error('a cursor statement is only streamed')),
+        stream: (text: string, values: unknown[]) => {
+          declared = { text, values };
+          return { read: fetch.objects, close: () => Promise.resolve() };
+        },
+      });
+      if (!declared) throw new Error('pgtyped did not stream the statement');
+      return { ...declared, read: (n) => cursor.read(n) };
+    },
+    onBatch,
+  );
+}
+
+/** The cursor's statement and how to read a batch of it, given how to fetch raw rows. */
+type OpenCursor<TRow> = (fetch: { objects: (rows: number) => Promise<unknown[]> }) => {
+  text: string;
+  values: unknown[];
+  read(rows: number): Promise<TRow[]>;
+};
+
+/**
+ * Runs a statement through a cursor in one read-only transaction (one snapshot) on a pooled `pg`
+ * client of its own, and hands its rows to `onBatch` `ROW_BATCH` at a time; `onBatch` returning
+ * false stops early (the client went away). The next batch is fetched while the current one is
+ * handled, so PostgreSQL reads it while this process renders the last. Memory stays at two
+ * batches, however many rows there are.
  *
  * The raw client (MikroORM's own pool, through its knex) skips the query builder's per-query
  * work, which a list of 10 000 rows in 10 fetches does not need.
  */
-export function forEachRowBatch(
+async function readCursor<TRow>(
   em: EntityManager,
-  sql: string,
-  params: unknown[],
-  onBatch: (rows: unknown[][]) => Promise<boolean>,
-): Promise<void> {
-  return streamBatches(em, numberPlaceholders(sql), params, (rows) => onBatch(rows));
-}
-
-/**
- * A pgtyped statement (`sql<IQuery>\`…\``) streamed as `forEachRowBatch` streams a text, its rows
- * handed to `onBatch` as the statement's generated row type (objects, keyed by column name, a
- * column's `!`/`?` nullability hint dropped as pgtyped's own `run` drops it).
- */
-export function forEachObjectBatch<TParams, TRow>(
-  em: EntityManager,
-  query: TaggedQuery<{ params: TParams; result: TRow }>,
-  params: TParams,
+  open: OpenCursor<TRow>,
   onBatch: (rows: TRow[]) => Promise<boolean>,
-): Promise<void> {
-  const { text, values } = statementOf(query, params);
-  let keys: string[] | undefined;
-  return streamBatches(em, text, values, (rows, fields) => {
-    keys ??= fields.map((field) => field.name.replace(/[!?]$/, ''));
-    const names = keys;
-    return onBatch(
-      rows.map((row) => {
-        const object: Record<string, unknown> = {};
-        for (let i = 0; i < names.length; i++) object[names[i]] = row[i];
-        return object as TRow;
-      }),
-    );
-  });
-}
-
-/** The numbered text and values pgtyped runs for `query` with `params` (read, not run). */
-function statementOf<TParams, TRow>(
-  query: TaggedQuery<{ params: TParams; result: TRow }>,
-  params: TParams,
-): { text: string; values: unknown[] } {
-  let statement: { text: string; values: unknown[] } | undefined;
-  query.stream(params, {
-    query: () => Promise.reject(new Error('streamed, not run')),
-    stream: (text: string, values: unknown[]) => {
-      statement = { text, values };
-      return { read: () => Promise.resolve([]), close: () => Promise.resolve() };
-    },
-  });
-  if (!statement) throw new Error('pgtyped did not hand over the statement');
-  return statement;
-}
-
-/** The cursor behind both: `text` is numbered (`$1`…); rows come as arrays with their fields. */
-async function streamBatches(
-  em: EntityManager,
-  text: string,
-  params: unknown[],
-  onBatch: (rows: unknown[][], fields: FieldDef[]) => Promise<boolean>,
 ): Promise<void> {
   const knexClient = em.getConnection().getKnex().client as {
     acquireConnection(): Promise<ClientBase>;
@@ -97,20 +96,21 @@ async function streamBatches(
       `BEGIN READ ONLY; SET LOCAL work_mem = '16MB';
        SET LOCAL idle_in_transaction_session_timeout = '30s'`,
     );
-    await client.query(`DECLARE list_rows NO SCROLL CURSOR FOR ${text}`, params);
-    const fetch = () =>
-      client
-        .query<unknown[]>({ text: `FETCH ${ROW_BATCH} FROM list_rows`, rowMode: 'array' })
-        .then((result) => ({ rows: result.rows, fields: result.fields }));
+    const cursor = open({
+      objects: (rows) =>
+        client.query(`FETCH ${rows} FROM list_rows`).then((result) => result.rows as unknown[]),
+    });
+    await client.query(`DECLARE list_rows NO SCROLL CURSOR FOR ${cursor.text}`, cursor.values);
+    const fetch = () => cursor.read(ROW_BATCH);
     let pending = fetch();
     for (;;) {
-      const { rows, fields } = await pending;
+      const rows = await pending;
       const more = rows.length === ROW_BATCH;
       if (more) {
         pending = fetch();
         pending.catch(() => undefined); // awaited below; never an unhandled rejection meanwhile
       }
-      const go = await onBatch(rows, fields);
+      const go = await onBatch(rows);
       if (!more) break;
       if (!go) {
         await pending; // the connection must be idle before the transaction ends

@@ -1,6 +1,7 @@
 import { sql } from '@pgtyped/runtime';
 import type { Db } from '../database/db';
 import { escapeLike } from '../database/sql';
+import { typedCursor } from '../database/row-batches';
 import type { InvoiceStatus } from './invoice-status';
 import type {
   IListInvoicesBySearchQuery,
@@ -99,7 +100,7 @@ const listInvoicesByStatusAndSearch = sql<IListInvoicesByStatusAndSearchQuery>`
 
 /**
  * The merchant's invoices (the statement of the filters given), newest first, handed to
- * `onBatch` a batch of rows at a time through a cursor (`Db.forEachObjectBatch`). Part of
+ * `onBatch` a batch of rows at a time through a cursor (`Db.forEachBatch`). Part of
  * `InvoicesRepository` (its `streamList`), in a file of its own for its four statements.
  */
 export function streamInvoiceList(
@@ -110,15 +111,17 @@ export function streamInvoiceList(
 ): Promise<void> {
   if (search) {
     const pattern = `%${escapeLike(search)}%`;
-    return status
-      ? db.forEachObjectBatch(
-          listInvoicesByStatusAndSearch,
-          { merchantId, status, pattern },
-          onBatch,
-        )
-      : db.forEachObjectBatch(listInvoicesBySearch, { merchantId, pattern }, onBatch);
+    return db.forEachBatch(
+      status
+        ? typedCursor(listInvoicesByStatusAndSearch, { merchantId, status, pattern })
+        : typedCursor(listInvoicesBySearch, { merchantId, pattern }),
+      onBatch,
+    );
   }
-  return status
-    ? db.forEachObjectBatch(listInvoicesByStatus, { merchantId, status }, onBatch)
-    : db.forEachObjectBatch(listInvoices, { merchantId }, onBatch);
+  return db.forEachBatch(
+    status
+      ? typedCursor(listInvoicesByStatus, { merchantId, status })
+      : typedCursor(listInvoices, { merchantId }),
+    onBatch,
+  );
 }

@@ -257,7 +257,7 @@ export class InvoicesRepository {
 
   /**
    * The merchant's invoices with their customers' rendered JSON, newest first, handed to
-   * `onBatch` a batch of rows at a time through a cursor (`Db.forEachObjectBatch`). `status`
+   * `onBatch` a batch of rows at a time through a cursor (`Db.forEachBatch`). `status`
    * filters; `search` is a case-insensitive substring of the onchainId, number, memo, or the
    * customer's label or wallet (D11).
    */

@@ -211,7 +211,7 @@ export class InvoicesService {
    * Newest first, each with its customer; `status` filters, `search` is a case-insensitive
    * substring of the onchainId, number, memo, or the customer's label or wallet (D11). Read
    * through a cursor and handed to `onBatch` as JSON a batch of rows at a time
-   * (`forEachObjectBatch`), so a list of any length costs two batches of memory.
+   * (`Db.forEachBatch`), so a list of any length costs two batches of memory.
    */
   async listJson(
     merchantId: string,

@@ -1,41 +1,35 @@
 import { Injectable } from '@nestjs/common';
+import { sql } from '@pgtyped/runtime';
 import { Db } from '../database/db';
 import type { SqlTx } from '../database/pg-transaction';
-import { isoTimestamp } from '../database/sql';
 import type { MintSymbol } from '../solana/mints';
 import type { PaymentKind, PaymentStatus } from './entities/payment.entity';
+import type {
+  IAttachPaymentQuery,
+  IFinalizePaymentQuery,
+  IFindLegacyInvoiceLineQuery,
+  IFindPaymentQuery,
+  IInsertPaymentQuery,
+  IListInvoicePaymentsQuery,
+  IListPaymentsQuery,
+  IListPaymentsResult,
+  IListSubscriptionPaymentsQuery,
+  ILockUnattributedQuery,
+} from './payments.repository.types';
 
-/** A `payments` row as PostgreSQL returns it (bigints as text). */
-export interface PaymentRow {
-  id: string;
-  merchant_id: string;
+/**
+ * A `payments` line as the statements return it (bigints as text, timestamps ISO 8601 UTC). Its
+ * kind, status and mint are text columns (the generated type leaves them `string`) holding one
+ * of the entity's kinds and statuses and one of the service's mints.
+ */
+export type PaymentRow = Omit<IListPaymentsResult, 'kind' | 'status' | 'mint'> & {
   kind: PaymentKind;
   status: PaymentStatus;
-  amount: string;
-  fee: string;
-  destination: string | null;
-  references: string[] | null;
-  excess: string;
   mint: MintSymbol;
-  signature: string | null;
-  payer: string | null;
-  invoice_id: string | null;
-  subscription_id: string | null;
-  period: number | null;
-  customer_id: string | null;
-  note: string | null;
-  slot: string | null;
-  created_at: string;
-  finalized_at: string | null;
-  updated_at: string;
-}
+};
 
-/** Every column a `PaymentResponse` needs, for `payments` aliased `pm`. */
-const PAYMENT_COLUMNS = `pm.id, pm.merchant_id, pm.kind, pm.status, pm.amount::text AS amount,
-  pm.fee::text AS fee, pm.destination, pm."references", pm.excess::text AS excess, pm.mint, pm.signature, pm.payer, pm.invoice_id, pm.subscription_id,
-  pm.period, pm.customer_id, pm.note, pm.slot::text AS slot,
-  ${isoTimestamp('pm.created_at', 'created_at')}, ${isoTimestamp('pm.finalized_at', 'finalized_at')},
-  ${isoTimestamp('pm.updated_at', 'updated_at')}`;
+/** Each statement's line as a `PaymentRow`: their columns are the same (checked here). */
+const paymentRow = (row: IListPaymentsResult): PaymentRow => row as PaymentRow;
 
 /** The list's filters: each given one narrows (equality on its column). */
 export interface PaymentFilters {
@@ -79,33 +73,134 @@ export interface UnattributedRow {
   status: PaymentStatus;
 }
 
+/*
+ * Every statement below that returns lines returns the same columns (`PaymentRow`: what a
+ * `PaymentResponse` needs), written out in each (pgtyped types a static text, which holds no
+ * interpolation). Bigints as text; timestamps as the API's ISO text (`api_time`).
+ *
+ * The list is one statement per way in: by the merchant's (merchant, created_at, id) index, or by
+ * the invoice's or the subscription's index when the filter names one. The other filters
+ * (customer, status, kind; the subscription beside an invoice) only narrow the rows read that
+ * way, so `($x IS NULL OR column = $x)` gives their generic prepared plan the same shape as a
+ * planned-per-value one; 32 statements, one per combination, would not change the plans.
+ */
+
+/** The merchant's lines, newest first, through the merchant's index. */
+const listPayments = sql<IListPaymentsQuery>`
+  SELECT pm.id, pm.merchant_id, pm.kind, pm.status, pm.amount::text AS "amount!",
+         pm.fee::text AS "fee!", pm.destination, pm."references", pm.excess::text AS "excess!",
+         pm.mint, pm.signature, pm.payer, pm.invoice_id, pm.subscription_id, pm.period,
+         pm.customer_id, pm.note, pm.slot::text AS slot, api_time(pm.created_at) AS "created_at!",
+         api_time(pm.finalized_at) AS finalized_at, api_time(pm.updated_at) AS "updated_at!"
+    FROM payments pm
+   WHERE pm.merchant_id = $merchantId!
+     AND ($customerId::uuid IS NULL OR pm.customer_id = $customerId)
+     AND ($status::text IS NULL OR pm.status = $status) AND ($kind::text IS NULL OR pm.kind = $kind)
+   ORDER BY pm.created_at DESC, pm.id DESC`;
+
+/** The merchant's lines of an invoice, newest first. */
+const listInvoicePayments = sql<IListInvoicePaymentsQuery>`
+  SELECT pm.id, pm.merchant_id, pm.kind, pm.status, pm.amount::text AS "amount!",
+         pm.fee::text AS "fee!", pm.destination, pm."references", pm.excess::text AS "excess!",
+         pm.mint, pm.signature, pm.payer, pm.invoice_id, pm.subscription_id, pm.period,
+         pm.customer_id, pm.note, pm.slot::text AS slot, api_time(pm.created_at) AS "created_at!",
+         api_time(pm.finalized_at) AS finalized_at, api_time(pm.updated_at) AS "updated_at!"
+    FROM payments pm
+   WHERE pm.invoice_id = $invoiceId! AND pm.merchant_id = $merchantId!
+     AND ($subscriptionId::uuid IS NULL OR pm.subscription_id = $subscriptionId)
+     AND ($customerId::uuid IS NULL OR pm.customer_id = $customerId)
+     AND ($status::text IS NULL OR pm.status = $status) AND ($kind::text IS NULL OR pm.kind = $kind)
+   ORDER BY pm.created_at DESC, pm.id DESC`;
+
+/** The merchant's lines of a subscription (its charges), newest first. */
+const listSubscriptionPayments = sql<IListSubscriptionPaymentsQuery>`
+  SELECT pm.id, pm.merchant_id, pm.kind, pm.status, pm.amount::text AS "amount!",
+         pm.fee::text AS "fee!", pm.destination, pm."references", pm.excess::text AS "excess!",
+         pm.mint, pm.signature, pm.payer, pm.invoice_id, pm.subscription_id, pm.period,
+         pm.customer_id, pm.note, pm.slot::text AS slot, api_time(pm.created_at) AS "created_at!",
+         api_time(pm.finalized_at) AS finalized_at, api_time(pm.updated_at) AS "updated_at!"
+    FROM payments pm
+   WHERE pm.subscription_id = $subscriptionId! AND pm.merchant_id = $merchantId!
+     AND ($customerId::uuid IS NULL OR pm.customer_id = $customerId)
+     AND ($status::text IS NULL OR pm.status = $status) AND ($kind::text IS NULL OR pm.kind = $kind)
+   ORDER BY pm.created_at DESC, pm.id DESC`;
+
+/**
+ * The line, unless it conflicts with one written before (`ON CONFLICT DO NOTHING`: an invoice
+ * payment seen twice is one line): then nothing is returned.
+ */
+const insertPayment = sql<IInsertPaymentQuery>`
+  INSERT INTO payments AS pm (id, created_at, updated_at, merchant_id, kind, status, customer_id,
+    invoice_id, subscription_id, period, signature, mint, amount, fee, destination, instruction,
+    "references", excess, payer, note, slot, finalized_at)
+  VALUES ($id!, $at!, $at!, $merchantId!, $kind!, $status!, $customerId, $invoiceId,
+    $subscriptionId, $period, $signature, $mint!, $amount!, $fee!, $destination, $instruction,
+    $references, $excess!, $payer, $note, $slot, $finalizedAt)
+  ON CONFLICT DO NOTHING
+  RETURNING pm.id, pm.merchant_id, pm.kind, pm.status, pm.amount::text AS "amount!",
+         pm.fee::text AS "fee!", pm.destination, pm."references", pm.excess::text AS "excess!",
+         pm.mint, pm.signature, pm.payer, pm.invoice_id, pm.subscription_id, pm.period,
+         pm.customer_id, pm.note, pm.slot::text AS slot, api_time(pm.created_at) AS "created_at!",
+         api_time(pm.finalized_at) AS finalized_at, api_time(pm.updated_at) AS "updated_at!"`;
+
+/** Compare-and-set of an unattributed line of the merchant onto an invoice: the line as now. */
+const attachPayment = sql<IAttachPaymentQuery>`
+  UPDATE payments pm SET kind = 'invoice', invoice_id = $invoiceId!, customer_id = $customerId!,
+         excess = $excess!::bigint, note = NULL, updated_at = $at!
+   WHERE pm.id = $id! AND pm.merchant_id = $merchantId! AND pm.kind = 'unattributed'
+  RETURNING pm.id, pm.merchant_id, pm.kind, pm.status, pm.amount::text AS "amount!",
+         pm.fee::text AS "fee!", pm.destination, pm."references", pm.excess::text AS "excess!",
+         pm.mint, pm.signature, pm.payer, pm.invoice_id, pm.subscription_id, pm.period,
+         pm.customer_id, pm.note, pm.slot::text AS slot, api_time(pm.created_at) AS "created_at!",
+         api_time(pm.finalized_at) AS finalized_at, api_time(pm.updated_at) AS "updated_at!"`;
+
+/** An unattributed line of the merchant, locked for the caller's transaction. */
+const lockUnattributed = sql<ILockUnattributedQuery>`
+  SELECT amount::text AS "amount!", mint, status FROM payments
+   WHERE id = $id! AND merchant_id = $merchantId! AND kind = 'unattributed' FOR UPDATE`;
+
+/** A confirmed line made finalized: the line as now. */
+const finalizePayment = sql<IFinalizePaymentQuery>`
+  UPDATE payments pm SET status = 'finalized', finalized_at = $at!, updated_at = $at!
+   WHERE pm.id = $id! AND pm.status = 'confirmed'
+  RETURNING pm.id, pm.merchant_id, pm.kind, pm.status, pm.amount::text AS "amount!",
+         pm.fee::text AS "fee!", pm.destination, pm."references", pm.excess::text AS "excess!",
+         pm.mint, pm.signature, pm.payer, pm.invoice_id, pm.subscription_id, pm.period,
+         pm.customer_id, pm.note, pm.slot::text AS slot, api_time(pm.created_at) AS "created_at!",
+         api_time(pm.finalized_at) AS finalized_at, api_time(pm.updated_at) AS "updated_at!"`;
+
+/** An invoice line of the merchant, this signature and mint, with no destination. */
+const findLegacyInvoiceLine = sql<IFindLegacyInvoiceLineQuery>`
+  SELECT 1 AS one FROM payments
+   WHERE merchant_id = $merchantId! AND signature = $signature! AND mint = $mint!
+     AND kind = 'invoice' AND destination IS NULL
+   LIMIT 1`;
+
+/** The merchant's line (of any kind). */
+const findPayment = sql<IFindPaymentQuery>`
+  SELECT id FROM payments WHERE id = $id! AND merchant_id = $merchantId!`;
+
 /** Every statement on `payments` but the billing engine's own: the ledger's owner (issue 22). */
 @Injectable()
 export class PaymentsRepository {
   constructor(private readonly db: Db) {}
 
-  /** The merchant's lines, newest first. */
-  list(merchantId: string, filters: PaymentFilters): Promise<PaymentRow[]> {
-    const params: unknown[] = [merchantId];
-    let where = 'pm.merchant_id = ?';
-    for (const column of [
-      'invoice_id',
-      'subscription_id',
-      'customer_id',
-      'status',
-      'kind',
-    ] as const) {
-      const value = filters[column];
-      if (value !== undefined) {
-        where += ` AND pm.${column} = ?`;
-        params.push(value);
-      }
-    }
-    return this.db.execute<PaymentRow[]>(
-      `SELECT ${PAYMENT_COLUMNS} FROM payments pm WHERE ${where}
-        ORDER BY pm.created_at DESC, pm.id DESC`,
-      params,
-    );
+  /** The merchant's lines, newest first (see the list's statements for the way each reads). */
+  async list(merchantId: string, filters: PaymentFilters): Promise<PaymentRow[]> {
+    const { invoice_id: invoiceId, subscription_id: subscriptionId } = filters;
+    const narrow = {
+      merchantId,
+      customerId: filters.customer_id,
+      status: filters.status,
+      kind: filters.kind,
+    };
+    const rows =
+      invoiceId !== undefined
+        ? await listInvoicePayments.run({ ...narrow, invoiceId, subscriptionId }, this.db)
+        : subscriptionId !== undefined
+          ? await listSubscriptionPayments.run({ ...narrow, subscriptionId }, this.db)
+          : await listPayments.run(narrow, this.db);
+    return rows.map(paymentRow);
   }
 
   /**
@@ -113,42 +208,33 @@ export class PaymentsRepository {
    * payment seen twice is one line). @returns the row, or null on a conflict.
    */
   async insert(tx: SqlTx, row: PaymentInsertRow): Promise<PaymentRow | null> {
-    const rows = await tx.execute<PaymentRow[]>(
-      `WITH pm AS (
-         INSERT INTO payments (id, created_at, updated_at, merchant_id, kind, status, customer_id,
-           invoice_id, subscription_id, period, signature, mint, amount, fee, destination,
-           instruction, "references", excess, payer, note, slot, finalized_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT DO NOTHING
-         RETURNING *
-       )
-       SELECT ${PAYMENT_COLUMNS} FROM pm`,
-      [
-        row.id,
-        row.at,
-        row.at,
-        row.merchant_id,
-        row.kind,
-        row.status,
-        row.customer_id,
-        row.invoice_id,
-        row.subscription_id,
-        row.period,
-        row.signature,
-        row.mint,
-        row.amount,
-        row.fee,
-        row.destination,
-        row.instruction,
-        row.references,
-        row.excess,
-        row.payer,
-        row.note,
-        row.slot,
-        row.finalized_at,
-      ],
+    const [inserted] = await insertPayment.run(
+      {
+        id: row.id,
+        at: row.at,
+        merchantId: row.merchant_id,
+        kind: row.kind,
+        status: row.status,
+        customerId: row.customer_id,
+        invoiceId: row.invoice_id,
+        subscriptionId: row.subscription_id,
+        period: row.period,
+        signature: row.signature,
+        mint: row.mint,
+        amount: row.amount,
+        fee: row.fee,
+        destination: row.destination,
+        instruction: row.instruction,
+        references: row.references,
+        excess: row.excess,
+        payer: row.payer,
+        note: row.note,
+        slot: row.slot,
+        finalizedAt: row.finalized_at,
+      },
+      tx,
     );
-    return rows[0] ?? null;
+    return inserted === undefined ? null : paymentRow(inserted);
   }
 
   /**
@@ -162,17 +248,8 @@ export class PaymentsRepository {
     to: { invoiceId: string; customerId: string; excess: string },
     at: Date,
   ): Promise<PaymentRow | null> {
-    const rows = await tx.execute<PaymentRow[]>(
-      `WITH pm AS (
-         UPDATE payments SET kind = 'invoice', invoice_id = ?, customer_id = ?, excess = ?::bigint,
-                note = NULL, updated_at = ?
-          WHERE id = ? AND merchant_id = ? AND kind = 'unattributed'
-          RETURNING *
-       )
-       SELECT ${PAYMENT_COLUMNS} FROM pm`,
-      [to.invoiceId, to.customerId, to.excess, at, id, merchantId],
-    );
-    return rows[0] ?? null;
+    const [attached] = await attachPayment.run({ ...to, at, id, merchantId }, tx);
+    return attached === undefined ? null : paymentRow(attached);
   }
 
   /** An unattributed line of the merchant, locked for the caller's transaction. */
@@ -181,26 +258,15 @@ export class PaymentsRepository {
     merchantId: string,
     id: string,
   ): Promise<UnattributedRow | null> {
-    const [row] = await tx.execute<UnattributedRow[]>(
-      `SELECT amount::text AS amount, mint, status FROM payments
-        WHERE id = ? AND merchant_id = ? AND kind = 'unattributed' FOR UPDATE`,
-      [id, merchantId],
-    );
-    return row ?? null;
+    const [row] = await lockUnattributed.run({ id, merchantId }, tx);
+    // `status` is one of the entity's (a text column: typed `string`).
+    return (row as UnattributedRow | undefined) ?? null;
   }
 
   /** A confirmed line made finalized; null when it is not confirmed (any more). */
   async finalize(tx: SqlTx, id: string, at: Date): Promise<PaymentRow | null> {
-    const rows = await tx.execute<PaymentRow[]>(
-      `WITH pm AS (
-         UPDATE payments SET status = 'finalized', finalized_at = ?, updated_at = ?
-          WHERE id = ? AND status = 'confirmed'
-          RETURNING *
-       )
-       SELECT ${PAYMENT_COLUMNS} FROM pm`,
-      [at, at, id],
-    );
-    return rows[0] ?? null;
+    const [finalized] = await finalizePayment.run({ id, at }, tx);
+    return finalized === undefined ? null : paymentRow(finalized);
   }
 
   /**
@@ -213,22 +279,13 @@ export class PaymentsRepository {
     signature: string,
     mint: string,
   ): Promise<boolean> {
-    const rows = await tx.execute<{ one: number }[]>(
-      `SELECT 1 AS one FROM payments
-        WHERE merchant_id = ? AND signature = ? AND mint = ? AND kind = 'invoice'
-          AND destination IS NULL
-        LIMIT 1`,
-      [merchantId, signature, mint],
-    );
+    const rows = await findLegacyInvoiceLine.run({ merchantId, signature, mint }, tx);
     return rows.length > 0;
   }
 
   /** Whether the merchant has this line (of any kind). */
   async exists(tx: SqlTx, merchantId: string, id: string): Promise<boolean> {
-    const rows = await tx.execute<{ id: string }[]>(
-      `SELECT id FROM payments WHERE id = ? AND merchant_id = ?`,
-      [id, merchantId],
-    );
+    const rows = await findPayment.run({ id, merchantId }, tx);
     return rows.length > 0;
   }
 }

@@ -1,33 +1,57 @@
 import { Injectable } from '@nestjs/common';
+import { sql } from '@pgtyped/runtime';
 import { Db } from '../database/db';
 import type { SqlTx } from '../database/pg-transaction';
-import { isoTimestamp } from '../database/sql';
+import { typedCursor } from '../database/row-batches';
 import type { MintSymbol } from '../solana/mints';
 import type { SubscriptionStatus } from './subscription-status';
+import type {
+  IChargeStateQuery,
+  IChargeStateResult,
+  IFindSubscriptionQuery,
+  IFindSubscriptionResult,
+  IInsertSubscriptionQuery,
+  IListCustomerSubscriptionsQuery,
+  IListCustomerSubscriptionsResult,
+  IListSubscriptionsByStatusQuery,
+  IListSubscriptionsOfCustomerQuery,
+  IListSubscriptionsQuery,
+  IListSubscriptionsResult,
+  ILiveForWalletQuery,
+  ILockPlanForSubscribeQuery,
+  IMarkRevokedQuery,
+  IReauthorizeQuery,
+  IRecordChargeQuery,
+  IRecordChargeResult,
+  ITransitionQuery,
+} from './subscriptions.repository.types';
+
+/*
+ * The generated row types leave a text column `string`: where one holds a subscription status or
+ * a mint symbol (checked by the table, or the service's own), the rows below narrow it.
+ */
 
 /** A subscription row joined with its plan (`p_*`) and customer (`c_*`). */
-export interface SubscriptionRow {
-  id: string;
-  merchant_id: string;
-  plan_id: string;
-  customer_id: string;
+export type SubscriptionRow = Omit<IFindSubscriptionResult, 'status' | 'p_mint'> & {
   status: SubscriptionStatus;
-  current_period_end: string | null;
-  cancelled_at: string | null;
-  revoked_at: string | null;
-  paused_at: string | null;
-  last_charge_at: string | null;
-  failure_reason: string | null;
-  onchain_address: string | null;
-  created_at: string;
-  updated_at: string;
-  p_label: string;
-  p_amount: string;
   p_mint: MintSymbol;
-  p_interval_seconds: number;
-  c_wallet_address: string;
-  c_label: string | null;
-}
+};
+
+/** A subscription of the merchant's list: the columns its response needs (see the mapper). */
+export type SubscriptionListRow = Omit<IListSubscriptionsResult, 'status' | 'p_mint'> & {
+  status: SubscriptionStatus;
+  p_mint: MintSymbol;
+};
+
+/** The row a charge made, and what it was before. */
+export type ChargedSubscriptionRow = Omit<
+  IRecordChargeResult,
+  'status' | 'p_mint' | 'status_before'
+> & {
+  status: SubscriptionStatus;
+  p_mint: MintSymbol;
+  status_before: SubscriptionStatus;
+};
 
 /** A new subscription, `Active`, its first charge due at `at`. */
 export interface NewSubscriptionRow {
@@ -67,194 +91,273 @@ export interface ChargeChange {
   at: Date;
 }
 
-/** The row a charge made, and what it was before. */
-export interface ChargedSubscriptionRow extends SubscriptionRow {
-  charge_first: boolean;
-  status_before: SubscriptionStatus;
-}
-
 /** Who a customer's change is for: it only touches that customer's subscription. */
 export interface SubscriptionOwner {
   merchantId: string;
   customerId: string;
 }
 
-/** A subscription of one customer as the customer portal shows and acts on it. */
-export interface CustomerSubscriptionRow {
-  id: string;
-  plan_id: string;
+/**
+ * A subscription of one customer as the customer portal shows and acts on it: `ended_at` is when
+ * it ended (the cancel when Cancelled, else its last change when Completed; null while live).
+ */
+export type CustomerSubscriptionRow = Omit<IListCustomerSubscriptionsResult, 'status' | 'mint'> & {
   status: SubscriptionStatus;
-  failure_reason: string | null;
-  paused: boolean;
-  revoked: boolean;
-  current_period_end: string | null;
-  last_charge_at: string | null;
-  /** When it ended: the cancel (Cancelled), else its last change (Completed); null while live. */
-  ended_at: string | null;
-  authorized_amount: string;
-  charged_amount: string;
-  label: string;
-  amount: string;
   mint: MintSymbol;
-  interval_seconds: number;
-  merchant_wallet: string;
-  wallet_address: string;
-}
+};
 
 /** How the first payment of a new subscription went, as the checkout page shows it. */
-export interface ChargeStateRow {
-  status: SubscriptionStatus;
-  periods_charged: number;
-  failure_reason: string | null;
-}
+export type ChargeStateRow = Omit<IChargeStateResult, 'status'> & { status: SubscriptionStatus };
 
 /**
- * A subscription as the API returns it (with its plan and customer snapshots), read from `from`:
- * the table, or a CTE of rows an UPDATE just returned (`RETURNING *`), so that a change and
- * the row it made cost one round trip. `extra` adds more columns (`s.x AS y, …`) after them.
+ * Whether the merchant's plan is active, read under a share lock, so a plan deactivated
+ * concurrently either lets the caller's subscription in first or refuses it.
  */
-const subscriptionSelect = (
-  from: string,
-  extra = '',
-): string => `SELECT s.id, s.merchant_id, s.plan_id, s.customer_id, s.status,
-    ${isoTimestamp('s.current_period_end', 'current_period_end')},
-    ${isoTimestamp('s.cancelled_at', 'cancelled_at')}, ${isoTimestamp('s.revoked_at', 'revoked_at')},
-    ${isoTimestamp('s.paused_at', 'paused_at')},
-    ${isoTimestamp('s.last_charge_at', 'last_charge_at')}, s.failure_reason, s.onchain_address,
-    ${isoTimestamp('s.created_at', 'created_at')}, ${isoTimestamp('s.updated_at', 'updated_at')},
-    p.label AS p_label, p.amount::text AS p_amount, p.mint AS p_mint,
-    p.interval_seconds AS p_interval_seconds,
-    c.wallet_address AS c_wallet_address, c.label AS c_label${extra ? `, ${extra}` : ''}
-  FROM ${from} s
-  JOIN plans p ON p.id = s.plan_id
-  JOIN customers c ON c.id = s.customer_id`;
+const lockPlanForSubscribe = sql<ILockPlanForSubscribeQuery>`
+  SELECT active FROM plans WHERE id = $planId! AND merchant_id = $merchantId! FOR SHARE`;
 
-const SUBSCRIPTION_SELECT = subscriptionSelect('subscriptions');
+/** A new subscription, `Active`, its first charge due at `at`. */
+const insertSubscription = sql<IInsertSubscriptionQuery>`
+  INSERT INTO subscriptions (id, merchant_id, plan_id, customer_id, status, current_period_end,
+    onchain_address, authorized_amount, created_at, updated_at)
+  VALUES ($id!, $merchantId!, $planId!, $customerId!, 'Active', $at!, $onchainAddress,
+    $authorizedAmount!, $at!, $at!)`;
 
 /**
- * The subscription list's columns, in the order of the cursor's array rows: each name's
- * expression. The SELECT is built from it, and `LIST_COLUMN` gives each name's position.
+ * The merchant's subscription as the API returns it, with its plan and customer snapshots
+ * (`SubscriptionRow`: its columns written out in each statement that returns one).
  */
-const LIST_COLUMNS = {
-  id: 's.id',
-  planId: 's.plan_id',
-  customerId: 's.customer_id',
-  status: 's.status',
-  currentPeriodEnd: isoTimestamp('s.current_period_end', 'current_period_end'),
-  cancelledAt: isoTimestamp('s.cancelled_at', 'cancelled_at'),
-  lastChargeAt: isoTimestamp('s.last_charge_at', 'last_charge_at'),
-  failureReason: 's.failure_reason',
-  onchainAddress: 's.onchain_address',
-  planLabel: 'p.label',
-  planAmount: 'p.amount::text',
-  planMint: 'p.mint',
-  planIntervalSeconds: 'p.interval_seconds',
-  customerWalletAddress: 'c.wallet_address',
-  customerLabel: 'c.label',
-  createdAt: isoTimestamp('s.created_at', 'created_at'),
-  updatedAt: isoTimestamp('s.updated_at', 'updated_at'),
-  revokedAt: isoTimestamp('s.revoked_at', 'revoked_at'),
-} as const;
+const findSubscription = sql<IFindSubscriptionQuery>`
+  SELECT s.id, s.merchant_id, s.plan_id, s.customer_id, s.status,
+         api_time(s.current_period_end) AS current_period_end,
+         api_time(s.cancelled_at) AS cancelled_at, api_time(s.revoked_at) AS revoked_at,
+         api_time(s.paused_at) AS paused_at, api_time(s.last_charge_at) AS last_charge_at,
+         s.failure_reason, s.onchain_address, api_time(s.created_at) AS "created_at!",
+         api_time(s.updated_at) AS "updated_at!", p.label AS p_label, p.amount::text AS "p_amount!",
+         p.mint AS p_mint, p.interval_seconds AS p_interval_seconds,
+         c.wallet_address AS c_wallet_address, c.label AS c_label
+    FROM subscriptions s JOIN plans p ON p.id = s.plan_id JOIN customers c ON c.id = s.customer_id
+   WHERE s.id = $id! AND s.merchant_id = $merchantId!`;
 
-/** Each list column's position in the array rows of `forEachListBatch`. */
-export const LIST_COLUMN = Object.fromEntries(
-  Object.keys(LIST_COLUMNS).map((name, i) => [name, i]),
-) as { readonly [name in keyof typeof LIST_COLUMNS]: number };
-
-const SUBSCRIPTION_LIST_SELECT = `SELECT ${Object.values(LIST_COLUMNS).join(', ')}
-  FROM subscriptions s
-  JOIN plans p ON p.id = s.plan_id
-  JOIN customers c ON c.id = s.customer_id`;
+/** A customer's subscriptions, newest first. */
+const listSubscriptionsOfCustomer = sql<IListSubscriptionsOfCustomerQuery>`
+  SELECT s.id, s.merchant_id, s.plan_id, s.customer_id, s.status,
+         api_time(s.current_period_end) AS current_period_end,
+         api_time(s.cancelled_at) AS cancelled_at, api_time(s.revoked_at) AS revoked_at,
+         api_time(s.paused_at) AS paused_at, api_time(s.last_charge_at) AS last_charge_at,
+         s.failure_reason, s.onchain_address, api_time(s.created_at) AS "created_at!",
+         api_time(s.updated_at) AS "updated_at!", p.label AS p_label, p.amount::text AS "p_amount!",
+         p.mint AS p_mint, p.interval_seconds AS p_interval_seconds,
+         c.wallet_address AS c_wallet_address, c.label AS c_label
+    FROM subscriptions s JOIN plans p ON p.id = s.plan_id JOIN customers c ON c.id = s.customer_id
+   WHERE s.merchant_id = $merchantId! AND s.customer_id = $customerId!
+   ORDER BY s.created_at DESC, s.id DESC`;
 
 /**
- * Every statement on `subscriptions` (issue 22: the table's one owner). The reads join the
- * subscription's plan, customer or merchant for what is shown with it.
+ * The merchant's subscriptions, newest first (the list, through a cursor): the columns of its
+ * response only (`SubscriptionListRow`). One statement without and one with the status filter,
+ * each planned for its own shape.
+ */
+const listSubscriptions = sql<IListSubscriptionsQuery>`
+  SELECT s.id, s.plan_id, s.customer_id, s.status,
+         api_time(s.current_period_end) AS current_period_end,
+         api_time(s.cancelled_at) AS cancelled_at, api_time(s.revoked_at) AS revoked_at,
+         api_time(s.last_charge_at) AS last_charge_at, s.failure_reason, s.onchain_address,
+         api_time(s.created_at) AS "created_at!", api_time(s.updated_at) AS "updated_at!",
+         p.label AS p_label, p.amount::text AS "p_amount!", p.mint AS p_mint,
+         p.interval_seconds AS p_interval_seconds, c.wallet_address AS c_wallet_address,
+         c.label AS c_label
+    FROM subscriptions s JOIN plans p ON p.id = s.plan_id JOIN customers c ON c.id = s.customer_id
+   WHERE s.merchant_id = $merchantId!
+   ORDER BY s.created_at DESC, s.id DESC`;
+
+/** The merchant's subscriptions of one status, newest first (see `listSubscriptions`). */
+const listSubscriptionsByStatus = sql<IListSubscriptionsByStatusQuery>`
+  SELECT s.id, s.plan_id, s.customer_id, s.status,
+         api_time(s.current_period_end) AS current_period_end,
+         api_time(s.cancelled_at) AS cancelled_at, api_time(s.revoked_at) AS revoked_at,
+         api_time(s.last_charge_at) AS last_charge_at, s.failure_reason, s.onchain_address,
+         api_time(s.created_at) AS "created_at!", api_time(s.updated_at) AS "updated_at!",
+         p.label AS p_label, p.amount::text AS "p_amount!", p.mint AS p_mint,
+         p.interval_seconds AS p_interval_seconds, c.wallet_address AS c_wallet_address,
+         c.label AS c_label
+    FROM subscriptions s JOIN plans p ON p.id = s.plan_id JOIN customers c ON c.id = s.customer_id
+   WHERE s.merchant_id = $merchantId! AND s.status = $status!
+   ORDER BY s.created_at DESC, s.id DESC`;
+
+/**
+ * One move: the current status read under the row's lock, checked against the statuses the move
+ * is allowed from, and what the move changes stamped. Returns the status before, or nothing.
+ */
+const transition = sql<ITransitionQuery>`
+  WITH before AS (
+    SELECT id, status FROM subscriptions WHERE id = $id! AND merchant_id = $merchantId! FOR UPDATE
+  )
+  UPDATE subscriptions s SET status = $to!, updated_at = $at!,
+    cancelled_at = CASE WHEN $stampCancelled!::boolean THEN $at!::timestamptz
+                        ELSE s.cancelled_at END,
+    paused_at = CASE WHEN $stampPaused!::boolean THEN $at!::timestamptz
+                     WHEN $resume!::boolean THEN NULL ELSE s.paused_at END,
+    failure_reason = CASE WHEN $setFailure!::boolean THEN $failureReason
+                          WHEN $resume!::boolean THEN NULL ELSE s.failure_reason END,
+    current_period_end = CASE WHEN $resume!::boolean
+                              THEN GREATEST(s.current_period_end, $at!::timestamptz)
+                              ELSE s.current_period_end END
+   FROM before
+  WHERE s.id = before.id AND before.status = ANY($from!::text[])
+  RETURNING before.status AS "previous!"`;
+
+/**
+ * Counts a successful charge and moves the period on, under the row's lock, and returns the row
+ * it made (`SubscriptionRow`'s columns, read from the UPDATE's `RETURNING s.*`: a change and its
+ * row in one round trip), whether it was the first charge, and the status before.
+ */
+const recordCharge = sql<IRecordChargeQuery>`
+  WITH before AS (
+    SELECT s.id, s.status, s.last_charge_at IS NULL AS first, s.current_period_end,
+           make_interval(secs => p.interval_seconds) AS period
+      FROM subscriptions s JOIN plans p ON p.id = s.plan_id
+     WHERE s.id = $id! AND s.merchant_id = $merchantId! FOR UPDATE OF s
+  ), updated AS (
+    UPDATE subscriptions s SET last_charge_at = $chargedAt!::timestamptz,
+      charged_amount = s.charged_amount + $amount!::bigint,
+      periods_charged = GREATEST(s.periods_charged, $period!::int),
+      current_period_end = CASE
+        WHEN NOT before.first AND before.current_period_end + before.period > $chargedAt!::timestamptz
+          THEN before.current_period_end + before.period
+        ELSE $chargedAt!::timestamptz + before.period END,
+      failure_reason = CASE WHEN before.status = 'Active' THEN NULL ELSE s.failure_reason END,
+      updated_at = $at!
+     FROM before
+    WHERE s.id = before.id
+    RETURNING s.*, before.first AS charge_first, before.status AS status_before
+  )
+  SELECT s.id AS "id!", s.merchant_id AS "merchant_id!", s.plan_id AS "plan_id!",
+         s.customer_id AS "customer_id!", s.status AS "status!",
+         api_time(s.current_period_end) AS current_period_end,
+         api_time(s.cancelled_at) AS cancelled_at, api_time(s.revoked_at) AS revoked_at,
+         api_time(s.paused_at) AS paused_at, api_time(s.last_charge_at) AS last_charge_at,
+         s.failure_reason, s.onchain_address, api_time(s.created_at) AS "created_at!",
+         api_time(s.updated_at) AS "updated_at!", p.label AS p_label, p.amount::text AS "p_amount!",
+         p.mint AS p_mint, p.interval_seconds AS p_interval_seconds,
+         c.wallet_address AS c_wallet_address, c.label AS c_label,
+         s.charge_first AS "charge_first!", s.status_before AS "status_before!"
+    FROM updated s JOIN plans p ON p.id = s.plan_id JOIN customers c ON c.id = s.customer_id`;
+
+/**
+ * The customer's share of the approval starts again from what it has been charged, when the
+ * subscription is theirs, live and unrevoked.
+ */
+const reauthorize = sql<IReauthorizeQuery>`
+  UPDATE subscriptions SET authorized_amount = charged_amount + $share!::bigint, updated_at = $at!
+   WHERE id = $id! AND merchant_id = $merchantId! AND customer_id = $customerId!
+     AND status IN ('Active', 'PastDue') AND revoked_at IS NULL
+  RETURNING id`;
+
+/** Marks the customer's live, unrevoked subscription revoked: returns its status. */
+const markRevoked = sql<IMarkRevokedQuery>`
+  UPDATE subscriptions SET revoked_at = $at!, updated_at = $at!
+   WHERE id = $id! AND merchant_id = $merchantId! AND customer_id = $customerId!
+     AND revoked_at IS NULL AND status IN ('Active', 'PastDue')
+  RETURNING status`;
+
+/**
+ * The customer's subscriptions (or the one `id`), newest first, with the plan, the merchant's
+ * wallet and the customer's wallet (`CustomerSubscriptionRow`). The portal's read of one
+ * customer's few rows: an optional filter's generic plan costs nothing here.
+ */
+const listCustomerSubscriptions = sql<IListCustomerSubscriptionsQuery>`
+  SELECT s.id, s.plan_id, s.status, s.failure_reason, s.paused_at IS NOT NULL AS "paused!",
+         s.revoked_at IS NOT NULL AS "revoked!",
+         api_time(s.current_period_end) AS current_period_end,
+         api_time(s.last_charge_at) AS last_charge_at,
+         api_time(CASE s.status WHEN 'Cancelled' THEN s.cancelled_at
+                                WHEN 'Completed' THEN s.updated_at END) AS ended_at,
+         s.authorized_amount::text AS "authorized_amount!",
+         s.charged_amount::text AS "charged_amount!", p.label, p.amount::text AS "amount!", p.mint,
+         p.interval_seconds, m.wallet_address AS merchant_wallet, c.wallet_address
+    FROM subscriptions s JOIN plans p ON p.id = s.plan_id
+    JOIN customers c ON c.id = s.customer_id JOIN merchants m ON m.id = s.merchant_id
+   WHERE s.merchant_id = $merchantId! AND s.customer_id = $customerId!
+     AND ($id::uuid IS NULL OR s.id = $id)
+   ORDER BY s.created_at DESC, s.id DESC`;
+
+/** A live subscription to the plan of the wallet, as a customer of any merchant. */
+const liveForWallet = sql<ILiveForWalletQuery>`
+  SELECT s.id FROM subscriptions s JOIN customers c ON c.id = s.customer_id
+   WHERE s.plan_id = $planId! AND c.wallet_address = $walletAddress!
+     AND s.status IN ('Active', 'PastDue')`;
+
+/** The status and charges of any merchant's subscription. */
+const chargeState = sql<IChargeStateQuery>`
+  SELECT status, periods_charged, failure_reason FROM subscriptions WHERE id = $id!`;
+
+/**
+ * Every statement on `subscriptions` (issue 22: the table's one owner), typed by pgtyped from the
+ * migrated schema (`npm run db:types`). The reads join the subscription's plan, customer or
+ * merchant for what is shown with it.
  */
 @Injectable()
 export class SubscriptionsRepository {
   constructor(private readonly db: Db) {}
 
-  /**
-   * Whether the merchant's plan is active, read under a share lock, so a plan deactivated
-   * concurrently either lets the caller's subscription in first or refuses it. Undefined when
-   * the plan is another merchant's or unknown.
-   */
+  /** See `lockPlanForSubscribe`: undefined when the plan is another merchant's or unknown. */
   async lockPlanForSubscribe(
     tx: SqlTx,
     merchantId: string,
     planId: string,
   ): Promise<{ active: boolean } | undefined> {
-    const [plan] = await tx.execute<{ active: boolean }[]>(
-      'SELECT active FROM plans WHERE id = ? AND merchant_id = ? FOR SHARE',
-      [planId, merchantId],
-    );
+    const [plan] = await lockPlanForSubscribe.run({ planId, merchantId }, tx);
     return plan;
   }
 
   async insert(tx: SqlTx, row: NewSubscriptionRow): Promise<void> {
-    await tx.execute(
-      `INSERT INTO subscriptions (id, merchant_id, plan_id, customer_id, status, current_period_end,
-         onchain_address, authorized_amount, created_at, updated_at)
-       VALUES (?, ?, ?, ?, 'Active', ?, ?, ?, ?, ?)`,
-      [
-        row.id,
-        row.merchantId,
-        row.planId,
-        row.customerId,
-        row.at,
-        row.onchainAddress,
-        row.authorizedAmount.toString(),
-        row.at,
-        row.at,
-      ],
+    await insertSubscription.run(
+      {
+        id: row.id,
+        merchantId: row.merchantId,
+        planId: row.planId,
+        customerId: row.customerId,
+        onchainAddress: row.onchainAddress,
+        authorizedAmount: row.authorizedAmount.toString(),
+        at: row.at,
+      },
+      tx,
     );
   }
 
   /** The subscription with its plan and customer; undefined when absent or another merchant's. */
   async find(ex: SqlTx, merchantId: string, id: string): Promise<SubscriptionRow | undefined> {
-    const [row] = await ex.execute<SubscriptionRow[]>(
-      `${SUBSCRIPTION_SELECT} WHERE s.id = ? AND s.merchant_id = ?`,
-      [id, merchantId],
-    );
-    return row;
+    const [row] = await findSubscription.run({ id, merchantId }, ex);
+    return row as SubscriptionRow | undefined;
   }
 
   /** A customer's subscriptions, newest first. */
-  listForCustomer(merchantId: string, customerId: string): Promise<SubscriptionRow[]> {
-    return this.db.execute<SubscriptionRow[]>(
-      `${SUBSCRIPTION_SELECT} WHERE s.merchant_id = ? AND s.customer_id = ?
-          ORDER BY s.created_at DESC, s.id DESC`,
-      [merchantId, customerId],
-    );
+  async listForCustomer(merchantId: string, customerId: string): Promise<SubscriptionRow[]> {
+    const rows = await listSubscriptionsOfCustomer.run({ merchantId, customerId }, this.db);
+    return rows as SubscriptionRow[];
   }
 
   /**
-   * The merchant's subscriptions, newest first, `status` filtering, through a cursor: array rows
-   * (columns at `LIST_COLUMN`'s positions) handed to `onBatch` a batch at a time (see
-   * `Db.forEachRowBatch`); `onBatch` returning false stops.
+   * The merchant's subscriptions, newest first, `status` filtering, through a cursor: rows
+   * handed to `onBatch` a batch at a time (see `Db.forEachBatch`); `onBatch` returning false
+   * stops.
    */
   forEachListBatch(
     merchantId: string,
     status: SubscriptionStatus | undefined,
-    onBatch: (rows: unknown[][]) => Promise<boolean>,
+    onBatch: (rows: SubscriptionListRow[]) => Promise<boolean>,
   ): Promise<void> {
-    const params: unknown[] = [merchantId];
-    let where = 's.merchant_id = ?';
-    if (status) {
-      where += ' AND s.status = ?';
-      params.push(status);
-    }
-    return this.db.forEachRowBatch(
-      `${SUBSCRIPTION_LIST_SELECT} WHERE ${where} ORDER BY s.created_at DESC, s.id DESC`,
-      params,
-      onBatch,
-    );
+    const statement =
+      status === undefined
+        ? typedCursor(listSubscriptions, { merchantId })
+        : typedCursor(listSubscriptionsByStatus, { merchantId, status });
+    return this.db.forEachBatch(statement, (rows) => onBatch(rows as SubscriptionListRow[]));
   }
 
   /**
-   * One move, in the caller's transaction: checks the current status itself, under the row's
-   * lock, and stamps what the move changes. @returns the status before, or undefined when the
-   * move is not allowed from it (or there is no such subscription).
+   * One move, in the caller's transaction (see `transition`). @returns the status before, or
+   * undefined when the move is not allowed from it (or there is no such subscription).
    */
   async transition(
     tx: SqlTx,
@@ -262,38 +365,8 @@ export class SubscriptionsRepository {
     id: string,
     change: TransitionChange,
   ): Promise<SubscriptionStatus | undefined> {
-    const [moved] = await tx.execute<{ previous: SubscriptionStatus }[]>(
-      `WITH before AS (
-         SELECT id, status FROM subscriptions WHERE id = ? AND merchant_id = ? FOR UPDATE
-       )
-       UPDATE subscriptions s SET status = ?, updated_at = ?,
-         cancelled_at = CASE WHEN ? THEN ?::timestamptz ELSE s.cancelled_at END,
-         paused_at = CASE WHEN ? THEN ?::timestamptz WHEN ? THEN NULL ELSE s.paused_at END,
-         failure_reason = CASE WHEN ? THEN ? WHEN ? THEN NULL ELSE s.failure_reason END,
-         current_period_end = CASE WHEN ? THEN GREATEST(s.current_period_end, ?::timestamptz)
-                                   ELSE s.current_period_end END
-        FROM before
-       WHERE s.id = before.id AND before.status IN (${change.from.map(() => '?').join(', ')})
-       RETURNING before.status AS previous`,
-      [
-        id,
-        merchantId,
-        change.to,
-        change.at,
-        change.stampCancelled,
-        change.at,
-        change.stampPaused,
-        change.at,
-        change.resume,
-        change.setFailure,
-        change.failureReason,
-        change.resume,
-        change.resume,
-        change.at,
-        ...change.from,
-      ],
-    );
-    return moved?.previous;
+    const [moved] = await transition.run({ ...change, id, merchantId, from: [...change.from] }, tx);
+    return moved?.previous as SubscriptionStatus | undefined;
   }
 
   /**
@@ -307,46 +380,12 @@ export class SubscriptionsRepository {
     id: string,
     charge: ChargeChange,
   ): Promise<ChargedSubscriptionRow | undefined> {
-    const [updated] = await tx.execute<ChargedSubscriptionRow[]>(
-      `WITH before AS (
-         SELECT s.id, s.status, s.last_charge_at IS NULL AS first, s.current_period_end,
-                make_interval(secs => p.interval_seconds) AS period
-           FROM subscriptions s JOIN plans p ON p.id = s.plan_id
-          WHERE s.id = ? AND s.merchant_id = ? FOR UPDATE OF s
-       )
-       , updated AS (
-       UPDATE subscriptions s SET last_charge_at = ?::timestamptz,
-         charged_amount = s.charged_amount + ?::bigint,
-         periods_charged = GREATEST(s.periods_charged, ?::int),
-         current_period_end = CASE
-           WHEN NOT before.first AND before.current_period_end + before.period > ?::timestamptz
-             THEN before.current_period_end + before.period
-           ELSE ?::timestamptz + before.period END,
-         failure_reason = CASE WHEN before.status = 'Active' THEN NULL ELSE s.failure_reason END,
-         updated_at = ?
-        FROM before
-       WHERE s.id = before.id
-       RETURNING s.*, before.first AS charge_first, before.status AS status_before
-       )
-       ${subscriptionSelect('updated', 's.charge_first, s.status_before')}`,
-      [
-        id,
-        merchantId,
-        charge.chargedAt,
-        charge.amount.toString(),
-        charge.period,
-        charge.chargedAt,
-        charge.chargedAt,
-        charge.at,
-      ],
-    );
-    return updated;
+    const amount = charge.amount.toString();
+    const [updated] = await recordCharge.run({ ...charge, amount, id, merchantId }, tx);
+    return updated as ChargedSubscriptionRow | undefined;
   }
 
-  /**
-   * The customer's share of the approval starts again from what it has been charged, when the
-   * subscription is theirs, live and unrevoked. @returns whether it changed.
-   */
+  /** See `reauthorize`. @returns whether it changed. */
   async reauthorize(
     tx: SqlTx,
     owner: SubscriptionOwner,
@@ -354,77 +393,42 @@ export class SubscriptionsRepository {
     share: bigint,
     at: Date,
   ): Promise<boolean> {
-    const rows = await tx.execute<{ id: string }[]>(
-      `UPDATE subscriptions SET authorized_amount = charged_amount + ?::bigint, updated_at = ?
-        WHERE id = ? AND merchant_id = ? AND customer_id = ? AND status IN ('Active', 'PastDue')
-          AND revoked_at IS NULL
-        RETURNING id`,
-      [share.toString(), at, id, owner.merchantId, owner.customerId],
+    const { merchantId, customerId } = owner;
+    const rows = await reauthorize.run(
+      { share: share.toString(), at, id, merchantId, customerId },
+      tx,
     );
     return rows.length > 0;
   }
 
-  /**
-   * Marks the customer's live, unrevoked subscription revoked. @returns its status, or
-   * undefined when nothing changed.
-   */
+  /** See `markRevoked`. @returns its status, or undefined when nothing changed. */
   async markRevoked(
     tx: SqlTx,
     owner: SubscriptionOwner,
     id: string,
     at: Date,
   ): Promise<SubscriptionStatus | undefined> {
-    const [marked] = await tx.execute<{ status: SubscriptionStatus }[]>(
-      `UPDATE subscriptions SET revoked_at = ?, updated_at = ?
-        WHERE id = ? AND merchant_id = ? AND customer_id = ? AND revoked_at IS NULL
-          AND status IN ('Active', 'PastDue')
-      RETURNING status`,
-      [at, at, id, owner.merchantId, owner.customerId],
-    );
-    return marked?.status;
+    const { merchantId, customerId } = owner;
+    const [marked] = await markRevoked.run({ at, id, merchantId, customerId }, tx);
+    return marked?.status as SubscriptionStatus | undefined;
   }
 
-  /**
-   * The customer's subscriptions (or the one `id`), newest first, with the plan, the merchant's
-   * wallet and the customer's wallet.
-   */
-  listOfCustomer(owner: SubscriptionOwner, id?: string): Promise<CustomerSubscriptionRow[]> {
-    return this.db.execute<CustomerSubscriptionRow[]>(
-      `SELECT s.id, s.plan_id, s.status, s.failure_reason, s.paused_at IS NOT NULL AS paused,
-              s.revoked_at IS NOT NULL AS revoked,
-              ${isoTimestamp('s.current_period_end', 'current_period_end')},
-              ${isoTimestamp('s.last_charge_at', 'last_charge_at')},
-              ${isoTimestamp(
-                `(CASE s.status WHEN 'Cancelled' THEN s.cancelled_at WHEN 'Completed' THEN s.updated_at END)`,
-                'ended_at',
-              )},
-              s.authorized_amount::text AS authorized_amount,
-              s.charged_amount::text AS charged_amount, p.label, p.amount::text AS amount, p.mint,
-              p.interval_seconds, m.wallet_address AS merchant_wallet, c.wallet_address
-         FROM subscriptions s JOIN plans p ON p.id = s.plan_id
-         JOIN customers c ON c.id = s.customer_id JOIN merchants m ON m.id = s.merchant_id
-        WHERE s.merchant_id = ? AND s.customer_id = ? ${id ? 'AND s.id = ?' : ''}
-        ORDER BY s.created_at DESC, s.id DESC`,
-      [owner.merchantId, owner.customerId, ...(id ? [id] : [])],
-    );
+  /** See `listCustomerSubscriptions`. */
+  async listOfCustomer(owner: SubscriptionOwner, id?: string): Promise<CustomerSubscriptionRow[]> {
+    const { merchantId, customerId } = owner;
+    const rows = await listCustomerSubscriptions.run({ merchantId, customerId, id }, this.db);
+    return rows as CustomerSubscriptionRow[];
   }
 
   /** Whether the wallet (as a customer of any merchant) has a live subscription to the plan. */
   async hasLiveForWallet(planId: string, walletAddress: string): Promise<boolean> {
-    const [live] = await this.db.execute<{ id: string }[]>(
-      `SELECT s.id FROM subscriptions s JOIN customers c ON c.id = s.customer_id
-        WHERE s.plan_id = ? AND c.wallet_address = ? AND s.status IN ('Active', 'PastDue')`,
-      [planId, walletAddress],
-    );
+    const [live] = await liveForWallet.run({ planId, walletAddress }, this.db);
     return live !== undefined;
   }
 
   /** The status and charges of any merchant's subscription `id`; undefined when absent. */
   async chargeState(id: string): Promise<ChargeStateRow | undefined> {
-    const [row] = await this.db.execute<ChargeStateRow[]>(
-      `SELECT status, periods_charged, failure_reason FROM subscriptions WHERE id = ?`,
-      [id],
-    );
-    return row;
+    const [row] = await chargeState.run({ id }, this.db);
+    return row as ChargeStateRow | undefined;
   }
 }

@@ -7,11 +7,10 @@ import { Db } from '../database/db';
 import type { SqlTx } from '../database/pg-transaction';
 import { EventsService } from '../events/events.service';
 import { ListSubscriptionsQueryDto } from './dto/subscription.dto';
-import { subscriptionListItemJson } from './subscription-list';
 import { SubscriptionResponse } from './dto/subscription.response';
 import type { SignatureUse } from './entities/subscription-signature.entity';
 import { SUBSCRIPTION_TRANSITIONS, SubscriptionAction } from './subscription-status';
-import { toSubscriptionResponse } from './subscription.mapper';
+import { subscriptionListJson, toSubscriptionResponse } from './subscription.mapper';
 import { SubscriptionSignaturesRepository } from './subscription-signatures.repository';
 import {
   type ChargeStateRow,
@@ -108,7 +107,7 @@ export class SubscriptionsService {
 
   /**
    * Newest first with plan and customer snapshots; `status` filters. Read through a cursor and
-   * handed to `onBatch` as JSON a batch of rows at a time (`Db.forEachRowBatch`): memory stays
+   * handed to `onBatch` as JSON a batch of rows at a time (`Db.forEachBatch`): memory stays
    * at two batches.
    */
   async listJson(
@@ -117,7 +116,7 @@ export class SubscriptionsService {
     onBatch: (json: string) => Promise<boolean>,
   ): Promise<void> {
     await this.repository.forEachListBatch(merchantId, query.status, (rows) =>
-      onBatch(rows.map(subscriptionListItemJson).join(',')),
+      onBatch(subscriptionListJson(rows)),
     );
   }
 

@@ -186,7 +186,7 @@ const SQL_STATEMENT =
 
 /** Running SQL or reaching the ORM's connection: the executors and what opens them. */
 const EXECUTOR =
-  /\b(?:pgQuery|inPgTransaction|withPgSession|forEachRowBatch|getConnection|getKnex|transactional|EntityManager)\b|\bem\.fork\(|\.execute\s*(?:<[^()]*>)?\(/;
+  /\b(?:pgQuery|inPgTransaction|withPgSession|forEachBatch|getConnection|getKnex|transactional|EntityManager)\b|\bem\.fork\(|\.execute\s*(?:<[^()]*>)?\(/;
 
 /** Files outside the data layer (specs aside) that hold SQL. */
 export function sqlOutsideRepositories(sources: readonly SourceFile[]): string[] {
