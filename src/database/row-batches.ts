@@ -1,6 +1,7 @@
 import { EntityManager } from '@mikro-orm/postgresql';
 import type { ClientBase } from 'pg';
 import type { IDatabaseConnection, TaggedQuery } from '@pgtyped/runtime';
+import { withoutNullabilityHints } from './pg-transaction';
 
 /** Rows per `FETCH`: about 1 MB of JSON for the widest list. */
 export const ROW_BATCH = 1000;
@@ -100,7 +101,10 @@ async function readCursor<TRow>(
       objects: (rows) =>
         client.query(`FETCH ${rows} FROM list_rows`).then((result) => result.rows as unknown[]),
     });
-    await client.query(`DECLARE list_rows NO SCROLL CURSOR FOR ${cursor.text}`, cursor.values);
+    await client.query(
+      `DECLARE list_rows NO SCROLL CURSOR FOR ${withoutNullabilityHints(cursor.text)}`,
+      cursor.values,
+    );
     const fetch = () => cursor.read(ROW_BATCH);
     let pending = fetch();
     for (;;) {
