@@ -4,7 +4,8 @@ import { createApp } from './app.factory';
 import { AppConfig } from './config/app-config';
 import { ConfigError, loadConfig } from './config/load-config';
 import { DatabaseConnection, openDatabase } from './database/database-connection';
-import { runMigrations } from './database/migrate';
+import { runMigrations, SchemaAheadError } from './database/migrate';
+import { DrainState } from './health/drain-state';
 import type { EmbeddedLocalnet } from '@stablecoin-billing/localnet';
 import { DevKeyError, resolveDevKey } from './dev/dev-key';
 import { LocalnetRefusal, openEmbeddedLocalnet } from './dev/embedded-localnet';
@@ -84,7 +85,22 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     log.info({ signal }, 'Shutting down');
+    // Readiness answers 503 from now on; the balancer gets SHUTDOWN_DELAY_MS to notice while
+    // this instance still serves. Then the close: background work stops and hands back what it
+    // holds, requests under way finish; a connection still open SHUTDOWN_GRACE_MS after the stop
+    // began is closed (docs/deployment.md, "Shutdown").
+    app.get(DrainState).begin();
+    const server = app.getHttpServer();
+    const grace = setTimeout(() => {
+      log.warn('Grace period over: closing the connections still open');
+      server.closeAllConnections();
+    }, config.SHUTDOWN_GRACE_MS);
+    grace.unref();
+    if (config.SHUTDOWN_DELAY_MS > 0) {
+      await new Promise((resolve) => setTimeout(resolve, config.SHUTDOWN_DELAY_MS));
+    }
     await app.close().catch((error: unknown) => log.error({ err: error }, 'Error while closing'));
+    clearTimeout(grace);
     await localnet
       ?.stop()
       .catch((error: unknown) => log.error({ err: error }, 'Error stopping the localnet chain'));
@@ -109,6 +125,7 @@ async function main(): Promise<void> {
 function refusal(error: unknown): string | undefined {
   if (error instanceof ConfigError) return error.message;
   if (error instanceof LocalnetRefusal || error instanceof DevKeyError) return error.message;
+  if (error instanceof SchemaAheadError) return error.message;
   return undefined;
 }
 

@@ -218,6 +218,30 @@ export class AppConfig {
   @IsIn(ROLES)
   ROLE: Role = 'all';
 
+  /**
+   * A stop (SIGTERM) is given this long, in milliseconds: background work hands back what it still
+   * holds by then (charges, deliveries, e-mails: another instance resumes them at once), and HTTP
+   * connections still open are closed. Keep it under the orchestrator's kill timeout (Kubernetes:
+   * `terminationGracePeriodSeconds`, 30 s by default).
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(600_000)
+  SHUTDOWN_GRACE_MS: number = 10_000;
+
+  /**
+   * On SIGTERM, how long the instance keeps serving while its readiness answers 503 `draining`,
+   * before it closes: time for a load balancer to take it out. 0 (the default) when the
+   * orchestrator has already stopped sending traffic (a Kubernetes `preStop` hook), or when the
+   * balancer retries a refused connection on another instance (nginx does).
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(120_000)
+  SHUTDOWN_DELAY_MS: number = 0;
+
   /** Time allowed for one webhook POST (connect, headers and body), in milliseconds. */
   @Transform(toInt)
   @IsInt()

@@ -3,6 +3,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { mikroOrmOptions } from './mikro-orm.options';
 import { Db } from './db';
 import { PgListener } from './pg-listener';
+import { SchemaCheck } from './schema-check';
 
 /**
  * MikroORM on PostgreSQL, plus the instance's one LISTEN connection. There is no per-request
@@ -21,8 +22,8 @@ export class DatabaseModule {
           registerRequestContext: false,
         }),
       ],
-      providers: [Db, PgListener],
-      exports: [Db, PgListener],
+      providers: [Db, PgListener, SchemaCheck],
+      exports: [Db, PgListener, SchemaCheck],
     };
   }
 }
