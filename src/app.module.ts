@@ -26,6 +26,7 @@ import { HealthModule } from './health/health.module';
 import { IdempotencyModule } from './idempotency/idempotency.module';
 import { InvoicesModule } from './invoices/invoices.module';
 import { MerchantsModule } from './merchants/merchants.module';
+import { MetricsModule } from './metrics/metrics.module';
 import { PaymentsModule } from './payments/payments.module';
 import { PlansModule } from './plans/plans.module';
 import { SettingsModule } from './settings/settings.module';
@@ -59,6 +60,7 @@ export class AppModule {
           storage: new TokenBucketStorage(),
         }),
         CommonModule.forRoot({ movableClock: config.isLocalnet, runsWorkers: config.runsWorkers }),
+        MetricsModule,
         AuthModule,
         IdempotencyModule,
         MerchantsModule,

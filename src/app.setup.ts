@@ -14,10 +14,12 @@ import { INVALID_UTF8 } from './common/filters/all-exceptions.filter';
 import { requestLogger, ROOT_LOGGER } from './common/logging';
 import { buildOpenApiDocument } from './common/swagger/openapi-document';
 import { AppConfig } from './config/app-config';
+import { httpMetrics } from './metrics/http-metrics';
+import { Metrics } from './metrics/metrics';
 
 /**
- * Everything applied to the HTTP app outside the module graph: request id and access log, JSON
- * body parsing with the size limit and content-type check, Swagger. Shared by the server, the
+ * Everything applied to the HTTP app outside the module graph: request id and access log, the
+ * request metrics, JSON body parsing with the size limit and content-type check, Swagger. Shared by the server, the
  * tests and the tools.
  */
 export function configureApp(app: NestExpressApplication, config: AppConfig): void {
@@ -31,6 +33,7 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
   // First of all: every response, even one refused while parsing, carries its request id, and
   // every request gets its access-log line.
   app.use(requestLogger(logger));
+  app.use(httpMetrics(app.get(Metrics)));
   app.use(securityHeaders());
   app.use(transactionRequestCors());
   app.use(jsonBody(config));

@@ -5,6 +5,7 @@ import { InvoicesModule } from '../invoices/invoices.module';
 import { PaymentsModule } from '../payments/payments.module';
 import { AuthModule } from '../auth/auth.module';
 import { SubscriptionsModule } from '../subscriptions/subscriptions.module';
+import { BillingMetrics } from './billing-metrics';
 import { BillingNotices } from './billing-notices';
 import { BillingService } from './billing.service';
 import { ChainCursors } from './chain-cursors';
@@ -12,6 +13,7 @@ import { ChargeClaims } from './charge-claims';
 import { ChargeRunService } from './charge-run.service';
 import { ChargeSettlement } from './charge-settlement';
 import { InvoiceWatcherService } from './invoice-watcher.service';
+import { BillingMetricsRepository } from './repositories/billing-metrics.repository';
 import { BillingNoticesRepository } from './repositories/billing-notices.repository';
 import { ChainCursorsRepository } from './repositories/chain-cursors.repository';
 import { ChargeAttemptsRepository } from './repositories/charge-attempts.repository';
@@ -37,6 +39,8 @@ import { UnreadSignatures } from './unread-signatures';
     SubscriptionsModule,
   ],
   providers: [
+    BillingMetrics,
+    BillingMetricsRepository,
     BillingNotices,
     BillingNoticesRepository,
     BillingService,

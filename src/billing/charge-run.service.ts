@@ -1,8 +1,9 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../common/clock';
 import { AppConfig } from '../config/app-config';
+import { Metrics } from '../metrics/metrics';
 import { ChainPort, ChargeFailedError, ChargeInput, TxOutcome } from '../solana/chain.port';
-import { ChargeRunResult, ChargeSettlement, emptyResult } from './charge-settlement';
+import { addResults, ChargeRunResult, ChargeSettlement, emptyResult } from './charge-settlement';
 import { ChargeClaims } from './charge-claims';
 import { drainBatches } from './concurrency';
 import { AttemptRow, ChargeAttemptsRepository } from './repositories/charge-attempts.repository';
@@ -73,6 +74,7 @@ export class ChargeRunService {
     private readonly config: AppConfig,
     private readonly settlement: ChargeSettlement,
     private readonly claims: ChargeClaims,
+    private readonly metrics: Metrics,
   ) {}
 
   /**
@@ -84,9 +86,12 @@ export class ChargeRunService {
     await this.settlement.clearRestoredAccounts().catch((error: unknown) => {
       this.logger.warn({ err: error }, 'Could not check the missing receiving accounts');
     });
-    await this.settlement.followFailedTries(FOLLOWED_PER_RUN, result).catch((error: unknown) => {
+    const followed = emptyResult();
+    await this.settlement.followFailedTries(FOLLOWED_PER_RUN, followed).catch((error: unknown) => {
       this.logger.warn({ err: error }, 'Could not follow the failed tries still able to land');
     });
+    addResults(result, followed);
+    this.metrics.chargesSettled(followed);
     await drainBatches(
       this.config.CHARGE_CONCURRENCY,
       // Only as many as there are free lanes: a claimed attempt is worked on at once, within its
@@ -99,6 +104,7 @@ export class ChargeRunService {
           rows.push(...(await this.claims.claimDue(size - rows.length, undefined, busy)));
         }
         result.attempts += rows.length;
+        this.metrics.chargesTakenUp(rows.length);
         return this.take(rows);
       },
       (row) => this.process(row, result),
@@ -117,6 +123,7 @@ export class ChargeRunService {
     const result = emptyResult();
     const rows = this.take(await this.claims.claimDue(1, subscriptionId));
     result.attempts = rows.length;
+    this.metrics.chargesTakenUp(rows.length);
     // A customer's request is waiting: no waiting on the wallet's other charges (see
     // `quietReservation`); if one is in flight, the next run charges this one.
     for (const row of rows) await this.process(row, result, IMPATIENT);
@@ -142,20 +149,26 @@ export class ChargeRunService {
     else this.walletsInHand.delete(key);
   }
 
-  /** One attempt, from wherever it stands, to an outcome (or deferred to a later run). */
+  /**
+   * One attempt, from wherever it stands, to an outcome (or deferred to a later run), added to
+   * the run's `result` (and to the metrics) when it is done.
+   */
   private async process(
     row: AttemptRow,
     result: ChargeRunResult,
     patience: Patience = PATIENT,
   ): Promise<void> {
+    const own = emptyResult();
     try {
-      await this.attempt(row, result, patience);
+      await this.attempt(row, own, patience);
     } catch (error) {
       // The RPC or the database failed under us: the lease lets a later run take it up.
       this.logger.warn({ err: error, attemptId: row.id }, 'Charge attempt deferred after an error');
-      result.deferred++;
+      own.deferred++;
     } finally {
       this.release(row);
+      addResults(result, own);
+      this.metrics.chargesSettled(own);
     }
   }
 

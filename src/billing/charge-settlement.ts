@@ -5,6 +5,7 @@ import { Db } from '../database/db';
 import type { GroupCommit } from '../database/group-commit';
 import type { SqlTx } from '../database/pg-transaction';
 import { EventsService, NewEvent } from '../events/events.service';
+import { Metrics } from '../metrics/metrics';
 import { PaymentsService } from '../payments/payments.service';
 import { ChainPort, ChargeFailure, ChargeInput } from '../solana/chain.port';
 import { SubscriptionsService } from '../subscriptions/subscriptions.service';
@@ -29,6 +30,15 @@ export interface ChargeRunResult {
 
 export function emptyResult(): ChargeRunResult {
   return { attempts: 0, succeeded: 0, failed: 0, completed: 0, deferred: 0, abandoned: 0 };
+}
+
+/** Adds the outcomes of `done` (some attempts of a run) to the run's `result`. */
+export function addResults(result: ChargeRunResult, done: ChargeRunResult): void {
+  result.succeeded += done.succeeded;
+  result.failed += done.failed;
+  result.completed += done.completed;
+  result.deferred += done.deferred;
+  result.abandoned += done.abandoned;
 }
 
 /** The ledger line of a charge attempt: what a success and a failure share. */
@@ -70,6 +80,7 @@ export class ChargeSettlement {
     private readonly payments: PaymentsService,
     private readonly subscriptions: SubscriptionsService,
     private readonly notices: BillingNotices,
+    private readonly metrics: Metrics,
   ) {
     this.successes = db.groupCommit();
   }
@@ -130,7 +141,10 @@ export class ChargeSettlement {
       }
       return true;
     });
-    if (settled) result.succeeded++;
+    if (settled) {
+      result.succeeded++;
+      this.metrics.serviceKeyPaid(this.chain.chargeFeeLamports);
+    }
   }
 
   /**
@@ -177,6 +191,8 @@ export class ChargeSettlement {
     if (settled) {
       if (reason === 'authorization_gone') result.completed++;
       else result.failed++;
+      this.metrics.chargeFailed(reason);
+      if (landed) this.metrics.serviceKeyPaid(this.chain.chargeFeeLamports);
     }
   }
 
@@ -187,7 +203,10 @@ export class ChargeSettlement {
       await this.move(tx, row, 'complete', reason);
       return true;
     });
-    if (done) result.completed++;
+    if (done) {
+      result.completed++;
+      this.metrics.chargeFailed(reason);
+    }
   }
 
   /** The subscription stopped being Active before anything was sent: nothing to charge. */
@@ -230,6 +249,7 @@ export class ChargeSettlement {
       this.chain.chargeFeeLamports,
       this.clock.now(),
     );
+    this.metrics.serviceKeyPaid(this.chain.chargeFeeLamports);
   }
 
   /**

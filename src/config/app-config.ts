@@ -31,6 +31,9 @@ const toInt = ({ value }: { value: unknown }): unknown =>
 const emptyToUndefined = ({ value }: { value: unknown }): unknown =>
   typeof value === 'string' && value.trim() === '' ? undefined : value;
 
+const optionalInt = (params: { value: unknown }): unknown =>
+  emptyToUndefined(params) === undefined ? undefined : toInt(params);
+
 /**
  * The whole runtime configuration, read once from the environment (and `.env`) at start-up.
  * Property names are the environment variable names so that a validation error names the variable.
@@ -59,6 +62,34 @@ export class AppConfig {
   @Min(1000)
   @Max(60_000)
   HTTP_REQUEST_TIMEOUT_MS: number = 30_000;
+
+  /**
+   * Port of the Prometheus metrics server (`GET /metrics`, docs/operations.md#metrics), apart
+   * from the API's so that it stays out of the load balancer. Unset: no metrics server. 0 picks
+   * a free port.
+   */
+  @Transform(optionalInt)
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(65535)
+  METRICS_PORT?: number;
+
+  /** Interface the metrics server binds to. */
+  @IsString()
+  @MinLength(1)
+  METRICS_HOST: string = '0.0.0.0';
+
+  /**
+   * When set, a scrape must send `Authorization: Bearer <METRICS_TOKEN>` (else 401). 16..256
+   * printable characters without spaces.
+   */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(/^[\x21-\x7e]{16,256}$/, {
+    message: 'must be 16..256 printable characters without spaces',
+  })
+  METRICS_TOKEN?: string;
 
   /** Directory for local state: embedded PostgreSQL data, localnet chain, generated keypairs. */
   @IsString()

@@ -140,4 +140,37 @@ describe('configuration', () => {
       expect(message).not.toContain(bad);
     }
   });
+
+  it('metrics: no server by default; METRICS_PORT (0: a free port) apart from PORT; a token of 16..256 printable characters, never printed', () => {
+    expect(parseConfig({})).toMatchObject({
+      METRICS_PORT: undefined,
+      METRICS_HOST: '0.0.0.0',
+      METRICS_TOKEN: undefined,
+    });
+    expect(parseConfig({ METRICS_PORT: '' }).METRICS_PORT).toBeUndefined();
+    expect(parseConfig({ METRICS_PORT: '0' }).METRICS_PORT).toBe(0);
+    expect(parseConfig({ PORT: '0', METRICS_PORT: '0' }).METRICS_PORT).toBe(0);
+    expect(parseConfig({ METRICS_PORT: '9464', METRICS_HOST: '10.0.0.7' })).toMatchObject({
+      METRICS_PORT: 9464,
+      METRICS_HOST: '10.0.0.7',
+    });
+    expect(() => parseConfig({ METRICS_PORT: '3000' })).toThrow(
+      /METRICS_PORT=3000: must differ from PORT/,
+    );
+    expect(() => parseConfig({ METRICS_PORT: 'nine' })).toThrow(/METRICS_PORT="nine"/);
+    expect(() => parseConfig({ METRICS_PORT: '65536' })).toThrow(/METRICS_PORT=/);
+
+    const token = 'mt_' + 'a'.repeat(20);
+    expect(parseConfig({ METRICS_TOKEN: token }).METRICS_TOKEN).toBe(token);
+    for (const bad of ['short-token', 'a token with spaces in it', 'x'.repeat(257)]) {
+      let message = '';
+      try {
+        parseConfig({ METRICS_TOKEN: bad });
+      } catch (error) {
+        message = (error as Error).message;
+      }
+      expect(message).toContain('METRICS_TOKEN="***"');
+      expect(message).not.toContain(bad);
+    }
+  });
 });

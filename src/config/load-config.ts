@@ -25,6 +25,8 @@ const KNOWN = new Set(
     'SUBSCRIPTION_SCHEME',
     'SMTP_URL',
     'DEV_KEY',
+    'METRICS_PORT',
+    'METRICS_TOKEN',
   ]),
 );
 
@@ -41,6 +43,12 @@ export function parseConfig(env: Record<string, string | undefined>): AppConfig 
   const config = plainToInstance(AppConfig, raw);
   const errors = validateSync(config, { forbidUnknownValues: true });
   if (errors.length > 0) throw new ConfigError(errors.map(describe));
+  if (config.METRICS_PORT && config.METRICS_PORT === config.PORT) {
+    // The metrics would be served on the API's port, behind its load balancer.
+    throw new ConfigError([
+      `METRICS_PORT=${config.METRICS_PORT}: must differ from PORT (metrics stay off the API's port)`,
+    ]);
+  }
   if (config.isLocalnet && config.SOLANA_RPC_URL && !isLoopbackUrl(config.SOLANA_RPC_URL)) {
     // Localnet turns on the dev routes, relaxed webhook rules and the localnet mint table: never
     // against a chain elsewhere (a mainnet URL with SOLANA_CLUSTER left at its default).
@@ -85,7 +93,7 @@ function redactUrl(value: string): string {
 
 function describe(error: ValidationError): string {
   const reasons = Object.values(error.constraints ?? {}).join('; ');
-  const value = ['SERVICE_KEYPAIR', 'DEV_KEY'].includes(error.property)
+  const value = ['SERVICE_KEYPAIR', 'DEV_KEY', 'METRICS_TOKEN'].includes(error.property)
     ? '***' // may hold a secret
     : /URL$/.test(error.property)
       ? redactUrl(String(error.value))

@@ -12,6 +12,25 @@ import {
 } from './pg-transaction';
 import { type CursorStatement, forEachBatch } from './row-batches';
 
+/** The pool's clients at one moment (`Db.poolUsage`). */
+export interface PoolUsage {
+  /** Clients open: in use and idle. */
+  total: number;
+  idle: number;
+  /** Requests waiting for a client. */
+  waiting: number;
+  /** The most the pool opens (`DATABASE_POOL_SIZE`). */
+  max: number;
+}
+
+/** The part of knex's pool (tarn) that `poolUsage` reads. */
+interface TarnPool {
+  max: number;
+  numUsed(): number;
+  numFree(): number;
+  numPendingAcquires(): number;
+}
+
 /**
  * The service's one data path (issue 22): every statement runs through this executor, on the pool
  * MikroORM opened, as a named (prepared) statement on a raw `pg` client. Repositories take the
@@ -63,6 +82,22 @@ export class Db implements SqlTx {
     onBatch: (rows: TRow[]) => Promise<boolean>,
   ): Promise<void> {
     return forEachBatch(this.em, statement, onBatch);
+  }
+
+  /**
+   * The clients of the pool every statement runs on (MikroORM's, through knex), for the
+   * metrics. The LISTEN connection (`PgListener`) is not one of them.
+   */
+  poolUsage(): PoolUsage {
+    const pool = (this.em.getConnection().getKnex().client as { pool?: TarnPool }).pool;
+    if (!pool) return { total: 0, idle: 0, waiting: 0, max: 0 };
+    const idle = pool.numFree();
+    return {
+      total: pool.numUsed() + idle,
+      idle,
+      waiting: pool.numPendingAcquires(),
+      max: pool.max,
+    };
   }
 
   /** Units of work that share their commits (see `GroupCommit`). */

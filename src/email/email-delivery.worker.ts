@@ -4,6 +4,7 @@ import { BackgroundWork } from '../common/background/background-work';
 import { Clock } from '../common/clock';
 import { AppConfig } from '../config/app-config';
 import { PgListener } from '../database/pg-listener';
+import { DeliveryOutcome, Metrics } from '../metrics/metrics';
 import { OutboxResult, OutboxWorker, outboxLeaseMs, storableError } from '../outbox/outbox-worker';
 import { ClaimedEmailRow, EMAIL_CHANNEL, EmailOutboxRepository } from './email-outbox.repository';
 import { EmailSender, POOL_CONNECTIONS } from './email-sender';
@@ -17,6 +18,14 @@ interface Outcome {
   error: string | null;
   next: Date | null;
 }
+
+/** How each status of an attempt counts in `billing_delivery_attempts_total`. */
+const METRIC_OUTCOME: Record<EmailStatus, DeliveryOutcome> = {
+  sent: 'delivered',
+  pending: 'retry',
+  failed: 'failed',
+  not_sent: 'skipped',
+};
 
 /** Sends in flight per instance: the pool's connections, and as many waiting for one. */
 const MAX_IN_FLIGHT = 2 * POOL_CONNECTIONS;
@@ -45,6 +54,7 @@ export class EmailDeliveryWorker extends OutboxWorker<ClaimedEmail, Outcome> {
     listener: PgListener,
     private readonly sender: EmailSender,
     background: BackgroundWork,
+    private readonly metrics: Metrics,
   ) {
     super(
       {
@@ -99,6 +109,10 @@ export class EmailDeliveryWorker extends OutboxWorker<ClaimedEmail, Outcome> {
       now: this.clock.now(),
     });
     return { status: next ? 'pending' : 'failed', error: result.error, next };
+  }
+
+  protected override attempted(_email: ClaimedEmail, outcome: Outcome): void {
+    this.metrics.deliveryAttempt('email', METRIC_OUTCOME[outcome.status]);
   }
 
   /**

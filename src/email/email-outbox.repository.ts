@@ -4,6 +4,8 @@ import { Db } from '../database/db';
 import type { SqlTx } from '../database/pg-transaction';
 import { EmailStatus } from './entities/email-message.entity';
 import type {
+  IBacklogQuery,
+  IBacklogResult,
   IClaimDueQuery,
   IClaimDueResult,
   IInsertEmailQuery,
@@ -33,6 +35,9 @@ export interface QueuedEmailRow {
  * status is one of the entity's (a text column, which the generated type leaves `string`).
  */
 export type EmailStateRow = Omit<ILatestForInvoicesResult, 'status'> & { status: EmailStatus };
+
+/** Messages not sent yet, and when the oldest was queued (domain time, as text; null: none). */
+export type EmailBacklogRow = IBacklogResult;
 
 /** A claimed message with everything needed to send it (`created_at` ISO 8601 UTC). */
 export type ClaimedEmailRow = IClaimDueResult;
@@ -107,6 +112,11 @@ const writeResults = sql<IWriteResultsQuery>`
          error text, next_attempt_at timestamptz, at timestamptz)
    WHERE e.id = r.id AND e.lock_token = r.lock_token`;
 
+/** The pending messages (the rows of `email_outbox_due_idx`): how many, the oldest's queuing. */
+const backlog = sql<IBacklogQuery>`
+  SELECT count(*)::int AS "pending!", min(created_at) AS oldest
+    FROM email_outbox WHERE status = 'pending'`;
+
 /**
  * Every statement on `email_outbox`: the table's one owner (issue 22). Its statements are typed
  * by pgtyped from the migrated schema (`email-outbox.repository.types.ts`, `npm run db:types`).
@@ -134,6 +144,12 @@ export class EmailOutboxRepository {
 
   latestForInvoices(merchantId: string, invoiceIds: string[]): Promise<EmailStateRow[]> {
     return latestForInvoices.run({ merchantId, invoiceIds }, this.db) as Promise<EmailStateRow[]>;
+  }
+
+  /** Messages not sent yet (see `backlog`), for the metrics. */
+  async backlog(): Promise<EmailBacklogRow> {
+    const [row] = await backlog.run(undefined, this.db);
+    return row;
   }
 
   claimDue(

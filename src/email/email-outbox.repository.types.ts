@@ -94,3 +94,18 @@ export interface IWriteResultsQuery {
   result: IWriteResultsResult;
 }
 
+/** 'Backlog' parameters type */
+export type IBacklogParams = void;
+
+/** 'Backlog' return type */
+export interface IBacklogResult {
+  oldest: string | null;
+  pending: number;
+}
+
+/** 'Backlog' query type */
+export interface IBacklogQuery {
+  params: IBacklogParams;
+  result: IBacklogResult;
+}
+

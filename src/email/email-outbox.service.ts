@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { Clock } from '../common/clock';
 import { FieldError, ValidationError } from '../common/errors/domain-error';
 import type { SqlTx } from '../database/pg-transaction';
+import { secondsSince } from '../metrics/age';
 import { EmailDeliveryResponse } from './dto/email-delivery.response';
 import { EmailOutboxRepository, EmailStateRow } from './email-outbox.repository';
 
@@ -65,6 +66,15 @@ export class EmailOutboxService {
       at: this.clock.now(),
     });
     return id;
+  }
+
+  /**
+   * The messages not sent yet (any merchant's), and the age in seconds of the oldest, by the
+   * domain clock (0 when none): the e-mail backlog the metrics show.
+   */
+  async backlog(): Promise<{ pending: number; oldestAgeSeconds: number }> {
+    const { pending, oldest } = await this.outbox.backlog();
+    return { pending, oldestAgeSeconds: secondsSince(oldest, this.clock.now()) };
   }
 
   /**

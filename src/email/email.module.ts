@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { EmailDeliveryWorker } from './email-delivery.worker';
+import { EmailMetrics } from './email-metrics';
 import { EmailOutboxRepository } from './email-outbox.repository';
 import { EmailOutboxService } from './email-outbox.service';
 import { EmailSender } from './email-sender';
@@ -11,7 +12,13 @@ import { EmailSender } from './email-sender';
  * (`renderInvoiceEmail`, a pure function). Modules that send e-mail import this one.
  */
 @Module({
-  providers: [EmailOutboxRepository, EmailOutboxService, EmailSender, EmailDeliveryWorker],
+  providers: [
+    EmailOutboxRepository,
+    EmailOutboxService,
+    EmailSender,
+    EmailDeliveryWorker,
+    EmailMetrics,
+  ],
   exports: [EmailOutboxService],
 })
 export class EmailModule {}

@@ -95,6 +95,9 @@ export abstract class OutboxWorker<Job extends OutboxJob, Outcome>
   /** Writes the results, each only while its `lock_token` still holds the row. */
   protected abstract write(results: readonly OutboxResult<Job, Outcome>[]): Promise<void>;
 
+  /** Told of each attempt's outcome as it comes (the metrics count them), before it is written. */
+  protected attempted?(job: Job, outcome: Outcome): void;
+
   onModuleInit(): void {
     if (!this.background.enabled) return;
     this.listener.subscribe(this.options.channel, {
@@ -186,6 +189,7 @@ export abstract class OutboxWorker<Job extends OutboxJob, Outcome>
   private async attempt(job: Job): Promise<void> {
     try {
       const outcome = await this.send(job);
+      this.attempted?.(job, outcome);
       await this.complete(job, outcome);
     } catch (error) {
       // The lease runs out and another attempt follows: at least once, never lost.

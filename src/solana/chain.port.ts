@@ -378,6 +378,8 @@ export abstract class ChainPort {
   ): Promise<SignatureEntry[]>;
   /** The chain's current slot (at the configured commitment). */
   abstract currentSlot(): Promise<number>;
+  /** The service key's SOL balance, in lamports (what pays the network fees of its pulls). */
+  abstract serviceKeyBalance(): Promise<bigint>;
   /** What each transaction brought `tokenAccount`, in the order given. */
   abstract receiptsInto(tokenAccount: string, entries: SignatureEntry[]): Promise<ReceiptRead[]>;
   /**

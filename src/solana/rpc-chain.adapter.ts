@@ -300,6 +300,10 @@ export class RpcChainAdapter extends ChainPort {
     return this.connection.getSlot(this.commitment);
   }
 
+  async serviceKeyBalance(): Promise<bigint> {
+    return BigInt(await this.connection.getBalance(this.signer.publicKey, this.commitment));
+  }
+
   receiptsInto(tokenAccount: string, entries: SignatureEntry[]): Promise<ReceiptRead[]> {
     return this.scanner.receiptsInto(tokenAccount, entries);
   }

@@ -5,6 +5,7 @@ import { Clock } from '../common/clock';
 import { AppConfig } from '../config/app-config';
 import { PgListener } from '../database/pg-listener';
 import { DeliveryStatus } from '../events/delivery-status';
+import { DeliveryOutcome, Metrics } from '../metrics/metrics';
 import { OutboxResult, OutboxWorker, outboxLeaseMs, storableError } from '../outbox/outbox-worker';
 import { nextAttemptAt, parseRetryAfter } from './retry-schedule';
 import { EVENT_ID_HEADER, EVENT_TYPE_HEADER, SIGNATURE_HEADER, signatureHeader } from './signature';
@@ -27,6 +28,14 @@ interface Outcome {
 
 const USER_AGENT = 'StablecoinBilling-Webhooks/1.0';
 
+/** How each status of an attempt counts in `billing_delivery_attempts_total`. */
+const METRIC_OUTCOME: Record<DeliveryStatus, DeliveryOutcome> = {
+  delivered: 'delivered',
+  pending: 'retry',
+  failed: 'failed',
+  skipped: 'skipped',
+};
+
 /**
  * Delivers queued webhook events through the shared outbox loop (`OutboxWorker`: claim with
  * `SKIP LOCKED`, lease, wake on NOTIFY, batched results). It wakes when a delivery is queued (any
@@ -48,6 +57,7 @@ export class WebhookDeliveryWorker extends OutboxWorker<ClaimedDelivery, Outcome
     listener: PgListener,
     private readonly sender: WebhookSender,
     background: BackgroundWork,
+    private readonly metrics: Metrics,
   ) {
     const perMerchantCap = Math.max(1, Math.floor(config.WEBHOOK_CONCURRENCY / 4));
     super(
@@ -117,6 +127,10 @@ export class WebhookDeliveryWorker extends OutboxWorker<ClaimedDelivery, Outcome
       error: result.error ?? null,
       next,
     };
+  }
+
+  protected override attempted(_delivery: ClaimedDelivery, outcome: Outcome): void {
+    this.metrics.deliveryAttempt('webhook', METRIC_OUTCOME[outcome.status]);
   }
 
   /** The current secret, and the rotated-out one during its grace period (DESIGN D13). */

@@ -10,6 +10,8 @@ import {
   type SqlPart,
 } from '../events/event-fan-out';
 import type {
+  IBacklogQuery,
+  IBacklogResult,
   IClaimDeliveriesQuery,
   IClaimDeliveriesResult,
   IRedeliverQuery,
@@ -24,6 +26,9 @@ export const DELIVERY_CHANNEL = 'webhook_delivery_queued';
  * the pool's connections (MikroORM's type parsers), as PostgreSQL writes them.
  */
 export type ClaimedDeliveryRow = IClaimDeliveriesResult;
+
+/** Deliveries not made yet, and when the oldest was queued (domain time, as text; null: none). */
+export type DeliveryBacklogRow = IBacklogResult;
 
 /** What a claim asks for. */
 export interface DeliveryClaim {
@@ -150,6 +155,11 @@ const writeDeliveryResults = sql<IWriteDeliveryResultsQuery>`
          error text, http_status smallint, next_attempt_at timestamptz, at timestamptz)
    WHERE d.id = r.id AND d.lock_token = r.lock_token`;
 
+/** The pending deliveries (the rows of `webhook_deliveries_due_idx`): how many, the oldest's queuing. */
+const backlog = sql<IBacklogQuery>`
+  SELECT count(*)::int AS "pending!", min(created_at) AS oldest
+    FROM webhook_deliveries WHERE status = 'pending'`;
+
 /**
  * Every statement on `webhook_deliveries`: the table's one owner (issue 22). It is also the
  * events outbox's fan-out (`EventFanOut`): the deliveries written with each event. Its
@@ -221,6 +231,12 @@ export class WebhookDeliveriesRepository implements EventFanOut {
       },
       this.db,
     );
+  }
+
+  /** Deliveries not made yet (see `backlog`), for the metrics. */
+  async backlog(): Promise<DeliveryBacklogRow> {
+    const [row] = await backlog.run(undefined, this.db);
+    return row;
   }
 
   /**

@@ -77,3 +77,18 @@ export interface IWriteDeliveryResultsQuery {
   result: IWriteDeliveryResultsResult;
 }
 
+/** 'Backlog' parameters type */
+export type IBacklogParams = void;
+
+/** 'Backlog' return type */
+export interface IBacklogResult {
+  oldest: string | null;
+  pending: number;
+}
+
+/** 'Backlog' query type */
+export interface IBacklogQuery {
+  params: IBacklogParams;
+  result: IBacklogResult;
+}
+

@@ -3,6 +3,7 @@ import { lookup } from 'node:dns';
 import { EVENT_FAN_OUT } from '../events/event-fan-out';
 import { WebhookDeliveryWorker } from './delivery.worker';
 import { WebhookDeliveriesRepository } from './webhook-deliveries.repository';
+import { WebhookMetrics } from './webhook-metrics';
 import { DNS_LOOKUP, WebhookSender } from './webhook-sender';
 
 /**
@@ -19,6 +20,7 @@ import { DNS_LOOKUP, WebhookSender } from './webhook-sender';
     { provide: EVENT_FAN_OUT, useExisting: WebhookDeliveriesRepository },
     WebhookSender,
     WebhookDeliveryWorker,
+    WebhookMetrics,
     { provide: DNS_LOOKUP, useValue: lookup },
   ],
   exports: [EVENT_FAN_OUT],

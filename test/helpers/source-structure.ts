@@ -28,8 +28,8 @@ export const FLOOR = ['common', 'config', 'database'];
 /** Every module under src/, by its place in the house (docs/architecture.md draws it). */
 export const MODULES = {
   floor: FLOOR,
-  /** Shared machinery above the floor that knows no domain (the outbox loop). */
-  shared: ['outbox'],
+  /** Shared machinery above the floor that knows no domain (the outbox loop, the metrics). */
+  shared: ['outbox', 'metrics'],
   domain: [
     'auth',
     'billing',
