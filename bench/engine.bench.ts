@@ -19,7 +19,8 @@
  *    run: a bare client scanning every open invoice's reference (`getSignaturesForAddress`),
  *    what a watcher that scanned per invoice would pay each sweep.
  *
- * `BENCH_ONLY=charges` or `BENCH_ONLY=watcher` runs one part.
+ * `BENCH_ONLY=charges` or `BENCH_ONLY=watcher` runs one part. `BENCH_MANY` (3) is the number of
+ * instances of the second configuration (`BENCH_MANY=2`: two workers against one).
  */
 import {
   createTransferCheckedInstruction,
@@ -66,7 +67,9 @@ const COUNT_RPC = process.env.BENCH_COUNT_RPC === '1';
 /** As the service's default `CHARGE_CONCURRENCY`: charges in flight per instance. */
 const IN_FLIGHT = 64;
 const MERCHANTS = 4;
-const PLANS_PER_MERCHANT = 5; // 20 plans: 10 charged by one instance, 10 by three
+const PLANS_PER_MERCHANT = 5; // 20 plans: 10 charged by one instance, 10 by BENCH_MANY
+/** Instances of the second configuration. */
+const MANY = Number(process.env.BENCH_MANY ?? 3);
 const APPROVAL_PERIODS = 12n; // SUBSCRIPTION_APPROVAL_PERIODS' default
 const USDC = new PublicKey(mintTable('localnet')[0].address);
 const MEMO_PROGRAM = new PublicKey('MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr');
@@ -503,10 +506,10 @@ async function chargeRuns(
   // process, the chain's growing state) weighs on both configurations alike.
   process.stdout.write('One instance...\n');
   const one1 = await serviceRound(1, 0);
-  process.stdout.write('Three instances...\n');
-  const three1 = await serviceRound(3, 1);
-  process.stdout.write('Three instances, again...\n');
-  const three2 = await serviceRound(3, 0);
+  process.stdout.write(`${MANY} instances...\n`);
+  const three1 = await serviceRound(MANY, 1);
+  process.stdout.write(`${MANY} instances, again...\n`);
+  const three2 = await serviceRound(MANY, 0);
   process.stdout.write('One instance, again...\n');
   const one2 = await serviceRound(1, 1);
   process.stdout.write('Bare client round 2...\n');
@@ -547,7 +550,7 @@ async function chargeRuns(
       `service, 1 instance:   ${one.rate.toFixed(0)} charges/s (rounds ${one1.rate.toFixed(0)} and ${one2.rate.toFixed(0)}; ${pct(one.rate, bare)} of bare; target >= 60%: ${ok(one.rate / bare >= 0.6)})`,
       `  ${cpuLine(one.cpu)}`,
       `  PostgreSQL per charge: ${one.database.commits} commits; index scans ${JSON.stringify(one.database.indexScans)}; rows read by sequential scans ${JSON.stringify(one.database.seqRows)}`,
-      `service, 3 instances:  ${three.rate.toFixed(0)} charges/s (rounds ${three1.rate.toFixed(0)} and ${three2.rate.toFixed(0)}; ${pct(three.rate, one.rate)} of 1 instance; target >= 100%: ${ok(three.rate >= one.rate)})`,
+      `service, ${MANY} instances:  ${three.rate.toFixed(0)} charges/s (rounds ${three1.rate.toFixed(0)} and ${three2.rate.toFixed(0)}; ${pct(three.rate, one.rate)} of 1 instance; target >= 100%: ${ok(three.rate >= one.rate)})`,
       `  ${cpuLine(three.cpu)}`,
       `attempts: ${attempts.map((a) => `${a.n} ${a.state}`).join(', ')}; merchants received ${received} base units, expected ${expected}; ledger ${ledger}: exactly once ${ok(exact)}`,
       '',

@@ -1,12 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import {
-  ENTRY_POINT,
-  nginxConfig,
-  PER_INSTANCE_VARIABLES,
-  topologyEnvironment,
-} from './topology/parts';
+import { ENTRY_POINT, PER_INSTANCE_VARIABLES, topologyEnvironment } from './topology/parts';
+import { nginxConfig } from '../bench/nginx';
 
 /**
  * The container files (Dockerfile, docker-compose.yml, deploy/nginx.conf) describe the topology

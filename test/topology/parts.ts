@@ -9,11 +9,11 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
-  writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
+import { startNginx } from '../../bench/nginx';
 import { ensureBuilt } from '../helpers/dist';
 import { freePortPair } from '../helpers/test-chain';
 import { waitFor } from '../helpers/webhook-receiver';
@@ -270,19 +270,12 @@ export class ServiceInstance extends NodeProcess {
   }
 }
 
-/**
- * Debian's nginx as the load balancer, configured from `deploy/nginx.conf` (the compose file's):
- * the same proxy settings, with the upstream servers, the listen address and the paths of this
- * run put in.
- */
+/** Debian's nginx in front of the api instances (bench/nginx.ts: deploy/nginx.conf for a run). */
 export class Nginx {
   port = 0;
-  private child?: ChildProcess;
-  private readonly conf: string;
+  private running?: Awaited<ReturnType<typeof startNginx>>;
 
-  constructor(private readonly dir: string) {
-    this.conf = join(dir, 'nginx.conf');
-  }
+  constructor(private readonly dir: string) {}
 
   get url(): string {
     return `http://127.0.0.1:${this.port}`;
@@ -290,54 +283,12 @@ export class Nginx {
 
   async start(upstreams: readonly number[], port?: number): Promise<void> {
     this.port = port ?? (await freePortPair());
-    // Workers run as nobody when the master is root: they must reach the run's temp paths.
-    chmodSync(this.dir, 0o755);
-    writeFileSync(this.conf, nginxConfig(this.port, upstreams, this.dir));
-    const args = ['-c', this.conf, '-p', this.dir, '-e', join(this.dir, 'nginx-error.log')];
-    execFileSync(nginxBinary(), ['-t', ...args], { stdio: 'pipe' });
-    this.child = spawn(nginxBinary(), [...args, '-g', 'daemon off;'], { stdio: 'ignore' });
-    await waitFor(
-      async () => {
-        try {
-          await fetch(`${this.url}/health/live`);
-          return true;
-        } catch {
-          return false;
-        }
-      },
-      30_000,
-      () => 'nginx listening',
-    );
+    this.running = await startNginx(this.dir, this.port, upstreams);
   }
 
   stop(): void {
-    if (this.child && this.child.exitCode === null) this.child.kill('SIGQUIT');
+    this.running?.stop();
   }
-}
-
-export function nginxBinary(): string {
-  for (const path of ['/usr/sbin/nginx', '/usr/bin/nginx']) if (existsSync(path)) return path;
-  throw new Error("Debian's nginx is not installed (apt-get install nginx; .ci/run does it)");
-}
-
-/**
- * `deploy/nginx.conf` for this run: its `upstream api` servers replaced by the instances' ports,
- * its `listen` by a loopback port, and the paths nginx writes (pid, temp files) put in `dir`.
- */
-export function nginxConfig(port: number, upstreams: readonly number[], dir: string): string {
-  const shipped = readFileSync(join(ROOT, 'deploy', 'nginx.conf'), 'utf8');
-  const servers = upstreams.map((p) => `    server 127.0.0.1:${p} max_fails=1 fail_timeout=2s;`);
-  let conf = shipped
-    .replace(/^\s*server api\d+:\d+[^;]*;\n/gm, '')
-    .replace(/upstream api \{\n/, `upstream api {\n${servers.join('\n')}\n`)
-    .replace(/listen \d+;/, `listen 127.0.0.1:${port};`)
-    .replace(/^pid [^;]*;/m, `pid ${join(dir, 'nginx.pid')};`)
-    .replace(/^error_log [^;]*;/m, `error_log ${join(dir, 'nginx-error.log')} warn;`);
-  const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']
-    .map((kind) => `  ${kind}_temp_path ${join(dir, `${kind}-temp`)};`)
-    .join('\n');
-  conf = conf.replace(/http \{\n/, `http {\n${temp}\n`);
-  return conf;
 }
 
 /** What one service instance of the topology is given. */

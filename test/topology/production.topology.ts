@@ -10,6 +10,7 @@ import { mintTable } from '../../src/solana/mints';
 import { verifyWebhookSignature } from '../../src/webhooks/signature';
 import { ensureBuilt } from '../helpers/dist';
 import { freePortPair, TEST_DEV_KEY } from '../helpers/test-chain';
+import { parsePrometheus, sample } from '../helpers/prometheus';
 import { waitFor, WebhookReceiver } from '../helpers/webhook-receiver';
 import {
   DebianPostgres,
@@ -342,8 +343,60 @@ describe('Production topology: PostgreSQL, nginx, two api instances, a worker, a
     // --- PostgreSQL restarted; then period 4 and more invoices, through it.
     pg.restart();
     await createInvoices(10, 'c');
+    const before = parsePrometheus(await worker.metrics());
     await advanceClock(DAY);
     await waitForCharges(subscriptions.length * 4);
+
+    // --- The metrics moved as the journey did. The worker charged period 4 (every
+    // subscription once), paid its fees, delivered webhooks; nothing is due any more.
+    await waitFor(
+      async () => {
+        const after = parsePrometheus(await worker.metrics());
+        return sample(after, 'billing_subscriptions_due') === 0;
+      },
+      60_000,
+      () => 'nothing due in the metrics',
+    );
+    const after = parsePrometheus(await worker.metrics());
+    const moved = (name: string, labels: Record<string, string> = {}) =>
+      sample(after, name, labels) - sample(before, name, labels);
+    expect(moved('billing_charges_total', { outcome: 'succeeded' })).toBe(subscriptions.length);
+    expect(moved('billing_service_key_spent_lamports_total')).toBeGreaterThanOrEqual(
+      5000 * subscriptions.length,
+    );
+    expect(
+      moved('billing_delivery_attempts_total', { channel: 'webhook', outcome: 'delivered' }),
+    ).toBeGreaterThan(0);
+    expect(sample(after, 'billing_charge_lag_seconds')).toBe(0);
+    // The key's balance as the chain has it (read at most every 5 s: it catches up).
+    const lamports = await connection.getBalance(serviceKey.publicKey);
+    await waitFor(
+      async () =>
+        sample(parsePrometheus(await worker.metrics()), 'billing_service_key_balance_lamports') ===
+        lamports,
+      30_000,
+      () => `the service key's balance at ${lamports}`,
+    );
+    // Both api instances are behind nginx: each created some of the 20 invoices made since
+    // api1 came back (a balancer that left one out would leave its count at 0).
+    const created = async (i: ServiceInstance) =>
+      sample(parsePrometheus(await i.metrics()), 'billing_http_requests_total', {
+        method: 'POST',
+        route: '/api/invoices',
+        status: '201',
+      });
+    const [byApi1, byApi2] = [await created(api1), await created(api2)];
+    expect(byApi1).toBeGreaterThan(0);
+    expect(byApi2).toBeGreaterThan(0);
+    expect(byApi1 + byApi2).toBeGreaterThanOrEqual(20);
+    // The worker serves no API traffic (it is not behind the balancer).
+    expect(
+      sample(parsePrometheus(await worker.metrics()), 'billing_http_requests_total', {
+        method: 'POST',
+        route: '/api/invoices',
+        status: '201',
+      }),
+    ).toBe(0);
 
     // --- Nothing acknowledged is lost, and nothing is there twice.
     const invoices = await dbQuery<{ id: string; idempotency: string }>(
