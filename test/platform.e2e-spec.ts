@@ -1,5 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import express from 'express';
+import helmet from 'helmet';
+import type { AddressInfo } from 'node:net';
+import { HELMET_OPTIONS } from '../src/app.setup';
 import { ApiKeysService } from '../src/auth/api-keys.service';
 import { createTestApp, TestApp, TestMerchant } from './helpers/test-app';
 
@@ -33,6 +37,39 @@ describe('Platform: health, request ids, docs', () => {
     const unsafe = await t.http.get('/api/nope').set('x-request-id', 'bad id\twith spaces');
     expect(unsafe.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
     expect(unsafe.body.error.requestId).toBe(unsafe.headers['x-request-id']);
+  });
+
+  it("sends helmet's headers on every response, exactly as helmet run per request would", async () => {
+    // A reference: plain express running helmet on each request, with the service's options.
+    const reference = express();
+    const [strict, docs] = [helmet(HELMET_OPTIONS.strict), helmet(HELMET_OPTIONS.docs)];
+    reference.use((req, res, next) =>
+      (req.path.startsWith('/docs') ? docs : strict)(req, res, next),
+    );
+    reference.use((_req, res) => void res.status(200).end());
+    const server = reference.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      for (const path of ['/health/live', '/api/nope', '/api/customers', '/docs/']) {
+        const expected = Object.fromEntries((await fetch(`${base}${path}`)).headers);
+        const got = await t.http.get(path);
+        // Every header helmet sets (the reference sends little else), with helmet's value.
+        const names = Object.keys(expected).filter(
+          (h) => !['date', 'connection', 'keep-alive', 'content-length'].includes(h),
+        );
+        expect(names.length).toBeGreaterThanOrEqual(10);
+        for (const name of names)
+          expect([path, name, got.headers[name]]).toEqual([path, name, expected[name]]);
+      }
+      const page = await t.http.get('/docs/');
+      expect(page.headers['content-security-policy']).toContain("style-src 'self' 'unsafe-inline'");
+      const api = await t.http.get('/health/live');
+      expect(api.headers['content-security-policy']).toContain("style-src 'self';");
+      expect(api.headers['x-frame-options']).toBe('DENY');
+    } finally {
+      server.close();
+    }
   });
 
   it('serves Swagger UI at /docs without a key', async () => {

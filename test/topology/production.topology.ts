@@ -173,19 +173,30 @@ describe('Production topology: PostgreSQL, nginx, two api instances, a worker, a
       devKey: TEST_DEV_KEY,
     });
     env = { ...given.production, ...given.test };
-    const instance = async (name: string, role: 'api' | 'worker') =>
-      new ServiceInstance(
-        name,
-        await freePortPair(),
-        await freePortPair(),
-        { ...env, ROLE: role },
-        dir,
-      );
-    api1 = await instance('api1', 'api');
-    api2 = await instance('api2', 'api');
-    worker = await instance('worker', 'worker');
-    for (const i of [api1, api2, worker]) i.start();
-    await Promise.all([api1.ready(), api2.ready(), worker.ready()]);
+    // Ports are picked free, not reserved: another process on the machine may take one between
+    // the pick and the listen, and then the instance starts again on other ports.
+    const instance = async (name: string, role: 'api' | 'worker') => {
+      for (let attempt = 0; ; attempt++) {
+        const started = new ServiceInstance(
+          name,
+          await freePortPair(),
+          await freePortPair(),
+          { ...env, ROLE: role },
+          dir,
+        ).start();
+        try {
+          await started.ready();
+          return started;
+        } catch (error) {
+          if (attempt >= 4 || !started.output().includes('EADDRINUSE')) throw error;
+        }
+      }
+    };
+    [api1, api2, worker] = await Promise.all([
+      instance('api1', 'api'),
+      instance('api2', 'api'),
+      instance('worker', 'worker'),
+    ]);
     await nginx.start([api1.port, api2.port], publicPort);
 
     // --- Merchants, from the CLI on the same database; their webhook endpoint through nginx.
