@@ -436,6 +436,27 @@ describe('RpcTransport: batches', () => {
     expect(sizes(b).sort((x, y) => x - y)).toEqual([2, 4, 4]);
   });
 
+  it('answers a batch of one (sent as a single request) as a batch', async () => {
+    const a = await startServer((body, res) => {
+      const r = body as JsonRpcRequest;
+      json(
+        res,
+        200,
+        r.method === 'bad'
+          ? { jsonrpc: '2.0', id: r.id, error: { code: -32002, message: 'refused' } }
+          : { jsonrpc: '2.0', id: r.id, result: `${r.method}@a` },
+      );
+    });
+    const { rpc } = transport([a.url]);
+    expect(await rpc.batch([{ method: 'good', params: [] }])).toEqual([
+      expect.objectContaining({ result: 'good@a' }),
+    ]);
+    expect(await rpc.batch([{ method: 'bad', params: [] }])).toEqual([
+      expect.objectContaining({ error: { code: -32002, message: 'refused' } }),
+    ]);
+    expect(sizes(a)).toEqual([1, 1]);
+  });
+
   it('counts a batch item with an error of its own as answered', async () => {
     const a = await startServer((body, res) =>
       json(

@@ -200,7 +200,7 @@ export class RpcTransport {
       id: ++this.nextId,
       ...c,
     }));
-    return answersOf(await this.exchange(requests), true);
+    return answersOf(await this.exchange(requests), requests.length > 1);
   }
 
   /**

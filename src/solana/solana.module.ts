@@ -1,8 +1,9 @@
 import { Global, Injectable, Module, OnApplicationShutdown } from '@nestjs/common';
 import { Connection } from '@solana/web3.js';
 import { AppConfig } from '../config/app-config';
-import { createChainAdapter, createConnection } from './chain.factory';
+import { createChainAdapter, createConnection, createRpcTransport } from './chain.factory';
 import { ChainPort } from './chain.port';
+import { RpcTransport } from './rpc-transport';
 
 /** Stops the chain adapter's background work when the app closes. */
 @Injectable()
@@ -16,19 +17,22 @@ class ChainShutdown implements OnApplicationShutdown {
 
 /**
  * The chain, behind `ChainPort`: one `RpcChainAdapter` over a web3.js `Connection` to the
- * configured RPC (the embedded localnet by default). Nothing connects until first use.
+ * configured RPC URLs (the embedded localnet by default), both on one `RpcTransport`. The
+ * transport is exported so that metrics can observe every request (`RpcTransport.observe`).
+ * Nothing connects until first use.
  */
 @Global()
 @Module({
   providers: [
-    { provide: Connection, inject: [AppConfig], useFactory: createConnection },
+    { provide: RpcTransport, inject: [AppConfig], useFactory: createRpcTransport },
+    { provide: Connection, inject: [RpcTransport, AppConfig], useFactory: createConnection },
     {
       provide: ChainPort,
-      inject: [Connection, AppConfig],
+      inject: [Connection, RpcTransport, AppConfig],
       useFactory: createChainAdapter,
     },
     ChainShutdown,
   ],
-  exports: [ChainPort, Connection],
+  exports: [ChainPort, Connection, RpcTransport],
 })
 export class SolanaModule {}
