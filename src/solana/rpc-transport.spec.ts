@@ -457,6 +457,24 @@ describe('RpcTransport: batches', () => {
     expect(sizes(a)).toEqual([1, 1]);
   });
 
+  it("answers web3.js's batch of one (getTransactions of one signature) with an array", async () => {
+    const a = await startServer((body, res) => {
+      const r = body as JsonRpcRequest; // a batch of one goes as a single request
+      json(res, 200, { jsonrpc: '2.0', id: r.id, result: null });
+    });
+    const { rpc } = transport([a.url]);
+    const request = [{ jsonrpc: '2.0', id: 'x', method: 'getTransaction', params: ['sig'] }];
+    const res = await rpc.fetch(a.url, { method: 'POST', body: JSON.stringify(request) });
+    expect(await res.json()).toEqual([{ jsonrpc: '2.0', id: 'x', result: null }]);
+    // Through web3.js, which reads a batch's answer as an array.
+    const connection = new Connection(rpc.endpoint, {
+      fetch: rpc.fetch,
+      disableRetryOnRateLimit: true,
+    });
+    expect(await connection.getTransactions(['sig'])).toEqual([null]);
+    expect(sizes(a)).toEqual([1, 1]);
+  });
+
   it('counts a batch item with an error of its own as answered', async () => {
     const a = await startServer((body, res) =>
       json(

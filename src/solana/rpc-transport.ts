@@ -216,7 +216,8 @@ export class RpcTransport {
     const parsed = JSON.parse(body) as JsonRpcRequest | JsonRpcRequest[];
     const batch = Array.isArray(parsed);
     const requests = batch ? parsed : [parsed];
-    const text = requests.length === 0 ? '[]' : textOf(await this.exchange(requests), batch);
+    const text =
+      requests.length === 0 ? '[]' : textOf(await this.exchange(requests), batch, requests.length);
     return new Response(text, { status: 200, headers: { 'content-type': 'application/json' } });
   };
 
@@ -509,7 +510,11 @@ function answersOf(reply: Reply, batch: boolean): JsonRpcAnswer[] {
   return batch ? (parsed as JsonRpcAnswer[]) : [parsed as JsonRpcAnswer];
 }
 
-function textOf(reply: Reply, batch: boolean): string {
-  if (reply.text !== undefined) return reply.text;
+/** The response text for a body of `count` requests (`batch`: it was an array, even of one). */
+function textOf(reply: Reply, batch: boolean, count: number): string {
+  if (reply.text !== undefined) {
+    // A batch of one went as a single request: its answer goes back in an array.
+    return batch && count === 1 ? `[${reply.text}]` : reply.text;
+  }
   return JSON.stringify(batch ? reply.answers : reply.answers![0]);
 }
