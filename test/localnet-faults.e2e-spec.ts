@@ -89,16 +89,16 @@ function rpcOf(tc: TestChain) {
     return res.json();
   };
   /** The HTTP answer itself: status, `Retry-After` and the parsed body. */
-  const raw = async (body: unknown, auth = false) => {
+  const raw = async (body: unknown) => {
     const res = await fetch(tc.url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', ...(auth ? TEST_DEV_AUTH : {}) },
+      headers: { 'content-type': 'application/json' },
       body: JSON.stringify(body),
     });
     return {
       status: res.status,
       retryAfter: res.headers.get('retry-after'),
-      body: (await res.json()) as unknown,
+      body: await res.json(),
     };
   };
   const call = async (method: string, params: unknown[] = []) =>
