@@ -159,7 +159,14 @@ describe('RpcTransport: failover', () => {
   });
 
   it('fails over on HTTP 5xx and on a body that is not JSON-RPC', async () => {
-    const a = await startServer((_, res) => json(res, 503, 'Service Unavailable'));
+    // A 5xx fails over even with a JSON-RPC error in it: the node, not the request, is at fault.
+    const a = await startServer((body, res) =>
+      json(res, 503, {
+        jsonrpc: '2.0',
+        id: (body as JsonRpcRequest).id,
+        error: { code: -32603, message: 'Internal error' },
+      }),
+    );
     const b = await startServer((_, res) => json(res, 200, '<html>maintenance</html>'));
     const c = await startServer(answering('c'));
     const { rpc, reports } = transport([a.url, b.url, c.url]);
@@ -211,6 +218,45 @@ describe('RpcTransport: failover', () => {
     await reported(reports, { method: 'getHealth', outcome: 'ok', url: 0 });
     expect(await rpc.call('getSlot')).toBe('getSlot@a');
     expect(a.methods()).toEqual(['getSlot', 'getHealth', 'getHealth', 'getSlot']);
+  });
+
+  it('keeps a rested URL out while its probe says the node is behind (-32005)', async () => {
+    let behind = true;
+    let down = true;
+    const a = await startServer((body, res) => {
+      const r = body as JsonRpcRequest;
+      if (down) return json(res, 503, 'unavailable');
+      if (r.method === 'getHealth' && behind) {
+        return json(res, 200, {
+          jsonrpc: '2.0',
+          id: r.id,
+          error: { code: -32005, message: 'Node is behind by 120 slots' },
+        });
+      }
+      answering('a')(body, res);
+    });
+    const b = await startServer(answering('b'));
+    const { rpc, clock, reports } = transport([a.url, b.url]);
+    expect(await rpc.call('getSlot')).toBe('getSlot@b');
+    down = false;
+    clock.now += 1_000;
+    expect(await rpc.call('getSlot')).toBe('getSlot@b'); // probe: behind
+    await reported(reports, { method: 'getHealth', outcome: 'rpc_error', url: 0 });
+    expect(await rpc.call('getSlot')).toBe('getSlot@b');
+    behind = false;
+    clock.now += 2_000;
+    expect(await rpc.call('getSlot')).toBe('getSlot@b'); // probe: healthy
+    await reported(reports, { method: 'getHealth', outcome: 'ok', url: 0 });
+    expect(await rpc.call('getSlot')).toBe('getSlot@a');
+  });
+
+  it('goes on when a listener throws: metrics never fail a request', async () => {
+    const a = await startServer(answering('a'));
+    const { rpc } = transport([a.url]);
+    rpc.observe(() => {
+      throw new Error('metrics are down');
+    });
+    expect(await rpc.call('getSlot')).toBe('getSlot@a');
   });
 
   it('uses a failed URL when no healthy one is left, and says what failed when none answers', async () => {
