@@ -46,16 +46,17 @@ async function provider(chain: TestChain): Promise<LocalnetRpc> {
 async function serviceWith(
   rpcUrls: (chain: TestChain) => string | Promise<string>,
   env: Record<string, string> = {},
+  chainOptions: { finalitySlots?: number } = {},
 ) {
   const t = await createTestApp({
     env: {
-      LOCALNET_FINALITY_SLOTS: '0',
       // Only the test's own runs charge and watch.
       WATCH_INTERVAL_MS: '3600000',
       CHARGE_RUN_INTERVAL_MS: '3600000',
       ...env,
     },
     rpcUrls,
+    chainOptions,
   });
   const reports: Report[] = [];
   t.app.get(RpcTransport).observe((method, outcome, seconds, url) => {
@@ -76,9 +77,9 @@ const count = (reports: Report[], url: number, outcome: RpcOutcome) =>
  * What the service must keep doing whatever its first provider does: `customers` wallets
  * subscribe at the checkout (each first period charged at once), a period later one run charges
  * them all, and invoices paid at the checkout are found by the watcher and marked Paid.
- * Returns the merchant's charge signatures.
+ * Returns how many runs the watcher took to mark them all Paid.
  */
-async function keepsBilling(t: TestApp, customers: number): Promise<void> {
+async function keepsBilling(t: TestApp, customers: number): Promise<number> {
   const billing = billingHelpers(t);
   const acme = await t.createMerchant('Acme');
   const plan = await t.http
@@ -133,10 +134,10 @@ async function keepsBilling(t: TestApp, customers: number): Promise<void> {
   const status = async (id: string) =>
     (await t.http.get(`/api/invoices/${id}`).set(acme.auth).expect(200)).body.status as string;
   const deadline = Date.now() + 20_000;
-  for (;;) {
+  for (let runs = 1; ; runs++) {
     await billing.run();
     const statuses = await Promise.all(ids.map(status));
-    if (statuses.every((s) => s === 'Paid')) break;
+    if (statuses.every((s) => s === 'Paid')) return runs;
     if (Date.now() > deadline) throw new Error(`invoices not Paid: ${statuses.join(', ')}`);
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
@@ -284,5 +285,38 @@ describe('Priority fees: the charges bid a compute-unit price and a simulated li
     expect(spent).toBe(paid);
     const [spend] = await serviceKeySpend(t.app.get(Db));
     expect(spend).toMatchObject({ landedCharges: 4, lamports: String(paid) });
+  });
+});
+
+describe('Commitment: a cluster where confirmed equals finalized', () => {
+  let t: TestApp;
+  afterAll(() => t?.close());
+
+  it('with SOLANA_COMMITMENT=finalized and no finality lag, charges settle finalized and an invoice is Paid by the run that reads its payment', async () => {
+    // Localnet without a finality lag behaves as an Alpenglow cluster: a confirmed block is final.
+    ({ t } = await serviceWith(
+      (chain) => chain.url,
+      { SOLANA_COMMITMENT: 'finalized' },
+      { finalitySlots: 0 },
+    ));
+    expect(await keepsBilling(t, 2)).toBe(1);
+    const lines = await t.sql<{ kind: string; status: string }>(
+      `SELECT kind, status FROM payments ORDER BY created_at`,
+    );
+    expect(lines).toEqual([
+      ...Array.from({ length: 4 }, () => ({ kind: 'subscription', status: 'finalized' })),
+      ...Array.from({ length: 2 }, () => ({ kind: 'invoice', status: 'finalized' })),
+    ]);
+    // Seen and final at once: both events for every payment, and each invoice paid.
+    const events = await t.sql<{ type: string; n: string }>(
+      `SELECT type, count(*)::text AS n FROM events
+        WHERE type IN ('payment.received', 'payment.confirmed', 'invoice.paid')
+        GROUP BY type ORDER BY type`,
+    );
+    expect(events).toEqual([
+      { type: 'invoice.paid', n: '2' },
+      { type: 'payment.confirmed', n: '6' },
+      { type: 'payment.received', n: '6' },
+    ]);
   });
 });

@@ -1,20 +1,10 @@
 import { Transform } from 'class-transformer';
-import {
-  IsIn,
-  IsInt,
-  IsOptional,
-  IsString,
-  IsUrl,
-  isURL,
-  Matches,
-  Max,
-  Min,
-  registerDecorator,
-} from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Max, Min } from 'class-validator';
 import { MaxLength, MinLength } from '../common/validators/chars';
 import { IsTrustProxy, parseTrustProxy, TrustProxy } from '../common/http/trust-proxy';
 import { IsMailbox, Mailbox, parseMailbox } from '../common/validators/mailbox';
 import { IsSolanaAddress } from '../common/validators/solana-address';
+import { IsRpcUrlList, rpcUrlList } from './rpc-url-list';
 
 export const SOLANA_CLUSTERS = ['localnet', 'devnet', 'mainnet-beta'] as const;
 export type SolanaCluster = (typeof SOLANA_CLUSTERS)[number];
@@ -43,46 +33,6 @@ const toInt = ({ value }: { value: unknown }): unknown =>
 
 const emptyToUndefined = ({ value }: { value: unknown }): unknown =>
   typeof value === 'string' && value.trim() === '' ? undefined : value;
-
-/** At most this many URLs in `SOLANA_RPC_URL`. */
-const MAX_RPC_URLS = 10;
-
-/** The URLs of a comma-separated list, trimmed (empty entries kept, for the validator to name). */
-function urlList(value: string): string[] {
-  return value.split(',').map((url) => url.trim());
-}
-
-/** Why a `SOLANA_RPC_URL` list is refused, or null. Never echoes an entry: it may hold a key. */
-function rpcUrlListProblem(value: unknown): string | null {
-  if (typeof value !== 'string') return 'must be a string';
-  const urls = urlList(value);
-  if (urls.length > MAX_RPC_URLS) return `must list at most ${MAX_RPC_URLS} URLs`;
-  const bad = urls.findIndex(
-    (url) =>
-      !isURL(url, { protocols: ['http', 'https'], require_tld: false, require_protocol: true }),
-  );
-  if (bad >= 0) {
-    return urls.length === 1
-      ? 'must be an http:// or https:// URL, or a comma-separated list of them'
-      : `entry ${bad + 1} of the list is not an http:// or https:// URL`;
-  }
-  if (new Set(urls).size !== urls.length) return 'lists a URL twice';
-  return null;
-}
-
-/** An http(s) URL, or a comma-separated list of them (`SOLANA_RPC_URL`). */
-function IsRpcUrlList(): PropertyDecorator {
-  return (target, propertyName) =>
-    registerDecorator({
-      name: 'isRpcUrlList',
-      target: target.constructor,
-      propertyName: propertyName as string,
-      validator: {
-        validate: (value: unknown) => rpcUrlListProblem(value) === null,
-        defaultMessage: (args) => rpcUrlListProblem(args?.value) ?? '',
-      },
-    });
-}
 
 /**
  * The whole runtime configuration, read once from the environment (and `.env`) at start-up.
@@ -149,11 +99,10 @@ export class AppConfig {
   SOLANA_CLUSTER: SolanaCluster = 'localnet';
 
   /**
-   * JSON-RPC endpoint of the cluster, or several separated by commas: the first healthy one
-   * serves, the next take over when it fails or rate-limits (docs/solana.md, "RPC providers").
-   * Unset on localnet: the embedded chain, started in-process on `LOCALNET_RPC_PORT` (or already
-   * running there, from `npm run localnet`). Unset elsewhere: the cluster's public endpoint
-   * (rate limited; use your own provider in production).
+   * JSON-RPC endpoint of the cluster, or several separated by commas (failover in that order:
+   * docs/solana.md, "RPC providers"). Unset on localnet: the embedded chain on
+   * `LOCALNET_RPC_PORT` (started in-process, or from `npm run localnet`). Unset elsewhere: the
+   * cluster's public endpoint (rate limited; use your own providers in production).
    */
   @Transform(emptyToUndefined)
   @IsOptional()
@@ -168,9 +117,8 @@ export class AppConfig {
   SOLANA_RPC_TIMEOUT_MS: number = 10_000;
 
   /**
-   * Requests a second each RPC URL is sent at most (a batch counts as its requests); requests
-   * wait for budget, they are not refused. 0: no budget. Unset: 10 for the public endpoint of
-   * devnet or mainnet-beta (100 requests per 10 s), no budget otherwise.
+   * Requests a second per RPC URL (a batch counts as its requests; requests wait, never refused).
+   * 0: none. Unset: 10 for a cluster's public endpoint (100 per 10 s), else none.
    */
   @Transform(({ value }) => toInt({ value: emptyToUndefined({ value }) }))
   @IsOptional()
@@ -187,10 +135,8 @@ export class AppConfig {
   SOLANA_RPC_MAX_BATCH: number = 100;
 
   /**
-   * Ceiling of the compute-unit price of the service's own transactions (its charges), in
-   * micro-lamports per compute unit; the price is an estimate from recent fees, never above
-   * this. 0: no priority fee. The default, 1,000,000 (1 lamport a unit), caps a charge of about
-   * 30,000 units at about 0.00003 SOL of priority fee.
+   * Ceiling of the compute-unit price of the service's charges (micro-lamports per unit; the
+   * price is estimated from recent fees). 0: no priority fee. 1,000,000 is 1 lamport a unit.
    */
   @Transform(toInt)
   @IsInt()
@@ -199,9 +145,8 @@ export class AppConfig {
   PRIORITY_FEE_MAX_MICRO_LAMPORTS: number = 1_000_000;
 
   /**
-   * Commitment the service reads and confirms at (`finalized` is always awaited for payments).
-   * Where `confirmed` equals `finalized` (Alpenglow) the two cost the same wait
-   * (docs/solana.md, "Commitment").
+   * Commitment the service reads and confirms at (`finalized` is always awaited for payments;
+   * docs/solana.md, "Commitment").
    */
   @IsIn(SOLANA_COMMITMENTS)
   SOLANA_COMMITMENT: SolanaCommitment = 'confirmed';
@@ -478,28 +423,24 @@ export class AppConfig {
 
   /** The RPC URLs in order of preference: `SOLANA_RPC_URL`'s list, or the cluster's default. */
   get solanaRpcUrls(): string[] {
-    if (this.SOLANA_RPC_URL) return urlList(this.SOLANA_RPC_URL);
+    if (this.SOLANA_RPC_URL) return rpcUrlList(this.SOLANA_RPC_URL);
+    const cluster = this.SOLANA_CLUSTER;
     return [
-      this.SOLANA_CLUSTER === 'localnet'
-        ? `http://127.0.0.1:${this.LOCALNET_RPC_PORT}`
-        : PUBLIC_RPC[this.SOLANA_CLUSTER],
+      cluster === 'localnet' ? `http://127.0.0.1:${this.LOCALNET_RPC_PORT}` : PUBLIC_RPC[cluster],
     ];
   }
 
-  /**
-   * The first RPC URL: the one the localnet dev tools (faucet, clock) and the banner use. The
-   * service's own chain calls go to all of them (`solanaRpcUrls`).
-   */
+  /** The first RPC URL (the localnet dev tools and the banner); the chain calls use them all. */
   get solanaRpcUrl(): string {
     return this.solanaRpcUrls[0];
   }
 
   /** The request budget per RPC URL (`SOLANA_RPC_REQUESTS_PER_SECOND`); 0: none. */
   get solanaRpcRequestsPerSecond(): number {
-    if (this.SOLANA_RPC_REQUESTS_PER_SECOND !== undefined) {
-      return this.SOLANA_RPC_REQUESTS_PER_SECOND;
-    }
-    return !this.isLocalnet && !this.SOLANA_RPC_URL ? PUBLIC_RPC_REQUESTS_PER_SECOND : 0;
+    const publicEndpoint = !this.isLocalnet && !this.SOLANA_RPC_URL;
+    return (
+      this.SOLANA_RPC_REQUESTS_PER_SECOND ?? (publicEndpoint ? PUBLIC_RPC_REQUESTS_PER_SECOND : 0)
+    );
   }
 
   get subscriptionScheme(): SubscriptionScheme {

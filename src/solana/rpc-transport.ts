@@ -1,9 +1,8 @@
-import { request } from 'undici';
+import { Exchange, JsonRpcAnswer, JsonRpcRequest, postJsonRpc, RpcOutcome } from './rpc-http';
 import { TokenBucket } from './token-bucket';
 
-/** How one HTTP exchange ended, for each JSON-RPC request it carried (`RpcRequestListener`). */
-export type RpcOutcome =
-  'ok' | 'rpc_error' | 'timeout' | 'http_429' | 'http_error' | 'transport_error';
+export type { JsonRpcAnswer, JsonRpcRequest, RpcOutcome } from './rpc-http';
+export { parseRetryAfter } from './rpc-http';
 
 /**
  * Told of every JSON-RPC request sent (each request of a batch on its own): its method, how its
@@ -16,20 +15,6 @@ export type RpcRequestListener = (
   seconds: number,
   url: number,
 ) => void;
-
-export interface JsonRpcRequest {
-  jsonrpc: '2.0';
-  id: string | number;
-  method: string;
-  params?: unknown;
-}
-
-export interface JsonRpcAnswer {
-  jsonrpc?: '2.0';
-  id: string | number | null;
-  result?: unknown;
-  error?: { code: number; message: string; data?: unknown };
-}
 
 export interface RpcTransportOptions {
   /** The RPC URLs, in order of preference: the first healthy one serves. */
@@ -74,8 +59,6 @@ export const MAX_RETRY_AFTER_MS = 60_000;
 const MAX_THROTTLE_BACKOFF_MS = 30_000;
 /** A failed URL rests 1 s, doubled per failure in a row, at most this, before it is probed. */
 const MAX_FAILURE_BACKOFF_MS = 60_000;
-/** JSON-RPC errors of a batch item the server did not take as a request of its own. */
-const NOT_TAKEN = new Set([-32600, -32700]);
 /** `getHealth`: the node is behind (or otherwise unhealthy). */
 const NODE_UNHEALTHY = -32005;
 
@@ -101,12 +84,6 @@ interface Reply {
   answers?: JsonRpcAnswer[];
   text?: string;
 }
-
-type Exchange =
-  | { kind: 'answered'; answers: (JsonRpcAnswer | undefined)[]; text?: string }
-  | { kind: 'refused'; limit: number }
-  | { kind: 'throttled'; retryAfterMs: number | undefined }
-  | { kind: 'failed'; reason: string };
 
 /**
  * The one JSON-RPC transport of the service (docs/solana.md, "RPC providers"): the web3.js
@@ -363,92 +340,15 @@ export class RpcTransport {
     endpoint.coolUntil = Math.max(endpoint.coolUntil, this.now() + wait);
   }
 
-  /** One HTTP exchange with one URL, classified; every request in it is reported. */
+  /** One HTTP exchange with one URL; every request in it is reported. */
   private async post(endpoint: Endpoint, requests: JsonRpcRequest[]): Promise<Exchange> {
-    const single = requests.length === 1;
-    const started = performance.now();
-    const report = (outcome: RpcOutcome | ((i: number) => RpcOutcome)) => {
-      const seconds = (performance.now() - started) / 1000;
-      requests.forEach((r, i) =>
-        this.report(
-          r.method,
-          typeof outcome === 'function' ? outcome(i) : outcome,
-          seconds,
-          endpoint.index,
-        ),
-      );
-    };
-    const signal = AbortSignal.timeout(this.timeoutMs);
-    let status: number;
-    let retryAfter: string | string[] | undefined;
-    let text: string;
-    try {
-      const res = await request(endpoint.url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(single ? requests[0] : requests),
-        signal,
-      });
-      status = res.statusCode;
-      retryAfter = res.headers['retry-after'];
-      text = await res.body.text();
-    } catch (error) {
-      const timedOut = signal.aborted;
-      report(timedOut ? 'timeout' : 'transport_error');
-      return {
-        kind: 'failed',
-        reason: timedOut ? `no answer within ${this.timeoutMs} ms` : transportError(error),
-      };
-    }
-    if (status === 429) {
-      report('http_429');
-      const header = Array.isArray(retryAfter) ? retryAfter[0] : retryAfter;
-      return { kind: 'throttled', retryAfterMs: parseRetryAfter(header, Date.now()) };
-    }
-    if (status >= 500) {
-      report('http_error');
-      return { kind: 'failed', reason: `HTTP ${status}` };
-    }
-    const ok = status >= 200 && status < 300;
-
-    if (single) {
-      // Most answers hold no `"error"` at all: passed on without being parsed here.
-      const plain = !text.includes('"error"') && text.includes('"result"');
-      if (ok && plain && text.trimStart().startsWith('{')) {
-        report('ok');
-        return { kind: 'answered', answers: [undefined], text };
-      }
-      const answer = parseJson(text);
-      if (!isAnswer(answer)) {
-        report('http_error');
-        return { kind: 'failed', reason: `HTTP ${status} without a JSON-RPC answer` };
-      }
-      report(answer.error ? 'rpc_error' : 'ok');
-      return { kind: 'answered', answers: [answer], text: ok ? text : undefined };
-    }
-
-    // A batch. A 4xx, or one answer for all of it: refused, to be sent in halves.
-    const parsed = parseJson(text);
-    if (!ok || !Array.isArray(parsed)) {
-      if (ok && !isAnswer(parsed)) {
-        report('http_error');
-        return { kind: 'failed', reason: `HTTP ${status} without a JSON-RPC answer` };
-      }
-      report(ok ? 'rpc_error' : 'http_error');
-      return { kind: 'refused', limit: Math.max(1, Math.floor(requests.length / 2)) };
-    }
-    const byId = new Map<unknown, JsonRpcAnswer>();
-    for (const item of parsed) {
-      if (isAnswer(item) && item.id !== null && !isNotTaken(item)) byId.set(item.id, item);
-    }
-    const answers = requests.map((r) => byId.get(r.id));
-    report((i) => (answers[i] === undefined || answers[i].error ? 'rpc_error' : 'ok'));
-    // Not one item taken: this URL takes no batches.
-    if (answers.every((a) => a === undefined)) return { kind: 'refused', limit: 1 };
-    const inOrder =
-      parsed.length === requests.length &&
-      parsed.every((item, i) => answers[i] !== undefined && item === answers[i]);
-    return { kind: 'answered', answers, text: inOrder ? text : undefined };
+    const { exchange, outcomes, seconds } = await postJsonRpc(
+      endpoint.url,
+      requests,
+      this.timeoutMs,
+    );
+    requests.forEach((r, i) => this.report(r.method, outcomes[i], seconds, endpoint.index));
+    return exchange;
   }
 
   private report(method: string, outcome: RpcOutcome, seconds: number, url: number): void {
@@ -462,46 +362,8 @@ export class RpcTransport {
   }
 }
 
-/**
- * `Retry-After` in milliseconds from `now`: delay-seconds or an HTTP date; undefined when absent
- * or unreadable. Never negative.
- */
-export function parseRetryAfter(value: string | undefined, now: number): number | undefined {
-  if (value === undefined) return undefined;
-  const trimmed = value.trim();
-  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
-  const date = Date.parse(trimmed);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
-}
-
 function backoff(times: number, max: number): number {
   return Math.min(max, 1000 * 2 ** Math.min(times - 1, 20));
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
-function isAnswer(value: unknown): value is JsonRpcAnswer {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    !Array.isArray(value) &&
-    ('result' in value || 'error' in value)
-  );
-}
-
-function isNotTaken(answer: JsonRpcAnswer): boolean {
-  return answer.error !== undefined && NOT_TAKEN.has(answer.error.code);
-}
-
-function transportError(error: unknown): string {
-  const code = (error as { code?: unknown }).code;
-  return typeof code === 'string' ? code : error instanceof Error ? error.name : 'transport error';
 }
 
 function answersOf(reply: Reply, batch: boolean): JsonRpcAnswer[] {
