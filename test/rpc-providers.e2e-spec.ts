@@ -154,10 +154,17 @@ describe('RPC providers: the service keeps billing whatever its first RPC URL do
     const { t, reports } = await serviceWith((chain) => `${down},${chain.url}`);
     close.push(() => t.close());
     await keepsBilling(t, 2);
-    // Tried once, then left resting (probed after a while): nearly everything went to URL 2.
-    expect(count(reports, 0, 'transport_error')).toBeGreaterThan(0);
+    // Tried by the first requests only (those in flight before its first failure was known),
+    // then left resting: after each rest (1 s, 2 s, 4 s...) a getHealth probe, never a request.
     expect(count(reports, 0, 'ok')).toBe(0);
-    expect(count(reports, 1, 'ok')).toBeGreaterThan(20 * count(reports, 0, 'transport_error'));
+    const atFirst = reports.filter((r) => r.url === 0);
+    expect(atFirst.every((r) => r.outcome === 'transport_error')).toBe(true);
+    const probes = atFirst.filter((r) => r.method === 'getHealth').length;
+    expect(probes).toBeGreaterThan(0);
+    expect(probes).toBeLessThanOrEqual(6);
+    expect(atFirst.length - probes).toBeGreaterThan(0);
+    expect(atFirst.length - probes).toBeLessThanOrEqual(5);
+    expect(count(reports, 1, 'ok')).toBeGreaterThan(50);
     // sendTransaction went to the second URL, the very bytes the service recorded.
     expect(reports.some((r) => r.method === 'sendTransaction' && r.url === 1)).toBe(true);
   });
