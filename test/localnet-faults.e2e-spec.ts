@@ -25,6 +25,11 @@ const ALL_OFF = {
   delaySlots: 0,
   hideStatusesMs: 0,
   refuseBatches: false,
+  maxBatch: 0,
+  throttleNext: 0,
+  retryAfterSeconds: 1,
+  rateLimitPerSecond: 0,
+  prioritizationFeeFloor: 0,
   signaturePageCap: 0,
   unservedTransactions: [] as string[],
 };
@@ -83,6 +88,19 @@ function rpcOf(tc: TestChain) {
     });
     return res.json();
   };
+  /** The HTTP answer itself: status, `Retry-After` and the parsed body. */
+  const raw = async (body: unknown) => {
+    const res = await fetch(tc.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    return {
+      status: res.status,
+      retryAfter: res.headers.get('retry-after'),
+      body: await res.json(),
+    };
+  };
   const call = async (method: string, params: unknown[] = []) =>
     (await post({ jsonrpc: '2.0', id: ++id, method, params })) as RpcBody;
   const result = async <T>(method: string, params: unknown[] = []): Promise<T> => {
@@ -92,6 +110,7 @@ function rpcOf(tc: TestChain) {
   };
   return {
     post,
+    raw,
     call,
     result,
     send: (tx: SignedTx, config: Record<string, unknown> = {}) =>
@@ -344,6 +363,105 @@ describe('Localnet fault injection (localnet_setFaults)', () => {
     ]);
   });
 
+  it('refuses batches past maxBatch with HTTP 413, and serves those within it', async () => {
+    const batch = (n: number) =>
+      Array.from({ length: n }, (_, i) => ({ jsonrpc: '2.0', id: i + 1, method: 'getHealth' }));
+    expect(await rpc.setFaults({ maxBatch: 2 })).toMatchObject({ maxBatch: 2 });
+    expect(await rpc.raw(batch(3))).toEqual({
+      status: 413,
+      retryAfter: null,
+      body: {
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32600, message: 'Batch of 3 requests exceeds the limit of 2' },
+      },
+    });
+    expect(await rpc.raw(batch(2))).toMatchObject({
+      status: 200,
+      body: [
+        { id: 1, result: 'ok' },
+        { id: 2, result: 'ok' },
+      ],
+    });
+    await rpc.setFaults({ maxBatch: 0 });
+    expect(await rpc.raw(batch(3))).toMatchObject({ status: 200 });
+  });
+
+  it('answers the next throttleNext HTTP requests 429 with retryAfterSeconds, never the localnet_* methods', async () => {
+    const health = { jsonrpc: '2.0', id: 1, method: 'getHealth' };
+    const throttled = {
+      status: 429,
+      body: {
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: 429, message: 'Too many requests for a specific RPC call' },
+      },
+    };
+    expect(await rpc.setFaults({ throttleNext: 2, retryAfterSeconds: 7 })).toMatchObject({
+      throttleNext: 2,
+      retryAfterSeconds: 7,
+    });
+    expect(await rpc.raw(health)).toEqual({ ...throttled, retryAfter: '7' });
+    // A batch is one HTTP request.
+    expect(await rpc.raw([health, { ...health, id: 2 }])).toEqual({
+      ...throttled,
+      retryAfter: '7',
+    });
+    // The switches themselves are always served (and do not count).
+    expect(await rpc.faults()).toMatchObject({ throttleNext: 0 });
+    expect(await rpc.raw(health)).toMatchObject({ status: 200, body: { result: 'ok' } });
+
+    // Without Retry-After, as some providers answer.
+    await rpc.setFaults({ throttleNext: 1, retryAfterSeconds: 0 });
+    expect(await rpc.raw(health)).toEqual({ ...throttled, retryAfter: null });
+    expect(await rpc.raw(health)).toMatchObject({ status: 200 });
+  });
+
+  it('rate-limits to rateLimitPerSecond requests a second, a batch counting as its requests', async () => {
+    const health = (id: number) => ({ jsonrpc: '2.0', id, method: 'getHealth' });
+    // The four requests must share one wall-clock second: each round starts at the beginning
+    // of one, and a round that a busy machine stretched past it is run again.
+    let answers: { status: number; retryAfter: string | null }[] = [];
+    for (let round = 0; round < 3; round++) {
+      await new Promise((resolve) => setTimeout(resolve, 1000 - (Date.now() % 1000)));
+      await rpc.setFaults({ rateLimitPerSecond: 3 });
+      const second = Math.floor(Date.now() / 1000);
+      answers = [
+        await rpc.raw([health(1), health(2)]), // 2 of 3
+        await rpc.raw([health(3), health(4)]), // 4: refused, not counted
+        await rpc.raw(health(5)), // 3 of 3
+        await rpc.raw(health(6)), // refused
+      ];
+      if (Math.floor(Date.now() / 1000) === second) break;
+    }
+    expect(answers.map((a) => [a.status, a.retryAfter])).toEqual([
+      [200, null],
+      [429, '1'],
+      [200, null],
+      [429, '1'],
+    ]);
+    // The next second has its own budget.
+    await waitFor(async () => (await rpc.raw(health(7))).status === 200, 3_000);
+    await rpc.setFaults({ rateLimitPerSecond: 0 });
+    for (let i = 0; i < 5; i++) expect((await rpc.raw(health(8 + i))).status).toBe(200);
+  });
+
+  it('reports recent prioritization fees of at least prioritizationFeeFloor', async () => {
+    const fees = () =>
+      rpc.result<{ slot: number; prioritizationFee: number }[]>('getRecentPrioritizationFees', [
+        [USDC.toBase58()],
+      ]);
+    expect((await fees()).every((f) => f.prioritizationFee === 0)).toBe(true);
+    await rpc.setFaults({ prioritizationFeeFloor: 25_000 });
+    const floored = await fees();
+    expect(floored.length).toBeGreaterThan(0);
+    expect(floored.every((f) => f.prioritizationFee === 25_000)).toBe(true);
+    // In-process reads are not the RPC's.
+    expect(tc.chain.recentPrioritizationFees([]).every((f) => f.prioritizationFee === 0)).toBe(
+      true,
+    );
+  });
+
   it('shares one set of switches between JSON-RPC and TestChain.faults, changing only what is given', async () => {
     expect(tc.faults.set({ dropSends: 4, refuseBatches: true })).toEqual({
       ...ALL_OFF,
@@ -457,6 +575,14 @@ describe('Localnet fault injection (localnet_setFaults)', () => {
       [[{ refuseBatches: 'yes' }], /refuseBatches must be a boolean/],
       [[{ refuseBatches: 1 }], /refuseBatches must be a boolean/],
       [[{ signaturePageCap: 1_001 }], /signaturePageCap must be a whole number from 0 to 1000/],
+      [[{ maxBatch: 10_001 }], /maxBatch must be a whole number from 0 to 10000/],
+      [[{ throttleNext: -1 }], /throttleNext must be a whole number from 0 to 1000000/],
+      [[{ retryAfterSeconds: 3_601 }], /retryAfterSeconds must be a whole number from 0 to 3600/],
+      [[{ rateLimitPerSecond: 0.5 }], /rateLimitPerSecond must be a whole number/],
+      [
+        [{ prioritizationFeeFloor: 1_000_000_001 }],
+        /prioritizationFeeFloor must be a whole number from 0 to 1000000000/,
+      ],
       [[{ unservedTransactions: 'x' }], /unservedTransactions must be an array of at most/],
       [[{ unservedTransactions: [1] }], /unservedTransactions must be an array of .* signatures/],
       [[{ unservedTransactions: ['0OIl'] }], /unservedTransactions must be an array/],

@@ -267,6 +267,19 @@ describe('Metrics: the Prometheus port follows the journey', () => {
     );
   });
 
+  it('every request the RPC transport makes is counted, by method and outcome', async () => {
+    const before = await scrape();
+    // Readiness asks the chain for its slot: one getSlot through the transport.
+    await t.http.get('/health').expect(200);
+    const after = await scrape();
+    expect(
+      moved(before, after, 'solana_rpc_requests_total', { method: 'getSlot', outcome: 'ok' }),
+    ).toBeGreaterThanOrEqual(1);
+    expect(
+      moved(before, after, 'solana_rpc_request_duration_seconds_count', { method: 'getSlot' }),
+    ).toBeGreaterThanOrEqual(1);
+  });
+
   it("RPC requests recorded by the transport's callback are served", async () => {
     const record = t.app.get(Metrics).recordRpcRequest;
     const before = await scrape();

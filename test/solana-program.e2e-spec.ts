@@ -54,6 +54,11 @@ describe('Subscriptions-program scheme on localnet', () => {
   const PYUSD = mintTable('localnet')[1].address;
   const TOKEN_2022 = TOKEN_2022_PROGRAM_ID.toBase58();
   const terms = { amount: 9_990_000n, periodHours: 720n, createdAt: 1_790_000_000n };
+  const u32 = (n: number) => {
+    const bytes = Buffer.alloc(4);
+    bytes.writeUInt32LE(n);
+    return [...bytes];
+  };
   const pad = (items: string[], size: number) =>
     [...items, ...Array.from({ length: size - items.length }, () => ZERO_ADDRESS)].map((a) =>
       address(a),
@@ -477,9 +482,14 @@ describe('Subscriptions-program scheme on localnet', () => {
         tokenProgram: address(TOKEN_2022),
         amount: terms.amount,
       });
-      // The memo and the pull, nothing else: never the merchant's account, at the service's cost.
-      expect(tx.instructions).toHaveLength(2);
-      const [memo, pull] = tx.instructions;
+      // The compute budget, the memo and the pull, nothing else: never the merchant's account,
+      // at the service's cost. Localnet cannot run the program, so its simulation fails and the
+      // limit is the runtime's default for two instructions, stated (the fee stays exact); no
+      // price, as localnet's recent fees are 0.
+      expect(tx.instructions).toHaveLength(3);
+      const [budget, memo, pull] = tx.instructions;
+      expect(budget.programId.toBase58()).toBe('ComputeBudget111111111111111111111111111111');
+      expect(budget.data).toEqual(Buffer.from([2, ...u32(400_000)]));
       expect(memo.data.toString()).toBe(`charge:v1:${planId}:${input.chargeId}`);
       expect(wire(pull)).toEqual(officialWire(official));
     });

@@ -3,7 +3,13 @@ import { Clock } from '../common/clock';
 import { AppConfig } from '../config/app-config';
 import { Metrics } from '../metrics/metrics';
 import { ChainPort, ChargeFailedError, ChargeInput, TxOutcome } from '../solana/chain.port';
-import { addResults, ChargeRunResult, ChargeSettlement, emptyResult } from './charge-settlement';
+import {
+  addResults,
+  ChargeRunResult,
+  ChargeSettlement,
+  ChargeTry,
+  emptyResult,
+} from './charge-settlement';
 import { ChargeClaims } from './charge-claims';
 import { drainBatches } from './concurrency';
 import { AttemptRow, ChargeAttemptsRepository } from './repositories/charge-attempts.repository';
@@ -205,7 +211,7 @@ export class ChargeRunService {
         known.state === 'pending'
           ? await this.holdingLease(row.id, tx.signature, () => this.chain.sendAndConfirm(tx))
           : known;
-      if (await this.settle(row, input, outcome, result, tx.signature)) return;
+      if (await this.settle(row, input, outcome, result, tx)) return;
       // Expired (or never seen and replaceable): it can never land; a new try may be signed,
       // unless another instance has settled the attempt or recorded a try of its own meanwhile.
       if (!(await this.attempts.clearExpiredTry(row.id, tx.signature, this.clock.now()))) return;
@@ -301,7 +307,7 @@ export class ChargeRunService {
     const outcome = await this.holdingLease(row.id, sent.signature, () =>
       this.chain.sendAndConfirm(sent),
     );
-    if (!(await this.settle(row, input, outcome, result, sent.signature))) {
+    if (!(await this.settle(row, input, outcome, result, sent))) {
       // It can never land: a later run may sign a new try, unless the attempt moved on meanwhile.
       const deferred = await this.settlement.defer(
         { id: row.id, signature: sent.signature },
@@ -349,7 +355,7 @@ export class ChargeRunService {
     input: ChargeInput,
     outcome: TxOutcome,
     result: ChargeRunResult,
-    signature: string,
+    tried: ChargeTry,
   ): Promise<boolean> {
     if (this.chain.approval && outcome.state !== 'succeeded') {
       // A failure is explained from the accounts as they are now: the reservation too.
@@ -359,30 +365,32 @@ export class ChargeRunService {
     }
     switch (outcome.state) {
       case 'succeeded':
-        await this.settlement.succeed(row, signature, outcome.slot, outcome.finalized, result);
+        await this.settlement.succeed(row, tried, outcome.slot, outcome.finalized, result);
         return true;
       case 'failed': {
         const reason = await this.chain.classifyChargeFailure(input, outcome.error);
         // Landed failed, through no fault of the customer's: it moved nothing, sign anew (a
         // receiving account closed meanwhile is found missing before anything is signed).
         if (reason === 'transient' || reason === 'merchant_account_missing') {
-          await this.settlement.landedFailed({ id: row.id, signature });
+          await this.settlement.landedFailed({ id: row.id, ...tried });
           return false;
         }
-        await this.settlement.fail(row, input, reason, outcome.error, signature, result, true);
+        await this.settlement.fail(row, input, reason, outcome.error, tried, result, true);
         return true;
       }
       case 'rejected': {
         if (outcome.replaceable) return false;
         const reason = await this.chain.classifyChargeFailure(input, outcome.error);
         if (reason === 'transient' || reason === 'merchant_account_missing') {
-          if (await this.settlement.defer({ id: row.id, signature }, outcome.error)) {
+          if (
+            await this.settlement.defer({ id: row.id, signature: tried.signature }, outcome.error)
+          ) {
             result.deferred++;
           }
           return true;
         }
         // Refused now; the bytes stay recorded, so a later try settles them before re-signing.
-        await this.settlement.fail(row, input, reason, outcome.error, signature, result);
+        await this.settlement.fail(row, input, reason, outcome.error, tried, result);
         return true;
       }
       case 'expired':

@@ -55,6 +55,15 @@ function chargeLine(row: AttemptRow, signature: string | null) {
   };
 }
 
+/**
+ * A try: its signature and its signed bytes, from which the network fee it pays when it lands is
+ * read (the base fee and its priority fee: `ChainPort.networkFee`).
+ */
+export interface ChargeTry {
+  signature: string;
+  transaction: string;
+}
+
 /** How long a transiently failed attempt waits before a run takes it up again (seconds). */
 const TRANSIENT_RETRY_SECONDS = 20;
 /** How long a charge waits for a merchant to create its receiving account (seconds). */
@@ -91,7 +100,7 @@ export class ChargeSettlement {
    */
   async succeed(
     row: AttemptRow,
-    signature: string,
+    tried: ChargeTry,
     slot: number,
     finalized: boolean,
     result: ChargeRunResult,
@@ -101,6 +110,7 @@ export class ChargeSettlement {
     // What the pull consumed of the authorisation, and what arrived of it (net of the fee in
     // force where it landed: a new fee may have started since).
     const pulled = BigInt(row.amount);
+    const { signature } = tried;
     const fee = await this.chain.feeOn(row.mint, pulled, slot);
     // Successes of the charges in flight are committed together (`GroupCommit`).
     const settled = await this.successes.run(async (tx) => {
@@ -109,7 +119,7 @@ export class ChargeSettlement {
         id: row.id,
         signature,
         from,
-        networkFee: this.chain.chargeFeeLamports,
+        networkFee: this.chain.networkFee(tried.transaction),
         now: this.clock.now(),
       });
       if (!won) return false; // another instance settled it
@@ -143,7 +153,7 @@ export class ChargeSettlement {
     });
     if (settled) {
       result.succeeded++;
-      this.metrics.serviceKeyPaid(this.chain.chargeFeeLamports);
+      this.metrics.serviceKeyPaid(this.chain.networkFee(tried.transaction));
     }
   }
 
@@ -158,8 +168,8 @@ export class ChargeSettlement {
     input: ChargeInput,
     reason: ChargeFailure,
     message: string,
-    /** The signature of the try the caller read (null: nothing was signed). */
-    tried: string | null,
+    /** The try the caller read (null: nothing was signed). */
+    tried: ChargeTry | null,
     result: ChargeRunResult,
     /** The transaction landed and failed: it can never land again, so it is not kept. */
     landed = false,
@@ -167,16 +177,16 @@ export class ChargeSettlement {
     const settled = await this.db.transaction(async (tx) => {
       const won = await this.attempts.markFailed(tx, {
         id: row.id,
-        tried,
+        tried: tried?.signature ?? null,
         reason,
         message: message.slice(0, 1000),
-        networkFee: landed ? this.chain.chargeFeeLamports : 0n,
+        networkFee: landed && tried ? this.chain.networkFee(tried.transaction) : 0n,
         landed,
         now: this.clock.now(),
       });
       if (!won) return false;
       await this.payments.insertIn(tx, {
-        ...chargeLine(row, landed ? tried : null),
+        ...chargeLine(row, landed ? (tried?.signature ?? null) : null),
         status: 'failed',
         amount: input.amount,
         note: reason,
@@ -192,7 +202,7 @@ export class ChargeSettlement {
       if (reason === 'authorization_gone') result.completed++;
       else result.failed++;
       this.metrics.chargeFailed(reason);
-      if (landed) this.metrics.serviceKeyPaid(this.chain.chargeFeeLamports);
+      if (landed && tried) this.metrics.serviceKeyPaid(this.chain.networkFee(tried.transaction));
     }
   }
 
@@ -242,14 +252,14 @@ export class ChargeSettlement {
    * A try that landed and failed through no fault of the customer's (it moved nothing, a new
    * one will be signed): the service key paid its network fee all the same.
    */
-  async landedFailed(attempt: { id: string; signature: string }): Promise<void> {
+  async landedFailed(attempt: { id: string } & ChargeTry): Promise<void> {
     await this.attempts.addNetworkFee(
       attempt.id,
       attempt.signature,
-      this.chain.chargeFeeLamports,
+      this.chain.networkFee(attempt.transaction),
       this.clock.now(),
     );
-    this.metrics.serviceKeyPaid(this.chain.chargeFeeLamports);
+    this.metrics.serviceKeyPaid(this.chain.networkFee(attempt.transaction));
   }
 
   /**
@@ -329,7 +339,8 @@ export class ChargeSettlement {
     for (const row of rows) {
       const outcome = outcomes.get(row.signature!)!;
       if (outcome.state === 'succeeded') {
-        await this.succeed(row, row.signature!, outcome.slot, outcome.finalized, result, 'failed');
+        const tried = { signature: row.signature!, transaction: row.transaction! };
+        await this.succeed(row, tried, outcome.slot, outcome.finalized, result, 'failed');
       } else if (outcome.state === 'expired' || outcome.state === 'failed') {
         await this.attempts.forgetFailedTry(row.id, row.signature!, this.clock.now());
       }

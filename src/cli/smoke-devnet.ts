@@ -18,7 +18,7 @@ import { loadConfig } from '../config/load-config';
 import { resolveDevKey } from '../dev/dev-key';
 import { parseAmount } from '../common/money';
 import { TxOutcome, UnsignedTx } from '../solana/chain.port';
-import { createChainAdapter, createConnection } from '../solana/chain.factory';
+import { createChain } from '../solana/chain.factory';
 import { MINT_SYMBOLS, MintSymbol } from '../solana/mints';
 import { RpcChainAdapter } from '../solana/rpc-chain.adapter';
 import { parseKeypair } from '../solana/service-keypair';
@@ -30,7 +30,7 @@ runCli(async (out) => {
   if (!MINT_SYMBOLS.includes(mint))
     throw new UsageError(`SMOKE_MINT must be one of ${MINT_SYMBOLS.join(', ')}`);
   const amount = parseAmount(process.env.SMOKE_AMOUNT ?? '0.01');
-  const chain = await createChainAdapter(createConnection(config), config);
+  const { chain } = await createChain(config);
   const merchant = await keypair('SMOKE_MERCHANT_KEYPAIR', config.isLocalnet);
   const payer = await keypair('SMOKE_PAYER_KEYPAIR', config.isLocalnet);
   if (config.isLocalnet) {

@@ -4,6 +4,7 @@ import { MaxLength, MinLength } from '../common/validators/chars';
 import { IsTrustProxy, parseTrustProxy, TrustProxy } from '../common/http/trust-proxy';
 import { IsMailbox, Mailbox, parseMailbox } from '../common/validators/mailbox';
 import { IsSolanaAddress } from '../common/validators/solana-address';
+import { IsRpcUrlList, rpcUrlList } from './rpc-url-list';
 
 export const SOLANA_CLUSTERS = ['localnet', 'devnet', 'mainnet-beta'] as const;
 export type SolanaCluster = (typeof SOLANA_CLUSTERS)[number];
@@ -18,6 +19,8 @@ const PUBLIC_RPC: Record<Exclude<SolanaCluster, 'localnet'>, string> = {
   devnet: 'https://api.devnet.solana.com',
   'mainnet-beta': 'https://api.mainnet-beta.solana.com',
 };
+/** The public endpoints allow 100 requests per 10 s per IP. */
+const PUBLIC_RPC_REQUESTS_PER_SECOND = 10;
 
 export const ROLES = ['all', 'api', 'worker'] as const;
 export type Role = (typeof ROLES)[number];
@@ -127,16 +130,55 @@ export class AppConfig {
   SOLANA_CLUSTER: SolanaCluster = 'localnet';
 
   /**
-   * JSON-RPC endpoint of the cluster. Unset on localnet: the embedded chain, started in-process
-   * on `LOCALNET_RPC_PORT` (or already running there, from `npm run localnet`). Unset elsewhere:
-   * the cluster's public endpoint (rate limited; use your own provider in production).
+   * JSON-RPC endpoint of the cluster, or several separated by commas (failover in that order:
+   * docs/solana.md, "RPC providers"). Unset on localnet: the embedded chain on
+   * `LOCALNET_RPC_PORT` (started in-process, or from `npm run localnet`). Unset elsewhere: the
+   * cluster's public endpoint (rate limited; use your own providers in production).
    */
   @Transform(emptyToUndefined)
   @IsOptional()
-  @IsUrl({ protocols: ['http', 'https'], require_tld: false, require_protocol: true })
+  @IsRpcUrlList()
   SOLANA_RPC_URL?: string;
 
-  /** Commitment the service reads and confirms at (`finalized` is always awaited for payments). */
+  /** Longest wait for one JSON-RPC exchange with one RPC URL before the next URL is tried (ms). */
+  @Transform(toInt)
+  @IsInt()
+  @Min(100)
+  @Max(120_000)
+  SOLANA_RPC_TIMEOUT_MS: number = 10_000;
+
+  /**
+   * Requests a second per RPC URL (a batch counts as its requests; requests wait, never refused).
+   * 0: none. Unset: 10 for a cluster's public endpoint (100 per 10 s), else none.
+   */
+  @Transform(({ value }) => toInt({ value: emptyToUndefined({ value }) }))
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(100_000)
+  SOLANA_RPC_REQUESTS_PER_SECOND?: number;
+
+  /** Most requests in one JSON-RPC batch; a URL that refuses less learns its own limit. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  SOLANA_RPC_MAX_BATCH: number = 100;
+
+  /**
+   * Ceiling of the compute-unit price of the service's charges (micro-lamports per unit; the
+   * price is estimated from recent fees). 0: no priority fee. 1,000,000 is 1 lamport a unit.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(100_000_000)
+  PRIORITY_FEE_MAX_MICRO_LAMPORTS: number = 1_000_000;
+
+  /**
+   * Commitment the service reads and confirms at (`finalized` is always awaited for payments;
+   * docs/solana.md, "Commitment").
+   */
   @IsIn(SOLANA_COMMITMENTS)
   SOLANA_COMMITMENT: SolanaCommitment = 'confirmed';
 
@@ -434,11 +476,26 @@ export class AppConfig {
     return this.isLocalnet && !this.SOLANA_RPC_URL;
   }
 
+  /** The RPC URLs in order of preference: `SOLANA_RPC_URL`'s list, or the cluster's default. */
+  get solanaRpcUrls(): string[] {
+    if (this.SOLANA_RPC_URL) return rpcUrlList(this.SOLANA_RPC_URL);
+    const cluster = this.SOLANA_CLUSTER;
+    return [
+      cluster === 'localnet' ? `http://127.0.0.1:${this.LOCALNET_RPC_PORT}` : PUBLIC_RPC[cluster],
+    ];
+  }
+
+  /** The first RPC URL (the localnet dev tools and the banner); the chain calls use them all. */
   get solanaRpcUrl(): string {
-    if (this.SOLANA_RPC_URL) return this.SOLANA_RPC_URL;
-    return this.SOLANA_CLUSTER === 'localnet'
-      ? `http://127.0.0.1:${this.LOCALNET_RPC_PORT}`
-      : PUBLIC_RPC[this.SOLANA_CLUSTER];
+    return this.solanaRpcUrls[0];
+  }
+
+  /** The request budget per RPC URL (`SOLANA_RPC_REQUESTS_PER_SECOND`); 0: none. */
+  get solanaRpcRequestsPerSecond(): number {
+    const publicEndpoint = !this.isLocalnet && !this.SOLANA_RPC_URL;
+    return (
+      this.SOLANA_RPC_REQUESTS_PER_SECOND ?? (publicEndpoint ? PUBLIC_RPC_REQUESTS_PER_SECOND : 0)
+    );
   }
 
   get subscriptionScheme(): SubscriptionScheme {

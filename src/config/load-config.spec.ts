@@ -121,6 +121,92 @@ describe('configuration', () => {
     ).toBe('https://api.mainnet-beta.solana.com');
   });
 
+  it('takes SOLANA_RPC_URL as one URL or a comma-separated list, each checked', () => {
+    const mainnet = { SOLANA_CLUSTER: 'mainnet-beta' };
+    const one = parseConfig({ ...mainnet, SOLANA_RPC_URL: 'https://rpc.example.com' });
+    expect(one.solanaRpcUrls).toEqual(['https://rpc.example.com']);
+    expect(one.solanaRpcUrl).toBe('https://rpc.example.com');
+    const list = parseConfig({
+      ...mainnet,
+      SOLANA_RPC_URL: 'https://a.example.com/v2/key , https://b.example.com?api-key=k',
+    });
+    expect(list.solanaRpcUrls).toEqual([
+      'https://a.example.com/v2/key',
+      'https://b.example.com?api-key=k',
+    ]);
+    expect(list.solanaRpcUrl).toBe('https://a.example.com/v2/key');
+    // Unset: the cluster's default, alone.
+    expect(parseConfig({}).solanaRpcUrls).toEqual(['http://127.0.0.1:8899']);
+    expect(parseConfig(mainnet).solanaRpcUrls).toEqual(['https://api.mainnet-beta.solana.com']);
+
+    // A bad entry is named by its place, the URLs shown without their path or query (keys).
+    const refused = (value: string) => {
+      try {
+        parseConfig({ ...mainnet, SOLANA_RPC_URL: value });
+      } catch (error) {
+        return (error as ConfigError).problems;
+      }
+      throw new Error('accepted');
+    };
+    expect(refused('https://a.example.com/v2/secret,ftp://b.example.com')).toEqual([
+      'SOLANA_RPC_URL="https://a.example.com/***,ftp://b.example.com": entry 2 of the list is not an http:// or https:// URL',
+    ]);
+    expect(refused('https://a.example.com/?api-key=secret,')).toEqual([
+      'SOLANA_RPC_URL="https://a.example.com/***,***": entry 2 of the list is not an http:// or https:// URL',
+    ]);
+    expect(refused('not a url')).toEqual([
+      'SOLANA_RPC_URL="***": must be an http:// or https:// URL, or a comma-separated list of them',
+    ]);
+    expect(refused('https://a.example.com,https://a.example.com')[0]).toMatch(/lists a URL twice/);
+    expect(
+      refused(Array.from({ length: 11 }, (_, i) => `https://r${i}.example.com`).join(','))[0],
+    ).toMatch(/at most 10 URLs/);
+
+    // On localnet every URL of the list must be on this machine.
+    expect(
+      parseConfig({ SOLANA_RPC_URL: 'http://127.0.0.1:9,http://localhost:8899' }).solanaRpcUrls,
+    ).toEqual(['http://127.0.0.1:9', 'http://localhost:8899']);
+    expect(() =>
+      parseConfig({ SOLANA_RPC_URL: 'http://127.0.0.1:8899,https://rpc.example.com/v2/secret' }),
+    ).toThrow(
+      'SOLANA_RPC_URL="http://127.0.0.1:8899,https://rpc.example.com/***": SOLANA_CLUSTER=localnet needs a chain on this machine',
+    );
+  });
+
+  it('reads the RPC budget, timeout, batch size and priority-fee ceiling, with their defaults', () => {
+    const defaults = parseConfig({});
+    expect(defaults.SOLANA_RPC_TIMEOUT_MS).toBe(10_000);
+    expect(defaults.SOLANA_RPC_MAX_BATCH).toBe(100);
+    expect(defaults.PRIORITY_FEE_MAX_MICRO_LAMPORTS).toBe(1_000_000);
+    expect(defaults.solanaRpcRequestsPerSecond).toBe(0); // localnet: no budget
+    // The public endpoints: 100 requests per 10 s.
+    expect(parseConfig({ SOLANA_CLUSTER: 'devnet' }).solanaRpcRequestsPerSecond).toBe(10);
+    expect(
+      parseConfig({ SOLANA_CLUSTER: 'devnet', SOLANA_RPC_URL: 'https://rpc.example.com' })
+        .solanaRpcRequestsPerSecond,
+    ).toBe(0);
+    const set = parseConfig({
+      SOLANA_CLUSTER: 'devnet',
+      SOLANA_RPC_REQUESTS_PER_SECOND: '45',
+      SOLANA_RPC_TIMEOUT_MS: '2500',
+      SOLANA_RPC_MAX_BATCH: '10',
+      PRIORITY_FEE_MAX_MICRO_LAMPORTS: '0',
+    });
+    expect(set.solanaRpcRequestsPerSecond).toBe(45);
+    expect(set.SOLANA_RPC_TIMEOUT_MS).toBe(2500);
+    expect(set.SOLANA_RPC_MAX_BATCH).toBe(10);
+    expect(set.PRIORITY_FEE_MAX_MICRO_LAMPORTS).toBe(0);
+    expect(parseConfig({ SOLANA_RPC_REQUESTS_PER_SECOND: '' }).solanaRpcRequestsPerSecond).toBe(0);
+    for (const [name, value] of [
+      ['SOLANA_RPC_REQUESTS_PER_SECOND', '-1'],
+      ['SOLANA_RPC_TIMEOUT_MS', '50'],
+      ['SOLANA_RPC_MAX_BATCH', '0'],
+      ['PRIORITY_FEE_MAX_MICRO_LAMPORTS', '1.5'],
+    ]) {
+      expect(() => parseConfig({ [name]: value })).toThrow(name);
+    }
+  });
+
   it('takes a DEV_KEY of 32..256 printable characters and never prints a refused one', () => {
     const key = 'dk_' + 'a'.repeat(40);
     expect(parseConfig({ DEV_KEY: key }).DEV_KEY).toBe(key);

@@ -18,6 +18,7 @@ const KNOWN = new Set(
     'DATABASE_URL',
     'PUBLIC_BASE_URL',
     'SOLANA_RPC_URL',
+    'SOLANA_RPC_REQUESTS_PER_SECOND',
     'SERVICE_KEYPAIR',
     'MINT_USDC',
     'MINT_PYUSD',
@@ -49,11 +50,15 @@ export function parseConfig(env: Record<string, string | undefined>): AppConfig 
       `METRICS_PORT=${config.METRICS_PORT}: must differ from PORT (metrics stay off the API's port)`,
     ]);
   }
-  if (config.isLocalnet && config.SOLANA_RPC_URL && !isLoopbackUrl(config.SOLANA_RPC_URL)) {
+  if (
+    config.isLocalnet &&
+    config.SOLANA_RPC_URL &&
+    !config.solanaRpcUrls.every((url) => isLoopbackUrl(url))
+  ) {
     // Localnet turns on the dev routes, relaxed webhook rules and the localnet mint table: never
     // against a chain elsewhere (a mainnet URL with SOLANA_CLUSTER left at its default).
     throw new ConfigError([
-      `SOLANA_RPC_URL=${JSON.stringify(redactUrl(config.SOLANA_RPC_URL))}: SOLANA_CLUSTER=localnet needs a chain on this machine (localhost, 127.0.0.0/8 or [::1]); for a remote cluster set SOLANA_CLUSTER to devnet or mainnet-beta`,
+      `SOLANA_RPC_URL=${JSON.stringify(redactRpcUrls(config.SOLANA_RPC_URL))}: SOLANA_CLUSTER=localnet needs a chain on this machine (localhost, 127.0.0.0/8 or [::1]); for a remote cluster set SOLANA_CLUSTER to devnet or mainnet-beta`,
     ]);
   }
   return config;
@@ -91,12 +96,33 @@ function redactUrl(value: string): string {
   return value.replace(/^([a-z][a-z0-9+.-]*:\/\/)?[\s\S]*@/i, '$1***@');
 }
 
+/**
+ * RPC URLs as they may be shown: scheme and host only. Providers put their API key in the
+ * path or the query (`/v2/<key>`, `?api-key=<key>`), or as a user name.
+ */
+function redactRpcUrls(value: string): string {
+  return value
+    .split(',')
+    .map((entry) => {
+      try {
+        const url = new URL(entry.trim());
+        const hidden = url.username || url.password || url.pathname !== '/' || url.search;
+        return `${url.protocol}//${url.host}${hidden ? '/***' : ''}`;
+      } catch {
+        return '***';
+      }
+    })
+    .join(',');
+}
+
 function describe(error: ValidationError): string {
   const reasons = Object.values(error.constraints ?? {}).join('; ');
   const value = ['SERVICE_KEYPAIR', 'DEV_KEY', 'METRICS_TOKEN'].includes(error.property)
     ? '***' // may hold a secret
-    : /URL$/.test(error.property)
-      ? redactUrl(String(error.value))
-      : String(error.value);
+    : error.property === 'SOLANA_RPC_URL'
+      ? redactRpcUrls(String(error.value))
+      : /URL$/.test(error.property)
+        ? redactUrl(String(error.value))
+        : String(error.value);
   return `${error.property}=${JSON.stringify(value)}: ${reasons}`;
 }

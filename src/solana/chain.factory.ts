@@ -2,10 +2,8 @@ import { Connection } from '@solana/web3.js';
 import type { AppConfig } from '../config/app-config';
 import { MintInfo, mintTable } from './mints';
 import { RpcChainAdapter } from './rpc-chain.adapter';
+import { RpcTransport } from './rpc-transport';
 import { loadServiceKeypair } from './service-keypair';
-
-/** Longest wait for one JSON-RPC answer. */
-const RPC_TIMEOUT_MS = 15_000;
 
 /** The cluster's mint table with the configured `MINT_*` overrides. */
 export function configuredMints(config: AppConfig): MintInfo[] {
@@ -16,19 +14,35 @@ export function configuredMints(config: AppConfig): MintInfo[] {
   });
 }
 
-/** A web3.js `Connection` to the configured RPC. Nothing connects until first use. */
-export function createConnection(config: AppConfig): Connection {
-  return new Connection(config.solanaRpcUrl, {
+/**
+ * The one JSON-RPC transport to the configured RPC URLs (failover, budget, 429s, batches,
+ * timeouts: docs/solana.md, "RPC providers"). Nothing connects until first use.
+ */
+export function createRpcTransport(config: AppConfig): RpcTransport {
+  return new RpcTransport({
+    urls: config.solanaRpcUrls,
+    timeoutMs: config.SOLANA_RPC_TIMEOUT_MS,
+    requestsPerSecond: config.solanaRpcRequestsPerSecond,
+    maxBatch: config.SOLANA_RPC_MAX_BATCH,
+  });
+}
+
+/**
+ * A web3.js `Connection` whose every request goes through the transport (its `fetch`). web3.js
+ * retries no 429 itself: the transport has handled it by the time web3.js sees an answer.
+ */
+export function createConnection(transport: RpcTransport, config: AppConfig): Connection {
+  return new Connection(transport.endpoint, {
     commitment: config.SOLANA_COMMITMENT,
-    disableRetryOnRateLimit: false,
-    // web3.js sets no timeout: an RPC that never answers would hold a caller forever.
-    fetch: (input, init) => fetch(input, { ...init, signal: AbortSignal.timeout(RPC_TIMEOUT_MS) }),
+    fetch: transport.fetch,
+    disableRetryOnRateLimit: true,
   });
 }
 
 /** The chain adapter as the service configures it (the service keypair loaded or generated). */
 export async function createChainAdapter(
   connection: Connection,
+  transport: RpcTransport,
   config: AppConfig,
 ): Promise<RpcChainAdapter> {
   return new RpcChainAdapter(connection, {
@@ -38,5 +52,16 @@ export async function createChainAdapter(
     mints: configuredMints(config),
     serviceKey: await loadServiceKeypair(config),
     approvalPeriods: config.SUBSCRIPTION_APPROVAL_PERIODS,
+    transport,
+    priorityFeeMaxMicroLamports: config.PRIORITY_FEE_MAX_MICRO_LAMPORTS,
   });
+}
+
+/** The transport, its connection and the chain adapter over them (the CLIs' way). */
+export async function createChain(
+  config: AppConfig,
+): Promise<{ transport: RpcTransport; connection: Connection; chain: RpcChainAdapter }> {
+  const transport = createRpcTransport(config);
+  const connection = createConnection(transport, config);
+  return { transport, connection, chain: await createChainAdapter(connection, transport, config) };
 }

@@ -303,11 +303,6 @@ export abstract class ChainPort {
   abstract readonly approval: SharedApproval | null;
   /** The service key (base58): fee payer of its pulls and the puller plans authorise. */
   abstract readonly servicePublicKey: string;
-  /**
-   * What one charge costs the service key when it lands (succeeded or failed): the network fee
-   * of a transaction with its one signature and no priority fee, in lamports.
-   */
-  abstract readonly chargeFeeLamports: bigint;
 
   abstract mint(symbol: MintSymbol): Promise<ResolvedMint>;
   /** Stops background work (the blockhash refresh). */
@@ -346,8 +341,17 @@ export abstract class ChainPort {
   /** The customer-signed revoke of one subscription's authorisation. */
   abstract buildRevoke(input: RevokeInput): Promise<UnsignedTx>;
 
-  /** Builds and signs a charge (a pull by the service key). Classifies doomed charges first. */
+  /**
+   * Builds and signs a charge (a pull by the service key), with its compute budget (a limit from
+   * simulation, a priority fee capped by configuration). Classifies doomed charges first.
+   */
   abstract signCharge(input: ChargeInput): Promise<SignedTx>;
+  /**
+   * What a signed transaction (base64) costs its fee payer when it lands, succeeded or failed:
+   * 5,000 lamports per signature plus its priority fee (compute-unit price x limit), read from
+   * its own bytes. What the service key pays for a charge that landed.
+   */
+  abstract networkFee(transaction: string): bigint;
   /**
    * Sends signed bytes once and waits for the outcome until the blockhash expires (or, with the
    * RPC unreachable, a deadline: `unknown`). `rejected` only for bytes the chain never saw, and

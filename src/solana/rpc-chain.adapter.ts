@@ -40,6 +40,12 @@ import { doomedCharge, tokenAccountState } from './token-account-state';
 import { chainTransaction } from './chain-transaction';
 import { createMerchantAccount, InvoiceTransactions } from './invoice-transactions';
 import { TransactionSender } from './transaction-sender';
+import {
+  ComputeBudget,
+  DEFAULT_PRIORITY_FEE_MAX_MICRO_LAMPORTS,
+  networkFee,
+} from './compute-budget';
+import { RpcTransport } from './rpc-transport';
 import { feeOf, grossUp, type TransferFee } from './transfer-fee';
 import { withTimeout } from '../common/with-timeout';
 import { memo, ServiceSigner, UnsignedTxBuilder } from './transactions';
@@ -68,6 +74,16 @@ export interface RpcChainOptions {
   confirmDeadlineMs?: number;
   /** The recent-blockhash cache of the unsigned transactions (refresh, age, fetch timeout). */
   blockhashes?: BlockhashCacheOptions;
+  /**
+   * The transport under `connection` (its `fetch`), for the adapter's own JSON-RPC calls (sends,
+   * simulations, fee reads). Default: one of its own to the connection's endpoint.
+   */
+  transport?: RpcTransport;
+  /**
+   * Ceiling of the compute-unit price of the service's charges, in micro-lamports; 0 sets no
+   * price. Default {@link DEFAULT_PRIORITY_FEE_MAX_MICRO_LAMPORTS}.
+   */
+  priorityFeeMaxMicroLamports?: number;
 }
 
 /**
@@ -80,8 +96,6 @@ export class RpcChainAdapter extends ChainPort {
   readonly cluster: SolanaCluster;
   readonly approval: SharedApproval | null;
   readonly servicePublicKey: string;
-  /** 5,000 lamports per signature (a charge has the service key's alone), no priority fee. */
-  readonly chargeFeeLamports = 5_000n;
   private readonly signer: ServiceSigner;
   private readonly mints: MintResolver;
   private readonly blockhashes: BlockhashCache;
@@ -92,6 +106,7 @@ export class RpcChainAdapter extends ChainPort {
   private readonly fees: MintFees;
   private readonly subscriptions: SubscriptionScheme;
   private readonly commitment: Commitment;
+  private readonly budget: ComputeBudget;
   /** The token accounts of the charges being signed, read together (`getMultipleAccounts`). */
   private readonly accounts: RpcBatcher<AccountInfo<Buffer> | null>;
 
@@ -108,7 +123,18 @@ export class RpcChainAdapter extends ChainPort {
     this.mints = new MintResolver(connection, options.commitment, options.mints);
     this.blockhashes = new BlockhashCache(connection, options.commitment, options.blockhashes);
     this.unsigned = new UnsignedTxBuilder(this.blockhashes);
-    this.sender = new TransactionSender(connection, options.commitment, options.confirmDeadlineMs);
+    const rpc = options.transport ?? new RpcTransport({ urls: [connection.rpcEndpoint] });
+    this.sender = new TransactionSender(
+      connection,
+      rpc,
+      options.commitment,
+      options.confirmDeadlineMs,
+    );
+    this.budget = new ComputeBudget(rpc, {
+      maxMicroLamports:
+        options.priorityFeeMaxMicroLamports ?? DEFAULT_PRIORITY_FEE_MAX_MICRO_LAMPORTS,
+      commitment: options.commitment,
+    });
     this.fees = new MintFees(connection, options.commitment);
     this.invoices = new InvoiceTransactions(this.mints, this.unsigned, (address) =>
       this.exists(address),
@@ -218,7 +244,8 @@ export class RpcChainAdapter extends ChainPort {
   /**
    * Reads both token accounts and a blockhash in one round trip, refuses a doomed charge
    * (frozen account, authorisation gone, funds short) before anything is signed, then signs the
-   * scheme's pull, creating the merchant's token account first when it is missing.
+   * scheme's pull behind its compute budget: a limit from its simulation and a price from the
+   * recent fees of the merchant's receiving account (`ComputeBudget`).
    */
   async signCharge(input: ChargeInput): Promise<SignedTx> {
     if (input.amount <= 0n) throw new RangeError('amount must be positive');
@@ -239,7 +266,16 @@ export class RpcChainAdapter extends ChainPort {
       source: { address: source.toBase58(), info: sourceInfo },
       destination: { address: destination.toBase58(), info: destinationInfo },
     });
-    return this.signer.sign([memo(`charge:v1:${input.planId}:${input.chargeId}`), ...pull], latest);
+    const instructions = [memo(`charge:v1:${input.planId}:${input.chargeId}`), ...pull];
+    const [units, price] = await Promise.all([
+      this.budget.unitLimit(this.signer.publicKey, instructions, latest.blockhash),
+      this.budget.price(destination.toBase58()),
+    ]);
+    return this.signer.sign([...this.budget.instructions(units, price), ...instructions], latest);
+  }
+
+  networkFee(transaction: string): bigint {
+    return networkFee(transaction);
   }
 
   sendAndConfirm(tx: SignedTx): Promise<TxOutcome> {

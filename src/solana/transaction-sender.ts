@@ -1,6 +1,7 @@
 import { Commitment, Connection, SignatureStatus } from '@solana/web3.js';
 import type { SignedTx, TxOutcome } from './chain.port';
 import { RpcBatcher } from './rpc-batcher';
+import type { RpcTransport } from './rpc-transport';
 import { withTimeout } from '../common/with-timeout';
 
 /**
@@ -34,35 +35,6 @@ interface SendFailure {
   message: string;
 }
 
-/** web3.js's raw request (one call), which keeps the JSON-RPC error code. */
-type RawRpc = (method: string, args: unknown[]) => Promise<RpcAnswer>;
-
-/** One answer of a JSON-RPC batch. */
-interface RpcAnswer {
-  id: unknown;
-  result?: string;
-  error?: { code: number | null; message: string };
-}
-
-/** web3.js's JSON-RPC client (jayson): builds requests, and sends one or a batch. */
-interface JsonRpcClient {
-  request(method: string, params: unknown[]): { id: unknown };
-  request(
-    batch: { id: unknown }[],
-    callback: (error: unknown, answers?: RpcAnswer[]) => void,
-  ): unknown;
-}
-
-/** JSON-RPC errors about the request itself (not the transaction): invalid, unknown method, parse. */
-const PROTOCOL_ERRORS = new Set([-32600, -32601, -32700]);
-
-function isProtocolError(answer: RpcAnswer): boolean {
-  return (
-    answer.error !== undefined &&
-    (answer.error.code === null || PROTOCOL_ERRORS.has(answer.error.code))
-  );
-}
-
 /** Sends that wait together go in one batch request, at most this many. */
 const MAX_SEND_BATCH = 64;
 
@@ -76,10 +48,11 @@ const SEND_BATCH_TIMEOUT_MS = 30_000;
  */
 export class TransactionSender {
   private readonly statuses: StatusReader;
-  private readonly sends: RpcBatcher<RpcAnswer>;
+  private readonly sends: RpcBatcher<SendFailure | null>;
 
   constructor(
     private readonly connection: Connection,
+    private readonly rpc: Pick<RpcTransport, 'batch'>,
     private readonly commitment: Commitment,
     private readonly deadlineMs = CONFIRM_DEADLINE_MS,
   ) {
@@ -171,11 +144,7 @@ export class TransactionSender {
   /** Sends once (no RPC-side retries); the failure, or null when the node accepted it. */
   private async send(tx: SignedTx, deadline: number): Promise<SendFailure | null> {
     try {
-      const res = await withTimeout(
-        this.sends.load(tx.transaction),
-        Math.max(deadline - Date.now(), 0),
-      );
-      return res.error ? { code: res.error.code, message: res.error.message } : null;
+      return await withTimeout(this.sends.load(tx.transaction), Math.max(deadline - Date.now(), 0));
     } catch (error) {
       // A timeout or a dropped connection: the node may or may not have it.
       return { code: null, message: (error as Error).message ?? String(error) };
@@ -183,53 +152,29 @@ export class TransactionSender {
   }
 
   /**
-   * The transactions given to send together go in one JSON-RPC batch request, each answer
-   * matched to its request by id (a server may answer a batch in any order). A batch the server
-   * refuses as a whole (some providers take none) is sent one by one instead. web3.js drops the
-   * error code of a failed send, so its JSON-RPC client is used as it is.
+   * The transactions given to send together go in one JSON-RPC batch request, through the
+   * transport: a URL that refuses batches gets them one by one, and a failed URL hands them to
+   * the next, the very same bytes (DESIGN section 6: never signed again). Keeps each send's
+   * JSON-RPC error code. A batch no URL takes in time fails each of its sends, whose fates are
+   * then settled by signature.
    */
-  private async sendBatch(transactions: string[]): Promise<RpcAnswer[]> {
-    const params = (transaction: string) => [
-      transaction,
-      { encoding: 'base64', preflightCommitment: this.commitment, maxRetries: 0 },
-    ];
-    if (transactions.length > 1) {
-      const client = (this.connection as unknown as { _rpcClient: JsonRpcClient })._rpcClient;
-      const requests = transactions.map((t) => client.request('sendTransaction', params(t)));
+  private async sendBatch(transactions: string[]): Promise<(SendFailure | null)[]> {
+    const options = { encoding: 'base64', preflightCommitment: this.commitment, maxRetries: 0 };
+    try {
       const answers = await withTimeout(
-        new Promise<RpcAnswer[] | null>((resolve) =>
-          client.request(requests, (error, batch) =>
-            resolve(error || !Array.isArray(batch) ? null : batch),
-          ),
+        this.rpc.batch(
+          transactions.map((t) => ({ method: 'sendTransaction', params: [t, options] })),
         ),
         SEND_BATCH_TIMEOUT_MS,
       );
-      if (answers) {
-        const byId = new Map(answers.map((a) => [a.id, a]));
-        // An item the server did not take as a request (no answer of its own, or a JSON-RPC
-        // protocol error: some providers refuse each item of a batch) is sent on its own.
-        return Promise.all(
-          requests.map((r, i) => {
-            const answer = byId.get(r.id);
-            return answer && !isProtocolError(answer)
-              ? Promise.resolve(answer)
-              : this.sendOne(params(transactions[i]));
-          }),
-        );
-      }
+      return answers.map((a) =>
+        a.error ? { code: a.error.code ?? null, message: a.error.message } : null,
+      );
+    } catch (error) {
+      // No URL took them in time: the node may or may not have them.
+      const message = error instanceof Error ? error.message : 'send failed';
+      return transactions.map(() => ({ code: null, message }));
     }
-    return Promise.all(transactions.map((t) => this.sendOne(params(t))));
-  }
-
-  /** One `sendTransaction` on its own request. */
-  private sendOne(params: unknown[]): Promise<RpcAnswer> {
-    const raw = (this.connection as unknown as { _rpcRequest: RawRpc })._rpcRequest.bind(
-      this.connection,
-    );
-    return raw('sendTransaction', params).catch((error: unknown) => ({
-      id: null,
-      error: { code: null, message: error instanceof Error ? error.message : 'send failed' },
-    }));
   }
 
   /** The signature's status (any commitment), null when the chain has never seen it. */

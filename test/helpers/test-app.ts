@@ -66,6 +66,11 @@ export interface TestAppOptions {
   logDestination?: DestinationStream;
   /** How the app's own chain is created (a mint with a transfer fee, a finality lag). */
   chainOptions?: Parameters<typeof startTestChain>[1];
+  /**
+   * The app's `SOLANA_RPC_URL` made from its own chain (several URLs, a provider in front of
+   * it); by default the chain's URL alone.
+   */
+  rpcUrls?: (chain: TestChain) => string | Promise<string>;
 }
 
 /**
@@ -107,7 +112,7 @@ async function startTestApp(options: TestAppOptions, resources: Resources): Prom
       : undefined;
   if (chain) {
     resources.add('the localnet chain', () => chain.close());
-    env.SOLANA_RPC_URL = chain.url;
+    env.SOLANA_RPC_URL = options.rpcUrls ? await options.rpcUrls(chain) : chain.url;
   }
   // Elsewhere the service keypair is required; a test gets a throwaway one.
   if (!localnet && !env.SERVICE_KEYPAIR) {

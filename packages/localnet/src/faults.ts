@@ -1,9 +1,10 @@
 /**
  * Fault injection for localnet's JSON-RPC: the ways a real cluster and its RPC providers let a
  * client down (a transaction lost on its way to the leader, one that lands late or never, a node
- * whose statuses lag, a provider that refuses batches, pages of history shorter than asked, a
- * transaction it lists but does not serve), switched on at will so that exactly-once and
- * scanning code can be tested against them. Only the JSON-RPC front end consults these
+ * whose statuses lag, a provider that refuses batches or caps their size, rate-limits with HTTP
+ * 429, answers pages of history shorter than asked, or lists a transaction it does not serve; a
+ * congested cluster whose recent prioritization fees are high), switched on at will so that
+ * exactly-once, scanning and RPC-failover code can be tested against them. Only the JSON-RPC front end consults these
  * switches; the chain's in-process methods (the faucet, tests calling `LocalnetChain`) are never
  * affected.
  */
@@ -20,6 +21,22 @@ export interface FaultSwitches {
   hideStatusesMs: number;
   /** A batch request gets one error object instead of its answers. */
   refuseBatches: boolean;
+  /** A batch of more than N requests is refused with HTTP 413 (0: off). */
+  maxBatch: number;
+  /** The next N HTTP requests (a batch is one) are answered HTTP 429 (`retryAfterSeconds`). */
+  throttleNext: number;
+  /** The `Retry-After` of `throttleNext`'s 429s, in seconds; 0 sends none. */
+  retryAfterSeconds: number;
+  /**
+   * At most N JSON-RPC requests a second of wall time (a batch counts as its requests); those
+   * past it are answered HTTP 429 with `Retry-After: 1` (0: off).
+   */
+  rateLimitPerSecond: number;
+  /**
+   * `getRecentPrioritizationFees` reports at least this many micro-lamports per compute unit
+   * for every slot, as a congested cluster does (0: off).
+   */
+  prioritizationFeeFloor: number;
   /**
    * `getSignaturesForAddress` answers at most this many signatures per call, whatever limit it
    * is asked for (0: off), as providers that cap pages, or hand over to long-term storage
@@ -44,6 +61,11 @@ export const FAULT_LIMITS = {
   delaySlots: 10_000,
   hideStatusesMs: 600_000,
   signaturePageCap: 1_000,
+  maxBatch: 10_000,
+  throttleNext: 1_000_000,
+  retryAfterSeconds: 3_600,
+  rateLimitPerSecond: 100_000,
+  prioritizationFeeFloor: 1_000_000_000,
 } as const satisfies Record<
   keyof Omit<FaultSwitches, 'refuseBatches' | 'unservedTransactions'>,
   number
@@ -62,7 +84,8 @@ export function faultSwitches(value: unknown): Partial<FaultSwitches> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new LocalnetInputError(
       'expected an object of switches (dropSends, delaySlots, hideStatusesMs, refuseBatches, ' +
-        'signaturePageCap, unservedTransactions)',
+        'maxBatch, throttleNext, retryAfterSeconds, rateLimitPerSecond, ' +
+        'prioritizationFeeFloor, signaturePageCap, unservedTransactions)',
     );
   }
   const switches: Partial<FaultSwitches> = {};
@@ -118,6 +141,13 @@ export class LocalnetFaults {
   /** Wall-clock ms (Date.now) until which statuses are hidden. */
   private hideStatusesUntil = 0;
   private refuseBatches = false;
+  private maxBatch = 0;
+  private throttleNext = 0;
+  private retryAfterSeconds = 1;
+  private rateLimitPerSecond = 0;
+  /** The wall-clock second `rateLimitPerSecond` counts in, and what it counted. */
+  private rateWindow = { second: 0, requests: 0 };
+  private prioritizationFeeFloor = 0;
   private signaturePageCap = 0;
   private unserved = new Set<string>();
   /** By due slot, then by arrival. */
@@ -147,6 +177,16 @@ export class LocalnetFaults {
       this.hideStatusesUntil = valid.hideStatusesMs === 0 ? 0 : Date.now() + valid.hideStatusesMs;
     }
     if (valid.refuseBatches !== undefined) this.refuseBatches = valid.refuseBatches;
+    if (valid.maxBatch !== undefined) this.maxBatch = valid.maxBatch;
+    if (valid.throttleNext !== undefined) this.throttleNext = valid.throttleNext;
+    if (valid.retryAfterSeconds !== undefined) this.retryAfterSeconds = valid.retryAfterSeconds;
+    if (valid.rateLimitPerSecond !== undefined) {
+      this.rateLimitPerSecond = valid.rateLimitPerSecond;
+      this.rateWindow = { second: 0, requests: 0 };
+    }
+    if (valid.prioritizationFeeFloor !== undefined) {
+      this.prioritizationFeeFloor = valid.prioritizationFeeFloor;
+    }
     if (valid.signaturePageCap !== undefined) this.signaturePageCap = valid.signaturePageCap;
     if (valid.unservedTransactions !== undefined) {
       this.unserved = new Set(valid.unservedTransactions);
@@ -161,6 +201,11 @@ export class LocalnetFaults {
       delaySlots: this.delaySlots,
       hideStatusesMs: Math.max(0, this.hideStatusesUntil - Date.now()),
       refuseBatches: this.refuseBatches,
+      maxBatch: this.maxBatch,
+      throttleNext: this.throttleNext,
+      retryAfterSeconds: this.retryAfterSeconds,
+      rateLimitPerSecond: this.rateLimitPerSecond,
+      prioritizationFeeFloor: this.prioritizationFeeFloor,
       signaturePageCap: this.signaturePageCap,
       unservedTransactions: [...this.unserved],
       held: this.held.length,
@@ -185,6 +230,35 @@ export class LocalnetFaults {
   /** Whether a batch request is to be refused whole. */
   get batchesRefused(): boolean {
     return this.refuseBatches;
+  }
+
+  /** Whether a batch of `size` requests is past `maxBatch`. */
+  batchTooLarge(size: number): boolean {
+    return this.maxBatch > 0 && size > this.maxBatch;
+  }
+
+  /**
+   * Whether an HTTP request carrying `requests` JSON-RPC requests is to be answered HTTP 429
+   * now: `throttleNext` first (counting down), then `rateLimitPerSecond` (a request past the
+   * second's budget is refused and not counted). Returns the `Retry-After` seconds to send
+   * (null: no header), or undefined when the request is served.
+   */
+  throttle(requests: number): { retryAfter: number | null } | undefined {
+    if (this.throttleNext > 0) {
+      this.throttleNext--;
+      return { retryAfter: this.retryAfterSeconds > 0 ? this.retryAfterSeconds : null };
+    }
+    if (this.rateLimitPerSecond === 0) return undefined;
+    const second = Math.floor(Date.now() / 1000);
+    if (second !== this.rateWindow.second) this.rateWindow = { second, requests: 0 };
+    if (this.rateWindow.requests + requests > this.rateLimitPerSecond) return { retryAfter: 1 };
+    this.rateWindow.requests += requests;
+    return undefined;
+  }
+
+  /** A slot's prioritization fee as `getRecentPrioritizationFees` reports it. */
+  prioritizationFee(fee: number): number {
+    return Math.max(fee, this.prioritizationFeeFloor);
   }
 
   /**

@@ -359,7 +359,8 @@ function byKey(a: { address: string }, b: { address: string }): number {
 
 /**
  * The method table of a localnet chain. `faults` are the server's switches: `sendTransaction`,
- * `getSignatureStatuses`, `getTransaction` and `getSignaturesForAddress` go through them.
+ * `getSignatureStatuses`, `getTransaction`, `getSignaturesForAddress` and
+ * `getRecentPrioritizationFees` go through them.
  */
 export function localnetMethods(
   chain: LocalnetChain,
@@ -423,7 +424,12 @@ export function localnetMethods(
       if (addresses.length > MAX_TX_ACCOUNT_LOCKS) {
         throw invalid(`Too many inputs provided; max ${MAX_TX_ACCOUNT_LOCKS}`);
       }
-      return chain.recentPrioritizationFees(addresses.map((a: unknown) => address(a)));
+      return chain
+        .recentPrioritizationFees(addresses.map((a: unknown) => address(a)))
+        .map((entry) => ({
+          ...entry,
+          prioritizationFee: faults.prioritizationFee(entry.prioritizationFee),
+        }));
     },
     getMinimumBalanceForRentExemption: (params) => {
       const length = params[0];

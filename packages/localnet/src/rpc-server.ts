@@ -132,6 +132,20 @@ const BATCH_REFUSED = JSON.stringify(
   errorResponse(null, new RpcError(INVALID_REQUEST, 'Batch requests are not supported')),
 );
 
+/** What a rate-limited request gets with its HTTP 429, as the public RPC words it. */
+const TOO_MANY_REQUESTS = JSON.stringify({
+  jsonrpc: '2.0',
+  id: null,
+  error: { code: 429, message: 'Too many requests for a specific RPC call' },
+});
+
+/** A single `localnet_*` request: never rate-limited, so the switches can always be turned off. */
+function isControlRequest(request: unknown): boolean {
+  if (typeof request !== 'object' || request === null || Array.isArray(request)) return false;
+  const method = (request as { method?: unknown }).method;
+  return typeof method === 'string' && method.startsWith(CONTROL_METHOD_PREFIX);
+}
+
 /** `application/json`, with no parameter but a UTF-8 charset (what every Solana client sends). */
 function isJson(contentType: string | undefined): boolean {
   if (!contentType) return false;
@@ -185,8 +199,35 @@ async function handleHttp(
       JSON.stringify(errorResponse(null, new RpcError(PARSE_ERROR, 'Parse error'))),
     );
   }
+  if (!isControlRequest(request)) {
+    const throttled = faults.throttle(Array.isArray(request) ? Math.max(1, request.length) : 1);
+    if (throttled) {
+      res.writeHead(429, {
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(TOO_MANY_REQUESTS),
+        ...(throttled.retryAfter !== null ? { 'retry-after': String(throttled.retryAfter) } : {}),
+      });
+      res.end(TOO_MANY_REQUESTS);
+      return;
+    }
+  }
   if (Array.isArray(request)) {
     if (faults.batchesRefused) return send(res, 200, BATCH_REFUSED);
+    if (faults.batchTooLarge(request.length)) {
+      return send(
+        res,
+        413,
+        JSON.stringify(
+          errorResponse(
+            null,
+            new RpcError(
+              INVALID_REQUEST,
+              `Batch of ${request.length} requests exceeds the limit of ${faults.state().maxBatch}`,
+            ),
+          ),
+        ),
+      );
+    }
     if (request.length === 0) {
       return send(
         res,

@@ -1,0 +1,226 @@
+import {
+  ComputeBudgetProgram,
+  Keypair,
+  PublicKey,
+  SystemProgram,
+  TransactionInstruction,
+  VersionedTransaction,
+} from '@solana/web3.js';
+import bs58 from 'bs58';
+import {
+  ComputeBudget,
+  MAX_COMPUTE_UNITS,
+  MIN_COMPUTE_UNITS,
+  networkFee,
+  percentileFee,
+  PRIORITY_FEE_CACHE_MS,
+} from './compute-budget';
+import type { JsonRpcAnswer } from './rpc-transport';
+import { compileLegacyMessage, memo, ServiceSigner } from './transactions';
+
+type Call = { method: string; params: unknown[] };
+
+/** A transport whose answers the test decides, recording each batch it is asked. */
+function fakeRpc(answer: (call: Call) => Omit<JsonRpcAnswer, 'id'>) {
+  const batches: Call[][] = [];
+  return {
+    batches,
+    rpc: {
+      batch(calls: Call[]) {
+        batches.push(calls);
+        return Promise.resolve(calls.map((call, id) => ({ id, ...answer(call) })));
+      },
+    },
+  };
+}
+
+const fees = (...values: number[]) => values.map((fee, slot) => ({ slot, prioritizationFee: fee }));
+const blockhash = bs58.encode(Buffer.alloc(32, 7));
+const payer = Keypair.generate();
+
+describe('percentileFee', () => {
+  it('is the nearest-rank 75th percentile of the slots, 0 for none, null for what is not fees', () => {
+    expect(percentileFee(fees(1, 2, 3, 4))).toBe(3);
+    expect(percentileFee(fees(0, 0, 0, 100))).toBe(0);
+    expect(percentileFee(fees(0, 100, 100, 100))).toBe(100);
+    expect(percentileFee(fees(...Array.from({ length: 150 }, (_, i) => i)))).toBe(112);
+    expect(percentileFee([])).toBe(0);
+    expect(percentileFee(null)).toBeNull();
+    expect(percentileFee([{ slot: 1, prioritizationFee: -1 }])).toBeNull();
+    expect(percentileFee([{ slot: 1 }])).toBeNull();
+  });
+});
+
+describe('ComputeBudget: the compute-unit price', () => {
+  it('is the estimate for the account, capped at the ceiling', async () => {
+    const { rpc, batches } = fakeRpc(() => ({ result: fees(500, 9_000, 9_000, 9_000) }));
+    const budget = new ComputeBudget(rpc, { maxMicroLamports: 5_000, commitment: 'confirmed' });
+    expect(await budget.price('Merchant1')).toBe(5_000);
+    expect(batches).toEqual([[{ method: 'getRecentPrioritizationFees', params: [['Merchant1']] }]]);
+    const uncapped = new ComputeBudget(rpc, { maxMicroLamports: 1e6, commitment: 'confirmed' });
+    expect(await uncapped.price('Merchant1')).toBe(9_000);
+  });
+
+  it('reads each account once per cache period, and the accounts asked together in one batch', async () => {
+    const clock = { now: 0 };
+    const { rpc, batches } = fakeRpc((call) => ({
+      result: fees((call.params[0] as string[])[0] === 'A' ? 100 : 200),
+    }));
+    const budget = new ComputeBudget(rpc, {
+      maxMicroLamports: 1e6,
+      commitment: 'confirmed',
+      now: () => clock.now,
+    });
+    // A run of 200 charges to two merchants: one batch of two reads.
+    const prices = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => budget.price(i % 2 ? 'A' : 'B')),
+    );
+    expect(prices.filter((p) => p === 100)).toHaveLength(100);
+    expect(prices.filter((p) => p === 200)).toHaveLength(100);
+    expect(batches.map((b) => b.length)).toEqual([2]);
+    clock.now += PRIORITY_FEE_CACHE_MS - 1;
+    await budget.price('A');
+    expect(batches).toHaveLength(1);
+    clock.now += 1;
+    await budget.price('A');
+    expect(batches).toHaveLength(2);
+  });
+
+  it('keeps the last estimate when a read fails, else 0', async () => {
+    const clock = { now: 0 };
+    let fail = false;
+    const { rpc } = fakeRpc(() =>
+      fail ? { error: { code: -32603, message: 'down' } } : { result: fees(700) },
+    );
+    const budget = new ComputeBudget(rpc, {
+      maxMicroLamports: 1e6,
+      commitment: 'confirmed',
+      now: () => clock.now,
+    });
+    expect(await budget.price('A')).toBe(700);
+    fail = true;
+    clock.now += PRIORITY_FEE_CACHE_MS;
+    expect(await budget.price('A')).toBe(700);
+    expect(await budget.price('B')).toBe(0);
+    const down = new ComputeBudget(
+      { batch: () => Promise.reject(new Error('Solana RPC unavailable')) },
+      { maxMicroLamports: 1e6, commitment: 'confirmed' },
+    );
+    expect(await down.price('A')).toBe(0);
+  });
+
+  it('with a ceiling of 0 sets no price and reads nothing', async () => {
+    const { rpc, batches } = fakeRpc(() => ({ result: fees(700) }));
+    const budget = new ComputeBudget(rpc, { maxMicroLamports: 0, commitment: 'confirmed' });
+    expect(await budget.price('A')).toBe(0);
+    expect(batches).toEqual([]);
+    expect(budget.instructions(20_000, 700)).toEqual([
+      ComputeBudgetProgram.setComputeUnitLimit({ units: 20_000 }),
+    ]);
+  });
+});
+
+describe('ComputeBudget: the compute-unit limit', () => {
+  const instructions = [memo('charge:v1:plan:attempt')];
+  const simulating = (value: unknown) =>
+    fakeRpc(() => ({ result: { context: { slot: 1 }, value } }));
+
+  it('is what the simulation consumed plus 10%, simulated with the largest limit and a price', async () => {
+    const { rpc, batches } = simulating({ err: null, unitsConsumed: 30_001 });
+    const budget = new ComputeBudget(rpc, { maxMicroLamports: 1e6, commitment: 'finalized' });
+    expect(await budget.unitLimit(payer.publicKey, instructions, blockhash)).toBe(33_002);
+    const [[call]] = batches;
+    expect(call.method).toBe('simulateTransaction');
+    expect(call.params[1]).toEqual({
+      encoding: 'base64',
+      sigVerify: false,
+      replaceRecentBlockhash: true,
+      commitment: 'finalized',
+    });
+    const simulated = VersionedTransaction.deserialize(
+      Buffer.from(call.params[0] as string, 'base64'),
+    );
+    expect(simulated.message.compiledInstructions.map((ix) => Buffer.from(ix.data))).toEqual([
+      ComputeBudgetProgram.setComputeUnitLimit({ units: MAX_COMPUTE_UNITS }).data,
+      ComputeBudgetProgram.setComputeUnitPrice({ microLamports: 1 }).data,
+      instructions[0].data,
+    ]);
+  });
+
+  it('is at least the floor and at most the maximum', async () => {
+    const small = new ComputeBudget(simulating({ err: null, unitsConsumed: 300 }).rpc, {
+      maxMicroLamports: 1e6,
+      commitment: 'confirmed',
+    });
+    expect(await small.unitLimit(payer.publicKey, instructions, blockhash)).toBe(MIN_COMPUTE_UNITS);
+    const large = new ComputeBudget(simulating({ err: null, unitsConsumed: 1_390_000 }).rpc, {
+      maxMicroLamports: 1e6,
+      commitment: 'confirmed',
+    });
+    expect(await large.unitLimit(payer.publicKey, instructions, blockhash)).toBe(MAX_COMPUTE_UNITS);
+  });
+
+  it("is the runtime's default for the instructions when the simulation fails", async () => {
+    const refused = new ComputeBudget(
+      simulating({ err: { InstructionError: [2, { Custom: 1 }] }, unitsConsumed: 4_000 }).rpc,
+      { maxMicroLamports: 1e6, commitment: 'confirmed' },
+    );
+    const two = [...instructions, memo('second')];
+    expect(await refused.unitLimit(payer.publicKey, two, blockhash)).toBe(400_000);
+    const down = new ComputeBudget(
+      { batch: () => Promise.reject(new Error('Solana RPC unavailable')) },
+      { maxMicroLamports: 1e6, commitment: 'confirmed' },
+    );
+    expect(await down.unitLimit(payer.publicKey, instructions, blockhash)).toBe(200_000);
+  });
+});
+
+describe('networkFee', () => {
+  const signer = new ServiceSigner(payer);
+  const transfer = SystemProgram.transfer({
+    fromPubkey: payer.publicKey,
+    toPubkey: PublicKey.default,
+    lamports: 1,
+  });
+  const fee = (instructions: TransactionInstruction[]) =>
+    networkFee(signer.sign(instructions, { blockhash, lastValidBlockHeight: 1 }).transaction);
+
+  it('is 5,000 lamports a signature plus the price times the limit, rounded up to a lamport', () => {
+    expect(fee([transfer])).toBe(5_000n);
+    expect(fee([ComputeBudgetProgram.setComputeUnitLimit({ units: 30_000 }), transfer])).toBe(
+      5_000n,
+    );
+    expect(
+      fee([
+        ComputeBudgetProgram.setComputeUnitLimit({ units: 30_000 }),
+        ComputeBudgetProgram.setComputeUnitPrice({ microLamports: 1_000_000 }),
+        transfer,
+      ]),
+    ).toBe(35_000n);
+    expect(
+      fee([
+        ComputeBudgetProgram.setComputeUnitLimit({ units: 33_333 }),
+        ComputeBudgetProgram.setComputeUnitPrice({ microLamports: 3 }),
+        transfer,
+      ]),
+    ).toBe(5_001n); // 99,999 micro-lamports: one lamport
+  });
+
+  it("without a limit, prices the runtime's default of 200,000 units per other instruction", () => {
+    expect(
+      fee([ComputeBudgetProgram.setComputeUnitPrice({ microLamports: 10 }), transfer, transfer]),
+    ).toBe(5_000n + 4n);
+  });
+
+  it('counts every signature', () => {
+    const other = Keypair.generate();
+    const ix = SystemProgram.transfer({
+      fromPubkey: other.publicKey,
+      toPubkey: payer.publicKey,
+      lamports: 1,
+    });
+    // Two signers (empty signature slots): the fee payer and the transfer's sender.
+    const tx = new VersionedTransaction(compileLegacyMessage(payer.publicKey, [ix], blockhash));
+    expect(networkFee(Buffer.from(tx.serialize()).toString('base64'))).toBe(10_000n);
+  });
+});
