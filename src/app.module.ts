@@ -1,4 +1,4 @@
-import { DynamicModule, Module } from '@nestjs/common';
+import { DynamicModule, Injectable, Module, OnModuleInit } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { ThrottlerModule } from '@nestjs/throttler';
 import { LoggerModule } from 'nestjs-pino';
@@ -26,11 +26,13 @@ import { HealthModule } from './health/health.module';
 import { IdempotencyModule } from './idempotency/idempotency.module';
 import { InvoicesModule } from './invoices/invoices.module';
 import { MerchantsModule } from './merchants/merchants.module';
+import { Metrics } from './metrics/metrics';
 import { MetricsModule } from './metrics/metrics.module';
 import { PaymentsModule } from './payments/payments.module';
 import { PlansModule } from './plans/plans.module';
 import { SettingsModule } from './settings/settings.module';
 import { SubscriptionsModule } from './subscriptions/subscriptions.module';
+import { RpcTransport } from './solana/rpc-transport';
 import { SolanaModule } from './solana/solana.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
 import { TokenBucketStorage } from './common/rate-limit.storage';
@@ -38,6 +40,23 @@ import { TokenBucketStorage } from './common/rate-limit.storage';
 export interface AppModuleOptions {
   /** Where log lines go (default: stdout, written asynchronously). Tests capture them. */
   logDestination?: DestinationStream;
+}
+
+/**
+ * Every JSON-RPC request counted in the metrics (`solana_rpc_*`), by method and outcome: the
+ * chain layer's transport reports to the metrics here, where both are known (neither imports
+ * the other).
+ */
+@Injectable()
+export class RpcMetrics implements OnModuleInit {
+  constructor(
+    private readonly transport: RpcTransport,
+    private readonly metrics: Metrics,
+  ) {}
+
+  onModuleInit(): void {
+    this.transport.observe(this.metrics.recordRpcRequest);
+  }
 }
 
 /** The whole service, built from a validated config and a database URL. */
@@ -83,6 +102,7 @@ export class AppModule {
       ],
       providers: [
         { provide: ROOT_LOGGER, useValue: logger },
+        RpcMetrics,
         // Guards run in this order: authenticate, rate-limit per key, refuse undeclared input.
         { provide: APP_GUARD, useClass: ApiKeyGuard },
         { provide: APP_GUARD, useClass: RateLimitGuard },

@@ -1,14 +1,6 @@
-import {
-  Global,
-  Injectable,
-  Module,
-  OnApplicationShutdown,
-  OnModuleInit,
-  Optional,
-} from '@nestjs/common';
+import { Global, Injectable, Module, OnApplicationShutdown } from '@nestjs/common';
 import { Connection } from '@solana/web3.js';
 import { AppConfig } from '../config/app-config';
-import { Metrics } from '../metrics/metrics';
 import { createChainAdapter, createConnection, createRpcTransport } from './chain.factory';
 import { ChainPort } from './chain.port';
 import { RpcTransport } from './rpc-transport';
@@ -23,28 +15,10 @@ class ChainShutdown implements OnApplicationShutdown {
   }
 }
 
-/** Every JSON-RPC request counted in the metrics (`solana_rpc_*`), by method and outcome. */
-@Injectable()
-class RpcMetrics implements OnModuleInit {
-  constructor(
-    private readonly transport: RpcTransport,
-    @Optional() private readonly metrics?: Metrics,
-  ) {}
-
-  onModuleInit(): void {
-    const metrics = this.metrics;
-    if (metrics) {
-      this.transport.observe((method, outcome, seconds) =>
-        metrics.recordRpcRequest(method, outcome, seconds),
-      );
-    }
-  }
-}
-
 /**
  * The chain, behind `ChainPort`: one `RpcChainAdapter` over a web3.js `Connection` to the
  * configured RPC URLs (the embedded localnet by default), both on one `RpcTransport`. The
- * transport reports every request to the metrics (`RpcTransport.observe`).
+ * transport is exported so that the app counts every request in its metrics (`RpcMetrics`).
  * Nothing connects until first use.
  */
 @Global()
@@ -58,7 +32,6 @@ class RpcMetrics implements OnModuleInit {
       useFactory: createChainAdapter,
     },
     ChainShutdown,
-    RpcMetrics,
   ],
   exports: [ChainPort, Connection, RpcTransport],
 })
