@@ -36,7 +36,7 @@ export async function resolvePage(
   createdAt: (id: string) => Promise<string | undefined>,
 ): Promise<ListPage> {
   const limit = query.limit ?? null;
-  if (query.startingAfter === undefined) return { limit, afterCreatedAt: null, afterId: null };
+  if (query.startingAfter === undefined) return { ...WHOLE_LIST, limit };
   const afterId = query.startingAfter;
   const afterCreatedAt = await createdAt(afterId);
   if (afterCreatedAt === undefined) {
