@@ -214,10 +214,10 @@ function table(ids: Ids): BadInput[] {
     ),
     get(
       'invoices: unknown query parameter',
-      '/api/invoices?limit=5',
+      '/api/invoices?sort=asc',
       400,
       'VALIDATION_ERROR',
-      'limit',
+      'sort',
     ),
     get('invoice: malformed id', '/api/invoices/INV-000001', ...INF),
     get('invoice: another merchant’s', `/api/invoices/${ids.otherInvoice}`, ...INF),
@@ -268,7 +268,7 @@ function table(ids: Ids): BadInput[] {
     // The payments ledger
     get('payments: invoiceId not a UUID', '/api/payments?invoiceId=INV-1', ...QV('invoiceId')),
     get('payments: unknown status', '/api/payments?status=paid', ...QV('status')),
-    get('payments: unknown query parameter', '/api/payments?limit=5', ...QV('limit')),
+    get('payments: unknown query parameter', '/api/payments?sort=asc', ...QV('sort')),
     // The public checkout API
     get('checkout invoice: malformed id', '/api/checkout/invoices/x', ...INF),
     get(

@@ -24,10 +24,13 @@ import { CustomerListItemResponse, CustomerResponse } from './dto/customer.respo
 export class CustomersController {
   constructor(private readonly customers: CustomersService) {}
 
-  /** Lists the merchant's customers, newest first, each with `_count`. */
+  /**
+   * Lists the merchant's customers, newest first, each with `_count`: all of them, or a page
+   * (`limit`, `startingAfter`).
+   */
   @Get()
   @ApiOperation({ summary: 'List customers' })
-  @ApiErrors(ErrorCode.VALIDATION_ERROR)
+  @ApiErrors([ErrorCode.VALIDATION_ERROR, 'startingAfter: no such customer'])
   list(
     @MerchantId() merchantId: string,
     @Query() query: ListCustomersQueryDto,

@@ -1,14 +1,18 @@
 import { Injectable } from '@nestjs/common';
 import { sql } from '@pgtyped/runtime';
+import type { ListPage } from '../common/pagination';
 import { Db } from '../database/db';
 import type { SqlTx } from '../database/pg-transaction';
+import { typedCursor } from '../database/row-batches';
 import { escapeLike } from '../database/sql';
 import type {
+  ICustomerCreatedAtQuery,
   IFindCustomerQuery,
   IFindCustomerResult,
   IFindCustomerByWalletQuery,
   IFindWithMerchantNameQuery,
   IFindWithMerchantNameResult,
+  IListCustomersPageQuery,
   IListCustomersQuery,
   IListCustomersResult,
   ISearchCustomersQuery,
@@ -48,10 +52,18 @@ export interface CustomerUpsertRow {
 export type CustomerChanges = Partial<Record<'email' | 'label', string | null>>;
 
 /*
- * The merchant's customers, newest first, with their counts grouped per customer over the
- * merchant's invoices and subscriptions (SQL on their tables: counting needs no import of their
- * modules). Two statements: without and with a search (a text built per request could not be
- * typed, and an optional filter would be planned badly once generic).
+ * The merchant's customers, newest first, each with how many invoices and subscriptions it has
+ * (SQL on their tables: counting needs no import of their modules).
+ *
+ * The whole list groups the merchant's invoices and subscriptions per customer once: for every
+ * customer, that is the cheapest. A page or a search shows few of them, so their statements
+ * count each shown customer's rows on the (customer_id, created_at, id) indexes instead (read
+ * from the index alone, without the merchant: a customer's invoices and subscriptions are its
+ * merchant's, so the counts are the whole list's). Those two are read through a cursor, an
+ * unnamed statement planned for its values each time: a search uses the trigram index
+ * (`customers_search_idx`) for a pattern it narrows and the merchant's index otherwise, which a
+ * prepared statement's generic plan could not tell apart; `$afterId IS NULL` folds before
+ * planning, and `LIMIT NULL` is no limit.
  */
 
 /** Every customer of the merchant. */
@@ -67,19 +79,34 @@ const listCustomers = sql<IListCustomersQuery>`
    WHERE merchant_id = $merchantId!
    ORDER BY customers.created_at DESC, customers.id DESC`;
 
-/** The merchant's customers whose wallet, label or e-mail matches the ILIKE `pattern`. */
+/** A page of the merchant's customers (`ListPage`). */
+const listCustomersPage = sql<IListCustomersPageQuery>`
+  SELECT c.id, c.merchant_id, c.wallet_address, c.email, c.label,
+         api_time(c.created_at) AS "created_at!", api_time(c.updated_at) AS "updated_at!",
+         (SELECT count(*) FROM invoices i WHERE i.customer_id = c.id)::int AS "invoices!",
+         (SELECT count(*) FROM subscriptions s WHERE s.customer_id = c.id)::int AS "subscriptions!"
+    FROM customers c
+   WHERE c.merchant_id = $merchantId!
+     AND ($afterId::uuid IS NULL OR (c.created_at, c.id) < ($afterCreatedAt::timestamptz, $afterId))
+   ORDER BY c.created_at DESC, c.id DESC
+   LIMIT $limit::int`;
+
+/** The merchant's customers whose wallet, label or e-mail matches the ILIKE `pattern`: a page. */
 const searchCustomers = sql<ISearchCustomersQuery>`
-  SELECT id, merchant_id, wallet_address, email, label, api_time(created_at) AS "created_at!",
-         api_time(updated_at) AS "updated_at!",
-         coalesce(i.n, 0)::int AS "invoices!", coalesce(s.n, 0)::int AS "subscriptions!"
-    FROM customers
-    LEFT JOIN (SELECT customer_id, count(*) AS n FROM invoices WHERE merchant_id = $merchantId!
-                GROUP BY customer_id) i ON i.customer_id = customers.id
-    LEFT JOIN (SELECT customer_id, count(*) AS n FROM subscriptions WHERE merchant_id = $merchantId!
-                GROUP BY customer_id) s ON s.customer_id = customers.id
-   WHERE merchant_id = $merchantId!
-     AND (wallet_address ILIKE $pattern! OR label ILIKE $pattern! OR email ILIKE $pattern!)
-   ORDER BY customers.created_at DESC, customers.id DESC`;
+  SELECT c.id, c.merchant_id, c.wallet_address, c.email, c.label,
+         api_time(c.created_at) AS "created_at!", api_time(c.updated_at) AS "updated_at!",
+         (SELECT count(*) FROM invoices i WHERE i.customer_id = c.id)::int AS "invoices!",
+         (SELECT count(*) FROM subscriptions s WHERE s.customer_id = c.id)::int AS "subscriptions!"
+    FROM customers c
+   WHERE c.merchant_id = $merchantId!
+     AND (c.wallet_address ILIKE $pattern! OR c.label ILIKE $pattern! OR c.email ILIKE $pattern!)
+     AND ($afterId::uuid IS NULL OR (c.created_at, c.id) < ($afterCreatedAt::timestamptz, $afterId))
+   ORDER BY c.created_at DESC, c.id DESC
+   LIMIT $limit::int`;
+
+/** When the merchant's customer was created (the pool's text of the timestamp). */
+const customerCreatedAt = sql<ICustomerCreatedAtQuery>`
+  SELECT created_at FROM customers WHERE id = $id! AND merchant_id = $merchantId!`;
 
 /** The merchant's customer by id. */
 const findCustomer = sql<IFindCustomerQuery>`
@@ -150,13 +177,36 @@ export class CustomersRepository {
   constructor(private readonly db: Db) {}
 
   /**
-   * The merchant's customers, newest first; `search` is a case-insensitive substring of wallet,
-   * label or e-mail. The counts are grouped per customer over the merchant's invoices and
-   * subscriptions (SQL on their tables: counting needs no import of their modules).
+   * Every customer of the merchant, newest first, with its counts of invoices and
+   * subscriptions (grouped per customer over the merchant's invoices and subscriptions).
    */
-  list(merchantId: string, search?: string): Promise<CustomerListRow[]> {
-    if (!search) return listCustomers.run({ merchantId }, this.db);
-    return searchCustomers.run({ merchantId, pattern: `%${escapeLike(search)}%` }, this.db);
+  list(merchantId: string): Promise<CustomerListRow[]> {
+    return listCustomers.run({ merchantId }, this.db);
+  }
+
+  /**
+   * A `page` of the merchant's customers, newest first, with their counts; `search` (when
+   * given) is a case-insensitive substring of wallet, label or e-mail. Through a cursor (see
+   * the statements).
+   */
+  listPage(
+    merchantId: string,
+    search: string | undefined,
+    page: ListPage,
+  ): Promise<CustomerListRow[]> {
+    const { limit, afterCreatedAt, afterId } = page;
+    const paged = { merchantId, limit, afterCreatedAt, afterId };
+    return this.db.readAll(
+      search
+        ? typedCursor(searchCustomers, { ...paged, pattern: `%${escapeLike(search)}%` })
+        : typedCursor(listCustomersPage, paged),
+    );
+  }
+
+  /** When the merchant's customer was created (a page's cursor); undefined when none. */
+  async createdAt(merchantId: string, id: string): Promise<string | undefined> {
+    const [row] = await customerCreatedAt.run({ id, merchantId }, this.db);
+    return row?.created_at;
   }
 
   /** The merchant's customer; undefined when absent or another merchant's. */

@@ -24,8 +24,38 @@ export interface IListCustomersQuery {
   result: IListCustomersResult;
 }
 
+/** 'ListCustomersPage' parameters type */
+export interface IListCustomersPageParams {
+  afterCreatedAt?: Date | string | null | void;
+  afterId?: string | null | void;
+  limit?: number | null | void;
+  merchantId: string;
+}
+
+/** 'ListCustomersPage' return type */
+export interface IListCustomersPageResult {
+  created_at: string;
+  email: string | null;
+  id: string;
+  invoices: number;
+  label: string | null;
+  merchant_id: string;
+  subscriptions: number;
+  updated_at: string;
+  wallet_address: string;
+}
+
+/** 'ListCustomersPage' query type */
+export interface IListCustomersPageQuery {
+  params: IListCustomersPageParams;
+  result: IListCustomersPageResult;
+}
+
 /** 'SearchCustomers' parameters type */
 export interface ISearchCustomersParams {
+  afterCreatedAt?: Date | string | null | void;
+  afterId?: string | null | void;
+  limit?: number | null | void;
   merchantId: string;
   pattern: string;
 }
@@ -47,6 +77,23 @@ export interface ISearchCustomersResult {
 export interface ISearchCustomersQuery {
   params: ISearchCustomersParams;
   result: ISearchCustomersResult;
+}
+
+/** 'CustomerCreatedAt' parameters type */
+export interface ICustomerCreatedAtParams {
+  id: string;
+  merchantId: string;
+}
+
+/** 'CustomerCreatedAt' return type */
+export interface ICustomerCreatedAtResult {
+  created_at: string;
+}
+
+/** 'CustomerCreatedAt' query type */
+export interface ICustomerCreatedAtQuery {
+  params: ICustomerCreatedAtParams;
+  result: ICustomerCreatedAtResult;
 }
 
 /** 'FindCustomer' parameters type */

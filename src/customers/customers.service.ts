@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { Clock } from '../common/clock';
 import { NotFoundError } from '../common/errors/domain-error';
+import { isPaged, resolvePage } from '../common/pagination';
 import { Db } from '../database/db';
 import type { SqlTx } from '../database/pg-transaction';
 import { EventsService, type NewEvent } from '../events/events.service';
@@ -40,12 +41,23 @@ export class CustomersService {
     private readonly events: EventsService,
   ) {}
 
-  /** Newest first; `search` is a case-insensitive substring of wallet, label or e-mail. */
+  /**
+   * Newest first; `search` is a case-insensitive substring of wallet, label or e-mail; `limit`
+   * and `startingAfter` ask for a page (D6).
+   * @throws ValidationError when `startingAfter` names no customer of the merchant.
+   */
   async list(
     merchantId: string,
     query: ListCustomersQueryDto,
   ): Promise<CustomerListItemResponse[]> {
-    const rows = await this.customers.list(merchantId, query.search);
+    const rows =
+      query.search || isPaged(query)
+        ? await this.customers.listPage(
+            merchantId,
+            query.search,
+            await resolvePage(query, 'customer', (id) => this.customers.createdAt(merchantId, id)),
+          )
+        : await this.customers.list(merchantId);
     return rows.map((row) => ({
       ...toCustomerResponse(row),
       _count: { invoices: row.invoices, subscriptions: row.subscriptions },

@@ -100,6 +100,21 @@ export class Db implements SqlTx {
     };
   }
 
+  /**
+   * Every row of a cursor statement (`forEachBatch`), at once: for a read whose best plan
+   * depends on its values (a search pattern, a page), since a cursor's statement is unnamed and
+   * planned for the values it is given each time, where a prepared one may settle on a generic
+   * plan.
+   */
+  async readAll<TRow>(statement: CursorStatement<TRow>): Promise<TRow[]> {
+    const rows: TRow[] = [];
+    await this.forEachBatch(statement, (batch) => {
+      for (const row of batch) rows.push(row);
+      return Promise.resolve(true);
+    });
+    return rows;
+  }
+
   /** Units of work that share their commits (see `GroupCommit`). */
   groupCommit(max?: number): GroupCommit {
     return new GroupCommit(this, max);

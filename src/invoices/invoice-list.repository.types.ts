@@ -2,6 +2,9 @@
 
 /** 'ListInvoices' parameters type */
 export interface IListInvoicesParams {
+  afterCreatedAt?: Date | string | null | void;
+  afterId?: string | null | void;
+  limit?: number | null | void;
   merchantId: string;
 }
 
@@ -30,6 +33,9 @@ export interface IListInvoicesQuery {
 
 /** 'ListInvoicesByStatus' parameters type */
 export interface IListInvoicesByStatusParams {
+  afterCreatedAt?: Date | string | null | void;
+  afterId?: string | null | void;
+  limit?: number | null | void;
   merchantId: string;
   status: string;
 }
@@ -59,6 +65,9 @@ export interface IListInvoicesByStatusQuery {
 
 /** 'ListInvoicesBySearch' parameters type */
 export interface IListInvoicesBySearchParams {
+  afterCreatedAt?: Date | string | null | void;
+  afterId?: string | null | void;
+  limit?: number | null | void;
   merchantId: string;
   pattern: string;
 }
@@ -88,6 +97,9 @@ export interface IListInvoicesBySearchQuery {
 
 /** 'ListInvoicesByStatusAndSearch' parameters type */
 export interface IListInvoicesByStatusAndSearchParams {
+  afterCreatedAt?: Date | string | null | void;
+  afterId?: string | null | void;
+  limit?: number | null | void;
   merchantId: string;
   pattern: string;
   status: string;
@@ -114,5 +126,22 @@ export interface IListInvoicesByStatusAndSearchResult {
 export interface IListInvoicesByStatusAndSearchQuery {
   params: IListInvoicesByStatusAndSearchParams;
   result: IListInvoicesByStatusAndSearchResult;
+}
+
+/** 'InvoiceCreatedAt' parameters type */
+export interface IInvoiceCreatedAtParams {
+  id: string;
+  merchantId: string;
+}
+
+/** 'InvoiceCreatedAt' return type */
+export interface IInvoiceCreatedAtResult {
+  created_at: string;
+}
+
+/** 'InvoiceCreatedAt' query type */
+export interface IInvoiceCreatedAtQuery {
+  params: IInvoiceCreatedAtParams;
+  result: IInvoiceCreatedAtResult;
 }
 

@@ -62,11 +62,14 @@ export class InvoicesController {
     return this.invoices.create(merchantId, body, claim);
   }
 
-  /** The merchant's invoices, newest first, each with its customer. */
+  /**
+   * The merchant's invoices, newest first, each with its customer: all of them, or a page
+   * (`limit`, `startingAfter`).
+   */
   @Get()
   @ApiOperation({ summary: 'List invoices' })
   @ApiOkResponse({ type: InvoiceWithCustomerResponse, isArray: true })
-  @ApiErrors(ErrorCode.VALIDATION_ERROR)
+  @ApiErrors([ErrorCode.VALIDATION_ERROR, 'startingAfter: no such invoice'])
   async list(
     @MerchantId() merchantId: string,
     @Query() query: ListInvoicesQueryDto,

@@ -4,7 +4,9 @@ import { Db } from '../database/db';
 import type { SqlTx } from '../database/pg-transaction';
 import type { MintSymbol } from '../solana/mints';
 import type { StoredLineItem } from './entities/invoice.entity';
+import type { ListPage } from '../common/pagination';
 import {
+  findInvoiceCreatedAt,
   type InvoiceListFilters,
   type InvoiceListRow,
   streamInvoiceList,
@@ -259,14 +261,20 @@ export class InvoicesRepository {
    * The merchant's invoices with their customers' rendered JSON, newest first, handed to
    * `onBatch` a batch of rows at a time through a cursor (`Db.forEachBatch`). `status`
    * filters; `search` is a case-insensitive substring of the onchainId, number, memo, or the
-   * customer's label or wallet (D11).
+   * customer's label or wallet (D11). One `page` of them (`WHOLE_LIST`: all).
    */
   streamList(
     merchantId: string,
     filters: InvoiceListFilters,
+    page: ListPage,
     onBatch: (rows: InvoiceListRow[]) => Promise<boolean>,
   ): Promise<void> {
-    return streamInvoiceList(this.db, merchantId, filters, onBatch);
+    return streamInvoiceList(this.db, merchantId, filters, page, onBatch);
+  }
+
+  /** When the merchant's invoice was created (a page's cursor); undefined when there is none. */
+  createdAt(merchantId: string, id: string): Promise<string | undefined> {
+    return findInvoiceCreatedAt(this.db, merchantId, id);
   }
 
   /**

@@ -5,6 +5,7 @@ import { Clock } from '../common/clock';
 import { DomainError, NotFoundError, ValidationError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-codes';
 import { invoiceTotals, parseAmount } from '../common/money';
+import { resolvePage } from '../common/pagination';
 import { AppConfig } from '../config/app-config';
 import { CustomersService, upsertEvent } from '../customers/customers.service';
 import { Db } from '../database/db';
@@ -211,7 +212,9 @@ export class InvoicesService {
    * Newest first, each with its customer; `status` filters, `search` is a case-insensitive
    * substring of the onchainId, number, memo, or the customer's label or wallet (D11). Read
    * through a cursor and handed to `onBatch` as JSON a batch of rows at a time
-   * (`Db.forEachBatch`), so a list of any length costs two batches of memory.
+   * (`Db.forEachBatch`), so a list of any length costs two batches of memory. `limit` and
+   * `startingAfter` ask for a page of it (D6).
+   * @throws ValidationError when `startingAfter` names no invoice of the merchant.
    */
   async listJson(
     merchantId: string,
@@ -219,9 +222,13 @@ export class InvoicesService {
     onBatch: (json: string) => Promise<boolean>,
   ): Promise<void> {
     const prefix = checkoutUrlPrefixJson(this.config.publicBaseUrl);
+    const page = await resolvePage(query, 'invoice', (id) =>
+      this.invoices.createdAt(merchantId, id),
+    );
     await this.invoices.streamList(
       merchantId,
       { status: query.status, search: query.search },
+      page,
       (rows) => onBatch(rows.map((row) => invoiceListItemJson(row, prefix)).join(',')),
     );
   }

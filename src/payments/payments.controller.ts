@@ -15,7 +15,8 @@ export class PaymentsController {
 
   /**
    * The payments ledger, newest first: every invoice payment and subscription charge with its
-   * amount, mint, signature, payer and status, reconciled to the chain to the base unit.
+   * amount, mint, signature, payer and status, reconciled to the chain to the base unit. All of
+   * it, or a page (`limit`, `startingAfter`).
    */
   @Get()
   @ApiOperation({ summary: 'List payments' })

@@ -1,7 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { sql } from '@pgtyped/runtime';
+import type { ListPage } from '../common/pagination';
 import { Db } from '../database/db';
 import type { SqlTx } from '../database/pg-transaction';
+import { typedCursor } from '../database/row-batches';
 import type { MintSymbol } from '../solana/mints';
 import type { PaymentKind, PaymentStatus } from './entities/payment.entity';
 import type {
@@ -13,6 +15,7 @@ import type {
   IListInvoicePaymentsQuery,
   IListPaymentsQuery,
   IListPaymentsResult,
+  IPaymentCreatedAtQuery,
   IListSubscriptionPaymentsQuery,
   ILockUnattributedQuery,
 } from './payments.repository.types';
@@ -81,8 +84,11 @@ export interface UnattributedRow {
  * The list is one statement per way in: by the merchant's (merchant, created_at, id) index, or by
  * the invoice's or the subscription's index when the filter names one. The other filters
  * (customer, status, kind; the subscription beside an invoice) only narrow the rows read that
- * way, so `($x IS NULL OR column = $x)` gives their generic prepared plan the same shape as a
- * planned-per-value one; 32 statements, one per combination, would not change the plans.
+ * way, as `($x IS NULL OR column = $x)`; 32 statements, one per combination, would not change
+ * the plans. Each takes a page (`ListPage`). They are read through a cursor, an unnamed statement
+ * PostgreSQL plans for the values it is given each time: every `$x IS NULL` folds before
+ * planning, so a page after a cursor starts at that row of the merchant's index (a generic plan
+ * would read from the top and filter), and `LIMIT NULL` is no limit.
  */
 
 /** The merchant's lines, newest first, through the merchant's index. */
@@ -96,7 +102,10 @@ const listPayments = sql<IListPaymentsQuery>`
    WHERE pm.merchant_id = $merchantId!
      AND ($customerId::uuid IS NULL OR pm.customer_id = $customerId)
      AND ($status::text IS NULL OR pm.status = $status) AND ($kind::text IS NULL OR pm.kind = $kind)
-   ORDER BY pm.created_at DESC, pm.id DESC`;
+     AND ($afterId::uuid IS NULL
+          OR (pm.created_at, pm.id) < ($afterCreatedAt::timestamptz, $afterId))
+   ORDER BY pm.created_at DESC, pm.id DESC
+   LIMIT $limit::int`;
 
 /** The merchant's lines of an invoice, newest first. */
 const listInvoicePayments = sql<IListInvoicePaymentsQuery>`
@@ -110,7 +119,10 @@ const listInvoicePayments = sql<IListInvoicePaymentsQuery>`
      AND ($subscriptionId::uuid IS NULL OR pm.subscription_id = $subscriptionId)
      AND ($customerId::uuid IS NULL OR pm.customer_id = $customerId)
      AND ($status::text IS NULL OR pm.status = $status) AND ($kind::text IS NULL OR pm.kind = $kind)
-   ORDER BY pm.created_at DESC, pm.id DESC`;
+     AND ($afterId::uuid IS NULL
+          OR (pm.created_at, pm.id) < ($afterCreatedAt::timestamptz, $afterId))
+   ORDER BY pm.created_at DESC, pm.id DESC
+   LIMIT $limit::int`;
 
 /** The merchant's lines of a subscription (its charges), newest first. */
 const listSubscriptionPayments = sql<IListSubscriptionPaymentsQuery>`
@@ -123,7 +135,10 @@ const listSubscriptionPayments = sql<IListSubscriptionPaymentsQuery>`
    WHERE pm.subscription_id = $subscriptionId! AND pm.merchant_id = $merchantId!
      AND ($customerId::uuid IS NULL OR pm.customer_id = $customerId)
      AND ($status::text IS NULL OR pm.status = $status) AND ($kind::text IS NULL OR pm.kind = $kind)
-   ORDER BY pm.created_at DESC, pm.id DESC`;
+     AND ($afterId::uuid IS NULL
+          OR (pm.created_at, pm.id) < ($afterCreatedAt::timestamptz, $afterId))
+   ORDER BY pm.created_at DESC, pm.id DESC
+   LIMIT $limit::int`;
 
 /**
  * The line, unless it conflicts with one written before (`ON CONFLICT DO NOTHING`: an invoice
@@ -180,27 +195,44 @@ const findLegacyInvoiceLine = sql<IFindLegacyInvoiceLineQuery>`
 const findPayment = sql<IFindPaymentQuery>`
   SELECT id FROM payments WHERE id = $id! AND merchant_id = $merchantId!`;
 
+/** When the merchant's line was written (the pool's text of the timestamp): a page's cursor. */
+const paymentCreatedAt = sql<IPaymentCreatedAtQuery>`
+  SELECT created_at FROM payments WHERE id = $id! AND merchant_id = $merchantId!`;
+
 /** Every statement on `payments` but the billing engine's own: the ledger's owner (issue 22). */
 @Injectable()
 export class PaymentsRepository {
   constructor(private readonly db: Db) {}
 
-  /** The merchant's lines, newest first (see the list's statements for the way each reads). */
-  async list(merchantId: string, filters: PaymentFilters): Promise<PaymentRow[]> {
+  /**
+   * The merchant's lines, newest first, one `page` of them (`WHOLE_LIST`: all), through a cursor
+   * (see the list's statements for the way each reads).
+   */
+  async list(merchantId: string, filters: PaymentFilters, page: ListPage): Promise<PaymentRow[]> {
     const { invoice_id: invoiceId, subscription_id: subscriptionId } = filters;
     const narrow = {
       merchantId,
       customerId: filters.customer_id,
       status: filters.status,
       kind: filters.kind,
+      limit: page.limit,
+      afterCreatedAt: page.afterCreatedAt,
+      afterId: page.afterId,
     };
-    const rows =
+    const rows = await this.db.readAll(
       invoiceId !== undefined
-        ? await listInvoicePayments.run({ ...narrow, invoiceId, subscriptionId }, this.db)
+        ? typedCursor(listInvoicePayments, { ...narrow, invoiceId, subscriptionId })
         : subscriptionId !== undefined
-          ? await listSubscriptionPayments.run({ ...narrow, subscriptionId }, this.db)
-          : await listPayments.run(narrow, this.db);
+          ? typedCursor(listSubscriptionPayments, { ...narrow, subscriptionId })
+          : typedCursor(listPayments, narrow),
+    );
     return rows.map(paymentRow);
+  }
+
+  /** When the merchant's line was written (a page's cursor); undefined when there is none. */
+  async createdAt(merchantId: string, id: string): Promise<string | undefined> {
+    const [row] = await paymentCreatedAt.run({ id, merchantId }, this.db);
+    return row?.created_at;
   }
 
   /**

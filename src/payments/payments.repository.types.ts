@@ -5,8 +5,11 @@ export type stringArray = (string)[];
 
 /** 'ListPayments' parameters type */
 export interface IListPaymentsParams {
+  afterCreatedAt?: Date | string | null | void;
+  afterId?: string | null | void;
   customerId?: string | null | void;
   kind?: string | null | void;
+  limit?: number | null | void;
   merchantId: string;
   status?: string | null | void;
 }
@@ -44,9 +47,12 @@ export interface IListPaymentsQuery {
 
 /** 'ListInvoicePayments' parameters type */
 export interface IListInvoicePaymentsParams {
+  afterCreatedAt?: Date | string | null | void;
+  afterId?: string | null | void;
   customerId?: string | null | void;
   invoiceId: string;
   kind?: string | null | void;
+  limit?: number | null | void;
   merchantId: string;
   status?: string | null | void;
   subscriptionId?: string | null | void;
@@ -85,8 +91,11 @@ export interface IListInvoicePaymentsQuery {
 
 /** 'ListSubscriptionPayments' parameters type */
 export interface IListSubscriptionPaymentsParams {
+  afterCreatedAt?: Date | string | null | void;
+  afterId?: string | null | void;
   customerId?: string | null | void;
   kind?: string | null | void;
+  limit?: number | null | void;
   merchantId: string;
   status?: string | null | void;
   subscriptionId: string;
@@ -309,5 +318,22 @@ export interface IFindPaymentResult {
 export interface IFindPaymentQuery {
   params: IFindPaymentParams;
   result: IFindPaymentResult;
+}
+
+/** 'PaymentCreatedAt' parameters type */
+export interface IPaymentCreatedAtParams {
+  id: string;
+  merchantId: string;
+}
+
+/** 'PaymentCreatedAt' return type */
+export interface IPaymentCreatedAtResult {
+  created_at: string;
+}
+
+/** 'PaymentCreatedAt' query type */
+export interface IPaymentCreatedAtQuery {
+  params: IPaymentCreatedAtParams;
+  result: IPaymentCreatedAtResult;
 }
 

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { Clock } from '../common/clock';
+import { resolvePage } from '../common/pagination';
 import type { SqlTx } from '../database/pg-transaction';
 import { PaymentResponse } from './dto/payment.response';
 import { ListPaymentsQueryDto } from './dto/payment.dto';
@@ -45,15 +46,22 @@ export class PaymentsService {
     private readonly clock: Clock,
   ) {}
 
-  /** Newest first; each filter narrows. */
+  /**
+   * Newest first; each filter narrows; `limit` and `startingAfter` ask for a page (D6).
+   * @throws ValidationError when `startingAfter` names no line of the merchant's ledger.
+   */
   async list(merchantId: string, query: ListPaymentsQueryDto): Promise<PaymentResponse[]> {
-    const rows = await this.payments.list(merchantId, {
+    const page = await resolvePage(query, 'payment', (id) =>
+      this.payments.createdAt(merchantId, id),
+    );
+    const filters = {
       invoice_id: query.invoiceId,
       subscription_id: query.subscriptionId,
       customer_id: query.customerId,
       status: query.status,
       kind: query.kind,
-    });
+    };
+    const rows = await this.payments.list(merchantId, filters, page);
     return rows.map(toPaymentResponse);
   }
 

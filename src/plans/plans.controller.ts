@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, HttpStatus, Patch } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, HttpStatus, Patch, Query } from '@nestjs/common';
 import { IdempotentPost } from '../idempotency/idempotent-post.decorator';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { MerchantId } from '../common/decorators/current-merchant.decorator';
@@ -9,7 +9,7 @@ import {
   ApiErrors,
   ApiJsonBodyErrors,
 } from '../common/swagger/api-errors.decorator';
-import { CreatePlanDto, UpdatePlanDto } from './dto/plan.dto';
+import { CreatePlanDto, ListPlansQueryDto, UpdatePlanDto } from './dto/plan.dto';
 import { CreatePlanResponse, PlanListItemResponse, PlanResponse } from './dto/plan.response';
 import { UnsignedTxResponse } from '../common/dto/unsigned-tx.response';
 import { Idempotency } from '../idempotency/idempotency-claim.decorator';
@@ -46,12 +46,18 @@ export class PlansController {
     return this.plans.create(merchantId, body, claim);
   }
 
-  /** The merchant's plans, newest first, each with its number of subscriptions. */
+  /**
+   * The merchant's plans, newest first, each with its number of subscriptions: all of them, or
+   * a page (`limit`, `startingAfter`).
+   */
   @Get()
   @ApiOperation({ summary: 'List plans' })
-  @ApiErrors(ErrorCode.VALIDATION_ERROR)
-  list(@MerchantId() merchantId: string): Promise<PlanListItemResponse[]> {
-    return this.plans.list(merchantId);
+  @ApiErrors([ErrorCode.VALIDATION_ERROR, 'startingAfter: no such plan'])
+  list(
+    @MerchantId() merchantId: string,
+    @Query() query: ListPlansQueryDto,
+  ): Promise<PlanListItemResponse[]> {
+    return this.plans.list(merchantId, query);
   }
 
   @Get(':id')

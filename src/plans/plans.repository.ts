@@ -1,14 +1,18 @@
 import { Injectable } from '@nestjs/common';
 import { sql } from '@pgtyped/runtime';
+import type { ListPage } from '../common/pagination';
 import { Db } from '../database/db';
 import type { SqlTx } from '../database/pg-transaction';
+import { typedCursor } from '../database/row-batches';
 import type { MintSymbol } from '../solana/mints';
 import type {
   IFindPlanQuery,
   IFindPlanResult,
   IInsertPlanQuery,
+  IListPlansPageQuery,
   IListPlansQuery,
   IListPlansResult,
+  IPlanCreatedAtQuery,
   IPlanDescriptionQuery,
   IUpdatePlanQuery,
 } from './plans.repository.types';
@@ -73,6 +77,25 @@ const listPlans = sql<IListPlansQuery>`
     FROM plans p WHERE p.merchant_id = $merchantId!
    ORDER BY p.created_at DESC, p.id DESC`;
 
+/**
+ * A page of the merchant's plans (`ListPage`), as `listPlans`. Read through a cursor, an unnamed
+ * statement planned for its values: `$afterId IS NULL` folds before planning, `LIMIT NULL` is no
+ * limit.
+ */
+const listPlansPage = sql<IListPlansPageQuery>`
+  SELECT p.id, p.merchant_id, p.label, p.description, p.mint, p.amount::text AS "amount!",
+         p.interval_seconds, p.active, p.onchain_plan_id, p.onchain_address,
+         api_time(p.created_at) AS "created_at!", api_time(p.updated_at) AS "updated_at!",
+         (SELECT count(*)::int FROM subscriptions s WHERE s.plan_id = p.id) AS "subscriptions!"
+    FROM plans p WHERE p.merchant_id = $merchantId!
+     AND ($afterId::uuid IS NULL OR (p.created_at, p.id) < ($afterCreatedAt::timestamptz, $afterId))
+   ORDER BY p.created_at DESC, p.id DESC
+   LIMIT $limit::int`;
+
+/** When the merchant's plan was created (the pool's text of the timestamp). */
+const planCreatedAt = sql<IPlanCreatedAtQuery>`
+  SELECT created_at FROM plans WHERE id = $id! AND merchant_id = $merchantId!`;
+
 /** The merchant's plan. */
 const findPlan = sql<IFindPlanQuery>`
   SELECT p.id, p.merchant_id, p.label, p.description, p.mint, p.amount::text AS "amount!",
@@ -126,6 +149,19 @@ export class PlansRepository {
    */
   list(merchantId: string): Promise<PlanListRow[]> {
     return listPlans.run({ merchantId }, this.db) as Promise<PlanListRow[]>;
+  }
+
+  /** A `page` of the merchant's plans, newest first, as `list` (through a cursor). */
+  async listPage(merchantId: string, page: ListPage): Promise<PlanListRow[]> {
+    const { limit, afterCreatedAt, afterId } = page;
+    const statement = typedCursor(listPlansPage, { merchantId, limit, afterCreatedAt, afterId });
+    return (await this.db.readAll(statement)) as PlanListRow[];
+  }
+
+  /** When the merchant's plan was created (a page's cursor); undefined when there is none. */
+  async createdAt(merchantId: string, id: string): Promise<string | undefined> {
+    const [row] = await planCreatedAt.run({ id, merchantId }, this.db);
+    return row?.created_at;
   }
 
   /** The merchant's plan; undefined when absent or another merchant's. */

@@ -65,6 +65,54 @@ export interface IListPlansQuery {
   result: IListPlansResult;
 }
 
+/** 'ListPlansPage' parameters type */
+export interface IListPlansPageParams {
+  afterCreatedAt?: Date | string | null | void;
+  afterId?: string | null | void;
+  limit?: number | null | void;
+  merchantId: string;
+}
+
+/** 'ListPlansPage' return type */
+export interface IListPlansPageResult {
+  active: boolean;
+  amount: string;
+  created_at: string;
+  description: string | null;
+  id: string;
+  interval_seconds: number;
+  label: string;
+  merchant_id: string;
+  mint: string;
+  onchain_address: string | null;
+  onchain_plan_id: string;
+  subscriptions: number;
+  updated_at: string;
+}
+
+/** 'ListPlansPage' query type */
+export interface IListPlansPageQuery {
+  params: IListPlansPageParams;
+  result: IListPlansPageResult;
+}
+
+/** 'PlanCreatedAt' parameters type */
+export interface IPlanCreatedAtParams {
+  id: string;
+  merchantId: string;
+}
+
+/** 'PlanCreatedAt' return type */
+export interface IPlanCreatedAtResult {
+  created_at: string;
+}
+
+/** 'PlanCreatedAt' query type */
+export interface IPlanCreatedAtQuery {
+  params: IPlanCreatedAtParams;
+  result: IPlanCreatedAtResult;
+}
+
 /** 'FindPlan' parameters type */
 export interface IFindPlanParams {
   id: string;

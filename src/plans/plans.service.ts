@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { Clock } from '../common/clock';
 import { NotFoundError } from '../common/errors/domain-error';
+import { isPaged, resolvePage } from '../common/pagination';
 import { parseAmount } from '../common/money';
 import { AppConfig } from '../config/app-config';
 import { Db } from '../database/db';
@@ -10,7 +11,7 @@ import { MerchantsService } from '../merchants/merchants.service';
 import { ChainPort, UnsignedTx } from '../solana/chain.port';
 import type { MintSymbol } from '../solana/mints';
 import { onchainPlanId } from '../solana/subscriptions-program';
-import { CreatePlanDto, UpdatePlanDto } from './dto/plan.dto';
+import { CreatePlanDto, ListPlansQueryDto, UpdatePlanDto } from './dto/plan.dto';
 import { CreatePlanResponse, PlanListItemResponse, PlanResponse } from './dto/plan.response';
 import { UnsignedTxResponse } from '../common/dto/unsigned-tx.response';
 import { planCheckoutUrl, toPlanResponse } from './plan.mapper';
@@ -91,9 +92,18 @@ export class PlansService {
     });
   }
 
-  /** Newest first, each with the number of its subscriptions. */
-  async list(merchantId: string): Promise<PlanListItemResponse[]> {
-    const rows = await this.plans.list(merchantId);
+  /**
+   * Newest first, each with the number of its subscriptions; `limit` and `startingAfter` ask
+   * for a page (D6).
+   * @throws ValidationError when `startingAfter` names no plan of the merchant.
+   */
+  async list(merchantId: string, query: ListPlansQueryDto): Promise<PlanListItemResponse[]> {
+    const rows = isPaged(query)
+      ? await this.plans.listPage(
+          merchantId,
+          await resolvePage(query, 'plan', (id) => this.plans.createdAt(merchantId, id)),
+        )
+      : await this.plans.list(merchantId);
     return rows.map((row) => ({
       ...toPlanResponse(row, this.config.publicBaseUrl),
       _count: { subscriptions: row.subscriptions },

@@ -19,7 +19,10 @@ const NOT_FOUND: [ErrorCode, string] = [ErrorCode.NOT_FOUND, 'Subscription not f
 export class SubscriptionsController {
   constructor(private readonly subscriptions: SubscriptionsService) {}
 
-  /** Subscriptions to all of the merchant's plans, newest first, with plan and customer. */
+  /**
+   * Subscriptions to all of the merchant's plans, newest first, with plan and customer: all of
+   * them, or a page (`limit`, `startingAfter`).
+   */
   @Get()
   @ApiOperation({ summary: 'List subscriptions' })
   @ApiErrors([

@@ -1,9 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { sql } from '@pgtyped/runtime';
+import type { ListPage } from '../common/pagination';
 import { Db } from '../database/db';
 import type { SqlTx } from '../database/pg-transaction';
-import { typedCursor } from '../database/row-batches';
 import type { MintSymbol } from '../solana/mints';
+import {
+  findSubscriptionCreatedAt,
+  streamSubscriptionList,
+  type SubscriptionListRow,
+} from './subscription-list.repository';
 import type { SubscriptionStatus } from './subscription-status';
 import type {
   IChargeStateQuery,
@@ -13,10 +18,7 @@ import type {
   IInsertSubscriptionQuery,
   IListCustomerSubscriptionsQuery,
   IListCustomerSubscriptionsResult,
-  IListSubscriptionsByStatusQuery,
   IListSubscriptionsOfCustomerQuery,
-  IListSubscriptionsQuery,
-  IListSubscriptionsResult,
   ILiveForWalletQuery,
   ILockPlanForSubscribeQuery,
   IMarkRevokedQuery,
@@ -37,11 +39,7 @@ export type SubscriptionRow = Omit<IFindSubscriptionResult, 'status' | 'p_mint'>
   p_mint: MintSymbol;
 };
 
-/** A subscription of the merchant's list: the columns its response needs (see the mapper). */
-export type SubscriptionListRow = Omit<IListSubscriptionsResult, 'status' | 'p_mint'> & {
-  status: SubscriptionStatus;
-  p_mint: MintSymbol;
-};
+export type { SubscriptionListRow } from './subscription-list.repository';
 
 /** The row a charge made, and what it was before. */
 export type ChargedSubscriptionRow = Omit<
@@ -151,38 +149,6 @@ const listSubscriptionsOfCustomer = sql<IListSubscriptionsOfCustomerQuery>`
          c.wallet_address AS c_wallet_address, c.label AS c_label
     FROM subscriptions s JOIN plans p ON p.id = s.plan_id JOIN customers c ON c.id = s.customer_id
    WHERE s.merchant_id = $merchantId! AND s.customer_id = $customerId!
-   ORDER BY s.created_at DESC, s.id DESC`;
-
-/**
- * The merchant's subscriptions, newest first (the list, through a cursor): the columns of its
- * response only (`SubscriptionListRow`). One statement without and one with the status filter,
- * each planned for its own shape.
- */
-const listSubscriptions = sql<IListSubscriptionsQuery>`
-  SELECT s.id, s.plan_id, s.customer_id, s.status,
-         api_time(s.current_period_end) AS current_period_end,
-         api_time(s.cancelled_at) AS cancelled_at, api_time(s.revoked_at) AS revoked_at,
-         api_time(s.last_charge_at) AS last_charge_at, s.failure_reason, s.onchain_address,
-         api_time(s.created_at) AS "created_at!", api_time(s.updated_at) AS "updated_at!",
-         p.label AS p_label, p.amount::text AS "p_amount!", p.mint AS p_mint,
-         p.interval_seconds AS p_interval_seconds, c.wallet_address AS c_wallet_address,
-         c.label AS c_label
-    FROM subscriptions s JOIN plans p ON p.id = s.plan_id JOIN customers c ON c.id = s.customer_id
-   WHERE s.merchant_id = $merchantId!
-   ORDER BY s.created_at DESC, s.id DESC`;
-
-/** The merchant's subscriptions of one status, newest first (see `listSubscriptions`). */
-const listSubscriptionsByStatus = sql<IListSubscriptionsByStatusQuery>`
-  SELECT s.id, s.plan_id, s.customer_id, s.status,
-         api_time(s.current_period_end) AS current_period_end,
-         api_time(s.cancelled_at) AS cancelled_at, api_time(s.revoked_at) AS revoked_at,
-         api_time(s.last_charge_at) AS last_charge_at, s.failure_reason, s.onchain_address,
-         api_time(s.created_at) AS "created_at!", api_time(s.updated_at) AS "updated_at!",
-         p.label AS p_label, p.amount::text AS "p_amount!", p.mint AS p_mint,
-         p.interval_seconds AS p_interval_seconds, c.wallet_address AS c_wallet_address,
-         c.label AS c_label
-    FROM subscriptions s JOIN plans p ON p.id = s.plan_id JOIN customers c ON c.id = s.customer_id
-   WHERE s.merchant_id = $merchantId! AND s.status = $status!
    ORDER BY s.created_at DESC, s.id DESC`;
 
 /**
@@ -339,20 +305,22 @@ export class SubscriptionsRepository {
   }
 
   /**
-   * The merchant's subscriptions, newest first, `status` filtering, through a cursor: rows
-   * handed to `onBatch` a batch at a time (see `Db.forEachBatch`); `onBatch` returning false
-   * stops.
+   * The merchant's subscriptions, newest first, `status` filtering, one `page` of them
+   * (`WHOLE_LIST`: all), through a cursor: rows handed to `onBatch` a batch at a time (see
+   * `Db.forEachBatch`); `onBatch` returning false stops.
    */
   forEachListBatch(
     merchantId: string,
     status: SubscriptionStatus | undefined,
+    page: ListPage,
     onBatch: (rows: SubscriptionListRow[]) => Promise<boolean>,
   ): Promise<void> {
-    const statement =
-      status === undefined
-        ? typedCursor(listSubscriptions, { merchantId })
-        : typedCursor(listSubscriptionsByStatus, { merchantId, status });
-    return this.db.forEachBatch(statement, (rows) => onBatch(rows as SubscriptionListRow[]));
+    return streamSubscriptionList(this.db, merchantId, status, page, onBatch);
+  }
+
+  /** When the merchant's subscription was created (a page's cursor); undefined when none. */
+  createdAt(merchantId: string, id: string): Promise<string | undefined> {
+    return findSubscriptionCreatedAt(this.db, merchantId, id);
   }
 
   /**

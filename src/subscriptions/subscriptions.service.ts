@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { Clock } from '../common/clock';
 import { NotFoundError, ValidationError } from '../common/errors/domain-error';
+import { resolvePage } from '../common/pagination';
 import { CustomersService } from '../customers/customers.service';
 import { Db } from '../database/db';
 import type { SqlTx } from '../database/pg-transaction';
@@ -108,14 +109,18 @@ export class SubscriptionsService {
   /**
    * Newest first with plan and customer snapshots; `status` filters. Read through a cursor and
    * handed to `onBatch` as JSON a batch of rows at a time (`Db.forEachBatch`): memory stays
-   * at two batches.
+   * at two batches. `limit` and `startingAfter` ask for a page of it (D6).
+   * @throws ValidationError when `startingAfter` names no subscription of the merchant.
    */
   async listJson(
     merchantId: string,
     query: ListSubscriptionsQueryDto,
     onBatch: (json: string) => Promise<boolean>,
   ): Promise<void> {
-    await this.repository.forEachListBatch(merchantId, query.status, (rows) =>
+    const page = await resolvePage(query, 'subscription', (id) =>
+      this.repository.createdAt(merchantId, id),
+    );
+    await this.repository.forEachListBatch(merchantId, query.status, page, (rows) =>
       onBatch(subscriptionListJson(rows)),
     );
   }

@@ -89,16 +89,21 @@ const move = sql<IMoveQuery>`
 
 /**
  * Merchants with Open invoices and fewer than `perMerchant` merchant-account cursors (see
- * `merchantsWithoutCursors`); `bool_or` over a group, never null: forced.
+ * `merchantsWithoutCursors`). Merchants first, their cursors counted; only for those lacking
+ * some are their Open invoices read (the aggregate over none is one row of nulls: `unknown` is
+ * null exactly when the merchant has no Open invoice). Read from the invoices instead, every
+ * sweep read every Open invoice of every merchant. `unknown` is never null where kept: forced.
  */
 const merchantsWithoutCursors = sql<IMerchantsWithoutCursorsQuery>`
-  SELECT i.merchant_id, m.wallet_address AS wallet, min(i.chain_slot)::text AS start_slot,
-         bool_or(i.chain_slot IS NULL) AS "unknown!"
-    FROM invoices i JOIN merchants m ON m.id = i.merchant_id
-   WHERE i.status = 'Open'
-     AND (SELECT count(*) FROM chain_cursors k
-           WHERE k.kind = 'merchant_account' AND k.merchant_id = i.merchant_id) < $perMerchant!
-   GROUP BY i.merchant_id, m.wallet_address`;
+  SELECT m.id AS merchant_id, m.wallet_address AS wallet, o.start_slot,
+         o.unknown AS "unknown!"
+    FROM merchants m
+    CROSS JOIN LATERAL (
+      SELECT min(i.chain_slot)::text AS start_slot, bool_or(i.chain_slot IS NULL) AS unknown
+        FROM invoices i WHERE i.merchant_id = m.id AND i.status = 'Open') o
+   WHERE (SELECT count(*) FROM chain_cursors k
+           WHERE k.kind = 'merchant_account' AND k.merchant_id = m.id) < $perMerchant!
+     AND o.unknown IS NOT NULL`;
 
 /**
  * Every statement on `chain_cursors`: the table's one owner (issue 22), typed by pgtyped from

@@ -1,5 +1,6 @@
 import { IsPlainEmail } from '../../common/validators/mailbox';
 import { IsOptional, IsString, ValidateIf } from 'class-validator';
+import { PageQueryDto } from '../../common/dto/page-query.dto';
 import { MaxLength, MinLength } from '../../common/validators/chars';
 import { IsVisibleText } from '../../common/validators/visible-text';
 import { IsSolanaAddress } from '../../common/validators/solana-address';
@@ -61,7 +62,7 @@ export class UpdateCustomerDto {
   label?: string | null;
 }
 
-export class ListCustomersQueryDto {
+export class ListCustomersQueryDto extends PageQueryDto {
   /**
    * Case-insensitive substring matched against wallet address, label and e-mail.
    * @example "ada"

@@ -8,6 +8,16 @@ import { Merchant } from '../../merchants/entities/merchant.entity';
 @Index({ name: 'customers_merchant_created_idx', properties: ['merchant', 'createdAt', 'id'] })
 /** One wallet's subscriptions across merchants share its approval (token-delegate scheme). */
 @Index({ name: 'customers_wallet_idx', properties: ['walletAddress'] })
+/**
+ * The list's `search` (a case-insensitive substring of wallet, label or e-mail, D11): trigrams
+ * (pg_trgm) of each column, so that a search reads what matches, not every customer.
+ */
+@Index({
+  name: 'customers_search_idx',
+  expression:
+    `create index "customers_search_idx" on "customers" using gin ` +
+    `("wallet_address" gin_trgm_ops, "label" gin_trgm_ops, "email" gin_trgm_ops)`,
+})
 export class Customer extends BaseEntity {
   @ManyToOne(() => Merchant, { ref: true, deleteRule: 'cascade' })
   merchant!: Ref<Merchant>;

@@ -15,6 +15,7 @@ import {
   ValidateIf,
   ValidateNested,
 } from 'class-validator';
+import { PageQueryDto } from '../../common/dto/page-query.dto';
 import { MaxLength, MinLength } from '../../common/validators/chars';
 import { IsPositiveAmount } from '../../common/validators/decimal-amount';
 import { IsSolanaAddress } from '../../common/validators/solana-address';
@@ -112,7 +113,7 @@ export class CreateInvoiceDto {
   customerLabel?: string;
 }
 
-export class ListInvoicesQueryDto {
+export class ListInvoicesQueryDto extends PageQueryDto {
   /** Only invoices in this status. @example "Open" */
   @IsOptional()
   @IsIn(INVOICE_STATUSES)

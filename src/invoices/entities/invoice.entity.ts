@@ -41,6 +41,28 @@ export interface StoredLineItem {
   name: 'invoices_open_due_idx',
   expression: `create index "invoices_open_due_idx" on "invoices" ("due_date") where "status" = 'Open'`,
 })
+/**
+ * The overdue sweep: Open invoices not yet marked overdue, by due date. Read through the index
+ * above, every sweep waded through the invoices marked already (up to `INVOICE_EXPIRY_DAYS` of
+ * them); this one holds only those still to mark.
+ */
+@Index({
+  name: 'invoices_newly_overdue_idx',
+  expression:
+    `create index "invoices_newly_overdue_idx" on "invoices" ("due_date") ` +
+    `where "status" = 'Open' and "overdue_at" is null`,
+})
+/**
+ * The list's `search` (D11) on the invoice's own columns: trigrams (pg_trgm) of the onchainId,
+ * the memo and the number as the API writes it (`invoice_number`); the customer's columns are
+ * in `customers_search_idx`.
+ */
+@Index({
+  name: 'invoices_search_idx',
+  expression:
+    `create index "invoices_search_idx" on "invoices" using gin ("onchain_id" gin_trgm_ops, ` +
+    `"memo" gin_trgm_ops, (invoice_number("number")) gin_trgm_ops)`,
+})
 export class Invoice extends BaseEntity {
   @ManyToOne(() => Merchant, { ref: true, deleteRule: 'cascade' })
   merchant!: Ref<Merchant>;

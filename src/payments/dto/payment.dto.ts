@@ -1,4 +1,5 @@
 import { IsIn, IsOptional, IsUUID } from 'class-validator';
+import { PageQueryDto } from '../../common/dto/page-query.dto';
 import {
   PAYMENT_KINDS,
   PAYMENT_STATUSES,
@@ -6,7 +7,7 @@ import {
   type PaymentStatus,
 } from '../entities/payment.entity';
 
-export class ListPaymentsQueryDto {
+export class ListPaymentsQueryDto extends PageQueryDto {
   /** Only the payments of this invoice. */
   @IsOptional()
   @IsUUID()

@@ -8,6 +8,7 @@ import {
   Min,
   ValidateIf,
 } from 'class-validator';
+import { PageQueryDto } from '../../common/dto/page-query.dto';
 import { MaxLength, MinLength } from '../../common/validators/chars';
 import { IsPositiveAmount } from '../../common/validators/decimal-amount';
 import { IsVisibleText } from '../../common/validators/visible-text';
@@ -91,3 +92,6 @@ export class UpdatePlanDto {
   @IsBoolean()
   active?: boolean;
 }
+
+/** `GET /api/plans`: the optional page (D6). */
+export class ListPlansQueryDto extends PageQueryDto {}
