@@ -2,9 +2,11 @@ import { Transform } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Max, Min } from 'class-validator';
 import { MaxLength, MinLength } from '../common/validators/chars';
 import { IsTrustProxy, parseTrustProxy, TrustProxy } from '../common/http/trust-proxy';
-import { IsMailbox, Mailbox, parseMailbox } from '../common/validators/mailbox';
+import { Mailbox, parseMailbox } from '../common/validators/mailbox';
 import { IsSolanaAddress } from '../common/validators/solana-address';
+import { BackgroundConfig } from './background-config';
 import { IsRpcUrlList, rpcUrlList } from './rpc-url-list';
+import { emptyToUndefined, optionalInt, toInt } from './transforms';
 
 export const SOLANA_CLUSTERS = ['localnet', 'devnet', 'mainnet-beta'] as const;
 export type SolanaCluster = (typeof SOLANA_CLUSTERS)[number];
@@ -28,21 +30,12 @@ export type Role = (typeof ROLES)[number];
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
-const toInt = ({ value }: { value: unknown }): unknown =>
-  typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value;
-
-const emptyToUndefined = ({ value }: { value: unknown }): unknown =>
-  typeof value === 'string' && value.trim() === '' ? undefined : value;
-
-const optionalInt = (params: { value: unknown }): unknown =>
-  emptyToUndefined(params) === undefined ? undefined : toInt(params);
-
 /**
  * The whole runtime configuration, read once from the environment (and `.env`) at start-up.
  * Property names are the environment variable names so that a validation error names the variable.
  * Documented in `.env.example` and the README's configuration table.
  */
-export class AppConfig {
+export class AppConfig extends BackgroundConfig {
   /** HTTP port of the API. */
   @Transform(toInt)
   @IsInt()
@@ -290,146 +283,6 @@ export class AppConfig {
    */
   @IsIn(ROLES)
   ROLE: Role = 'all';
-
-  /**
-   * A stop (SIGTERM) is given this long, in milliseconds: background work hands back what it still
-   * holds by then (charges, deliveries, e-mails: another instance resumes them at once), and HTTP
-   * connections still open are closed. Keep it under the orchestrator's kill timeout (Kubernetes:
-   * `terminationGracePeriodSeconds`, 30 s by default).
-   */
-  @Transform(toInt)
-  @IsInt()
-  @Min(0)
-  @Max(600_000)
-  SHUTDOWN_GRACE_MS: number = 10_000;
-
-  /**
-   * On SIGTERM, how long the instance keeps serving while its readiness answers 503 `draining`,
-   * before it closes: time for a load balancer to take it out. 0 (the default) when the
-   * orchestrator has already stopped sending traffic (a Kubernetes `preStop` hook), or when the
-   * balancer retries a refused connection on another instance (nginx does).
-   */
-  @Transform(toInt)
-  @IsInt()
-  @Min(0)
-  @Max(120_000)
-  SHUTDOWN_DELAY_MS: number = 0;
-
-  /** Time allowed for one webhook POST (connect, headers and body), in milliseconds. */
-  @Transform(toInt)
-  @IsInt()
-  @Min(100)
-  @Max(60_000)
-  WEBHOOK_TIMEOUT_MS: number = 10_000;
-
-  /** Webhook POSTs one instance keeps in flight at once. */
-  @Transform(toInt)
-  @IsInt()
-  @Min(1)
-  @Max(1000)
-  WEBHOOK_CONCURRENCY: number = 64;
-
-  /** How often the delivery worker looks for due retries (new events wake it at once). */
-  @Transform(toInt)
-  @IsInt()
-  @Min(20)
-  @Max(60_000)
-  WEBHOOK_POLL_INTERVAL_MS: number = 1000;
-
-  /**
-   * SMTP server for outgoing e-mail (invoice notifications), in nodemailer's URL form:
-   * `smtp://user:pass@host:587` (STARTTLS when the server offers it; `?requireTLS=true` insists)
-   * or `smtps://user:pass@host:465` (TLS from the start). Unset: nothing is sent, each message is
-   * recorded and marked `not_sent`. It holds a password: it is never logged, and a bad value is
-   * reported with its credentials masked.
-   */
-  @Transform(emptyToUndefined)
-  @IsOptional()
-  @IsUrl(
-    { protocols: ['smtp', 'smtps'], require_tld: false, require_protocol: true },
-    { message: 'must be an smtp:// or smtps:// URL, e.g. smtp://user:pass@mail.example.com:587' },
-  )
-  SMTP_URL?: string;
-
-  /** Sender of outgoing e-mail: an address, optionally with a display name. */
-  @IsMailbox()
-  EMAIL_FROM: string = 'Stablecoin Billing <billing@localhost>';
-
-  /** How often the e-mail worker looks for due retries (a new message wakes it at once). */
-  @Transform(toInt)
-  @IsInt()
-  @Min(20)
-  @Max(60_000)
-  EMAIL_POLL_INTERVAL_MS: number = 5000;
-
-  /**
-   * Time allowed for one message: connecting (at most 10 s of it), TLS, authentication and the
-   * transfer, including any wait for a free pooled connection.
-   */
-  @Transform(toInt)
-  @IsInt()
-  @Min(100)
-  @Max(300_000)
-  EMAIL_SEND_TIMEOUT_MS: number = 30_000;
-
-  /** How often a charge run starts on instances that run background work (ms). */
-  @Transform(toInt)
-  @IsInt()
-  @Min(1000)
-  @Max(3_600_000)
-  CHARGE_RUN_INTERVAL_MS: number = 60_000;
-
-  /** Due subscriptions a charge run claims per batch (`FOR UPDATE SKIP LOCKED`). */
-  @Transform(toInt)
-  @IsInt()
-  @Min(1)
-  @Max(5000)
-  CHARGE_BATCH_SIZE: number = 200;
-
-  /** Charges one instance keeps in flight at once. */
-  @Transform(toInt)
-  @IsInt()
-  @Min(1)
-  @Max(1000)
-  CHARGE_CONCURRENCY: number = 64;
-
-  /**
-   * How long an instance holds a charge attempt before another may resume it (seconds). Short
-   * is safe: a resumed attempt is settled by its recorded signature (or its very bytes re-sent),
-   * never by a second transaction.
-   */
-  @Transform(toInt)
-  @IsInt()
-  @Min(1)
-  @Max(3600)
-  CHARGE_LEASE_SECONDS: number = 30;
-
-  /**
-   * How long a customer portal link from `POST /api/customers/:id/portal-session` works
-   * (seconds, real time). The links in customer notices last 7 days.
-   */
-  @Transform(toInt)
-  @IsInt()
-  @Min(60)
-  @Max(86_400)
-  PORTAL_SESSION_TTL_SECONDS: number = 3600;
-
-  /**
-   * How often the watchers run (ms): invoice payments, finality of seen payments, subscribes
-   * whose page was closed, overdue and expired invoices.
-   */
-  @Transform(toInt)
-  @IsInt()
-  @Min(100)
-  @Max(3_600_000)
-  WATCH_INTERVAL_MS: number = 5_000;
-
-  /** An Open invoice expires this many days after its `dueDate`. */
-  @Transform(toInt)
-  @IsInt()
-  @Min(1)
-  @Max(3650)
-  INVOICE_EXPIRY_DAYS: number = 30;
 
   /**
    * Localnet: the operator's dev key, which opens `/api/dev/*` and the chain's `localnet_*`

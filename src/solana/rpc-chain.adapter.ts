@@ -332,13 +332,10 @@ export class RpcChainAdapter extends ChainPort {
     return this.scanner.page(address, range);
   }
 
-  currentSlot(): Promise<number> {
-    return this.connection.getSlot(this.commitment);
-  }
+  currentSlot = (): Promise<number> => this.connection.getSlot(this.commitment);
 
-  async serviceKeyBalance(): Promise<bigint> {
-    return BigInt(await this.connection.getBalance(this.signer.publicKey, this.commitment));
-  }
+  serviceKeyBalance = async (): Promise<bigint> =>
+    BigInt(await this.connection.getBalance(this.signer.publicKey, this.commitment));
 
   receiptsInto(tokenAccount: string, entries: SignatureEntry[]): Promise<ReceiptRead[]> {
     return this.scanner.receiptsInto(tokenAccount, entries);
