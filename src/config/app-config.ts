@@ -218,6 +218,18 @@ export class AppConfig {
   @IsIn(ROLES)
   ROLE: Role = 'all';
 
+  /**
+   * How long a close (SIGTERM) lets the work under way finish, in milliseconds: one bound from
+   * the close's first step, shared by everything that drains. Webhook and e-mail attempts and
+   * charges still in flight when it runs out are handed back (their leases end at once), so
+   * another instance resumes them without waiting for the lease (docs/operations.md#shutdown).
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(600_000)
+  SHUTDOWN_GRACE_MS: number = 10_000;
+
   /** Time allowed for one webhook POST (connect, headers and body), in milliseconds. */
   @Transform(toInt)
   @IsInt()
@@ -238,6 +250,17 @@ export class AppConfig {
   @Min(20)
   @Max(60_000)
   WEBHOOK_POLL_INTERVAL_MS: number = 1000;
+
+  /**
+   * Days a finished webhook delivery (delivered, failed after its retries, or skipped) is kept
+   * after its last attempt; then the retention job deletes it. Pending deliveries and the events
+   * themselves are never deleted (docs/operations.md#retention).
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(3650)
+  WEBHOOK_RETENTION_DAYS: number = 30;
 
   /**
    * SMTP server for outgoing e-mail (invoice notifications), in nodemailer's URL form:
@@ -274,6 +297,17 @@ export class AppConfig {
   @Min(100)
   @Max(300_000)
   EMAIL_SEND_TIMEOUT_MS: number = 30_000;
+
+  /**
+   * Days a finished e-mail (sent, failed for good, or not sent for want of SMTP) is kept after
+   * its last attempt, recipient and body included; then the retention job deletes it. Pending
+   * messages are never deleted (docs/operations.md#retention).
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(3650)
+  EMAIL_RETENTION_DAYS: number = 30;
 
   /** How often a charge run starts on instances that run background work (ms). */
   @Transform(toInt)
