@@ -4,7 +4,13 @@ import { BackgroundWork } from '../common/background/background-work';
 import { Clock } from '../common/clock';
 import { AppConfig } from '../config/app-config';
 import { PgListener } from '../database/pg-listener';
-import { OutboxResult, OutboxWorker, outboxLeaseMs, storableError } from '../outbox/outbox-worker';
+import {
+  HANDED_BACK_ERROR,
+  OutboxResult,
+  OutboxWorker,
+  outboxLeaseMs,
+  storableError,
+} from '../outbox/outbox-worker';
 import { ClaimedEmailRow, EMAIL_CHANNEL, EmailOutboxRepository } from './email-outbox.repository';
 import { EmailSender, POOL_CONNECTIONS } from './email-sender';
 import { EmailStatus } from './entities/email-message.entity';
@@ -99,6 +105,15 @@ export class EmailDeliveryWorker extends OutboxWorker<ClaimedEmail, Outcome> {
       now: this.clock.now(),
     });
     return { status: next ? 'pending' : 'failed', error: result.error, next };
+  }
+
+  /**
+   * Makes abandoned sends due again now, leases ended, each only while its `lock_token` still
+   * holds it. The attempt stays counted (the server may have accepted the message: the
+   * `Message-ID` is the same on the next attempt).
+   */
+  protected handBack(emails: readonly ClaimedEmail[]): Promise<string[]> {
+    return this.outbox.handBack(emails, this.clock.now(), HANDED_BACK_ERROR);
   }
 
   /**
