@@ -78,7 +78,11 @@ export class AppModule {
           throttlers: [{ ttl: 60_000, limit: config.RATE_LIMIT_PER_MINUTE }],
           storage: new TokenBucketStorage(),
         }),
-        CommonModule.forRoot({ movableClock: config.isLocalnet, runsWorkers: config.runsWorkers }),
+        CommonModule.forRoot({
+          movableClock: config.isLocalnet,
+          runsWorkers: config.runsWorkers,
+          shutdownGraceMs: config.SHUTDOWN_GRACE_MS,
+        }),
         MetricsModule,
         AuthModule,
         IdempotencyModule,

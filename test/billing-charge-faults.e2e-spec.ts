@@ -29,6 +29,8 @@ describe('Billing engine: charges under interleavings and dead instances', () =>
     ROLE: 'api',
     LOCALNET_FINALITY_SLOTS: '0',
     CHARGE_LEASE_SECONDS: String(LEASE_SECONDS),
+    // A closing instance hands back what it holds after this grace (docs/operations.md).
+    SHUTDOWN_GRACE_MS: '200',
     SERVICE_KEYPAIR: JSON.stringify([...serviceKey.secretKey]),
   };
 

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { Retention } from '../src/common/background/retention';
 import {
   IdempotencyService,
   KEY_TTL_MS,
@@ -294,7 +295,8 @@ describe('Idempotency-Key', () => {
     const other = randomUUID();
     await postInvoice(m, other, invoiceBody()).expect(201);
     t.clock.advance(KEY_TTL_MS + 1000);
-    expect(await t.app.get(IdempotencyService).purgeExpired()).toBeGreaterThanOrEqual(2);
+    const [keys] = (await t.app.get(Retention).run()).filter((r) => r.table === 'idempotency_keys');
+    expect(keys.deleted).toBeGreaterThanOrEqual(2);
     expect(await count('idempotency_keys WHERE merchant_id = $1', [m.id])).toBe(0);
   });
 

@@ -385,7 +385,7 @@ describe('Webhook delivery across restarts and instances', () => {
         'billing.charge-run',
         'billing.watch',
         'email-delivery',
-        'idempotency-purge',
+        'retention',
         'webhook-delivery',
       ]);
       expect(await settled(worker, eventId, 1)).toMatchObject({ status: 'delivered' });

@@ -10,6 +10,7 @@ import { BillingNotices } from './billing-notices';
 import { BillingService } from './billing.service';
 import { ChainCursors } from './chain-cursors';
 import { ChargeClaims } from './charge-claims';
+import { ChargeLeases } from './charge-leases';
 import { ChargeRunService } from './charge-run.service';
 import { ChargeSettlement } from './charge-settlement';
 import { InvoiceWatcherService } from './invoice-watcher.service';
@@ -48,6 +49,7 @@ import { UnreadSignatures } from './unread-signatures';
     ChainCursorsRepository,
     ChargeAttemptsRepository,
     ChargeClaims,
+    ChargeLeases,
     ChargeRunService,
     ChargeSettlement,
     InvoiceWatchRepository,

@@ -11,6 +11,7 @@ import {
   emptyResult,
 } from './charge-settlement';
 import { ChargeClaims } from './charge-claims';
+import { ChargeLeases, HandedBack, walletKey } from './charge-leases';
 import { drainBatches } from './concurrency';
 import { AttemptRow, ChargeAttemptsRepository } from './repositories/charge-attempts.repository';
 import {
@@ -60,17 +61,14 @@ const IMPATIENT: Patience = { waits: 1, signings: 2 };
  * - Outcomes are applied in short transactions of their own; none is held open across an RPC
  *   call. An attempt whose instance died is resumed by any instance once its lease (database
  *   time) ends.
+ * - On shutdown nothing new is claimed, signed or sent: an attempt not sent yet is handed back
+ *   as it is; one whose outcome is awaited is given what is left of the close's grace
+ *   (`SHUTDOWN_GRACE_MS`), then handed back too (`ChargeLeases`): another instance resumes it
+ *   at once and settles it by its signature.
  */
 @Injectable()
 export class ChargeRunService {
   private readonly logger = new Logger(ChargeRunService.name);
-  /**
-   * The attempts this instance is working on now. Their leases may run out meanwhile (a sibling
-   * wait, a slow RPC), but they are not stale to this instance: it never takes over its own.
-   */
-  private readonly inHand = new Set<string>();
-  /** The wallet and mint (`wallet:mint`) of each attempt in hand, counted. */
-  private readonly walletsInHand = new Map<string, number>();
 
   constructor(
     private readonly attempts: ChargeAttemptsRepository,
@@ -81,6 +79,7 @@ export class ChargeRunService {
     private readonly settlement: ChargeSettlement,
     private readonly claims: ChargeClaims,
     private readonly metrics: Metrics,
+    private readonly leases: ChargeLeases,
   ) {}
 
   /**
@@ -103,15 +102,16 @@ export class ChargeRunService {
       // Only as many as there are free lanes: a claimed attempt is worked on at once, within its
       // lease, never queued behind slow charges while its lease runs out.
       async (room) => {
+        if (this.leases.closing) return []; // shutting down: nothing new is taken up
         const size = Math.min(room, this.config.CHARGE_BATCH_SIZE);
-        const rows = await this.claims.resumeStale(size, [...this.inHand]);
+        const rows = await this.claims.resumeStale(size, this.leases.ids);
         if (rows.length < size) {
-          const busy = [...this.walletsInHand.keys(), ...rows.map(walletKey)];
+          const busy = [...this.leases.wallets, ...rows.map(walletKey)];
           rows.push(...(await this.claims.claimDue(size - rows.length, undefined, busy)));
         }
         result.attempts += rows.length;
         this.metrics.chargesTakenUp(rows.length);
-        return this.take(rows);
+        return this.leases.take(rows);
       },
       (row) => this.process(row, result),
       // A charge can wait a minute or two for its transaction's fate: meanwhile the free lanes
@@ -127,7 +127,8 @@ export class ChargeRunService {
    */
   async chargeNow(subscriptionId: string): Promise<ChargeRunResult> {
     const result = emptyResult();
-    const rows = this.take(await this.claims.claimDue(1, subscriptionId));
+    if (this.leases.closing) return result; // shutting down: another instance's run charges it
+    const rows = this.leases.take(await this.claims.claimDue(1, subscriptionId));
     result.attempts = rows.length;
     this.metrics.chargesTakenUp(rows.length);
     // A customer's request is waiting: no waiting on the wallet's other charges (see
@@ -136,43 +137,38 @@ export class ChargeRunService {
     return result;
   }
 
-  /** Notes the attempts as in hand here; each is let go when `process` is done with it. */
-  private take(rows: AttemptRow[]): AttemptRow[] {
-    for (const row of rows) {
-      this.inHand.add(row.id);
-      const key = walletKey(row);
-      this.walletsInHand.set(key, (this.walletsInHand.get(key) ?? 0) + 1);
-    }
-    return rows;
-  }
-
-  /** Lets go of an attempt `take` noted. */
-  private release(row: AttemptRow): void {
-    this.inHand.delete(row.id);
-    const key = walletKey(row);
-    const left = (this.walletsInHand.get(key) ?? 1) - 1;
-    if (left > 0) this.walletsInHand.set(key, left);
-    else this.walletsInHand.delete(key);
-  }
-
   /**
    * One attempt, from wherever it stands, to an outcome (or deferred to a later run), added to
    * the run's `result` (and to the metrics) when it is done.
    */
-  private async process(
+  private process(
     row: AttemptRow,
     result: ChargeRunResult,
     patience: Patience = PATIENT,
+  ): Promise<void> {
+    return this.leases.track(this.processOne(row, result, patience));
+  }
+
+  private async processOne(
+    row: AttemptRow,
+    result: ChargeRunResult,
+    patience: Patience,
   ): Promise<void> {
     const own = emptyResult();
     try {
       await this.attempt(row, own, patience);
     } catch (error) {
+      if (error instanceof HandedBack) {
+        // Stopped for the shutdown: its lease ends now, for another instance to resume.
+        await this.leases.handBack(row);
+        own.deferred++;
+        return;
+      }
       // The RPC or the database failed under us: the lease lets a later run take it up.
       this.logger.warn({ err: error, attemptId: row.id }, 'Charge attempt deferred after an error');
       own.deferred++;
     } finally {
-      this.release(row);
+      this.leases.release(row);
       addResults(result, own);
       this.metrics.chargesSettled(own);
     }
@@ -207,14 +203,20 @@ export class ChargeRunService {
         return;
       }
       // Still live: the very same bytes again (one copy lands at most); else what it became.
+      if (known.state === 'pending') this.leases.stopIfClosing();
       const outcome =
         known.state === 'pending'
-          ? await this.holdingLease(row.id, tx.signature, () => this.chain.sendAndConfirm(tx))
+          ? await this.leases.holding(row.id, tx.signature, () => this.chain.sendAndConfirm(tx))
           : known;
       if (await this.settle(row, input, outcome, result, tx)) return;
       // Expired (or never seen and replaceable): it can never land; a new try may be signed,
-      // unless another instance has settled the attempt or recorded a try of its own meanwhile.
-      if (!(await this.attempts.clearExpiredTry(row.id, tx.signature, this.clock.now()))) return;
+      // unless another instance has settled the attempt, recorded a try of its own or taken it
+      // over meanwhile.
+      const cleared = await this.attempts.clearExpiredTry(
+        { id: row.id, signature: tx.signature, owner: this.claims.instance },
+        this.clock.now(),
+      );
+      if (!cleared) return;
     }
 
     // 2. Nothing recorded: only an Active subscription is charged; one whose authorisation the
@@ -241,6 +243,7 @@ export class ChargeRunService {
     //    otherwise it waits a moment and signs again.
     let signed;
     for (let tries = 1; ; tries++) {
+      this.leases.stopIfClosing();
       let unchanged: WalletSeen | undefined;
       let seen: WalletReservation | null = null;
       if (this.chain.approval) {
@@ -285,8 +288,10 @@ export class ChargeRunService {
         unchanged,
       });
       if (recorded) break;
-      const now = await this.attempts.standing(row.subscription_id, row.id);
-      if (now?.status !== 'Active') return this.settlement.abandon(row, result);
+      const now = await this.attempts.standing(row.subscription_id, row.id, this.claims.instance);
+      // Taken over (this instance stalled past its lease) or handed back: not this one's to do.
+      if (!now?.held) return;
+      if (now.status !== 'Active') return this.settlement.abandon(row, result);
       if (now.revoked) return this.settlement.complete(row, 'authorization_gone', result);
       if (!now.open) return; // another instance recorded its own transaction first: it settles it
       // Another charge of the wallet moved meanwhile: what was read may not match; read again.
@@ -302,9 +307,11 @@ export class ChargeRunService {
 
     // 6. Send once, settle by the outcome. The lease is renewed while the outcome is awaited
     //    (it can take longer than the lease); should this instance stall past it anyway, the
-    //    instance that takes over settles this very try by its signature first.
+    //    instance that takes over settles this very try by its signature first. Shutting down,
+    //    the recorded try is handed back unsent: whoever resumes it sends these very bytes.
+    this.leases.stopIfClosing();
     const sent = signed;
-    const outcome = await this.holdingLease(row.id, sent.signature, () =>
+    const outcome = await this.leases.holding(row.id, sent.signature, () =>
       this.chain.sendAndConfirm(sent),
     );
     if (!(await this.settle(row, input, outcome, result, sent))) {
@@ -315,34 +322,6 @@ export class ChargeRunService {
         { clear: true },
       );
       if (deferred) result.deferred++;
-    }
-  }
-
-  /**
-   * Runs `work` (the wait for a try's outcome) while renewing the attempt's lease every third of
-   * `CHARGE_LEASE_SECONDS`, so that no other instance takes over an attempt whose outcome this
-   * one is still waiting for. Renewal is a compare-and-set on the try: it stops on its own once
-   * the attempt is settled or was taken over (this instance stalled past its lease).
-   */
-  private async holdingLease<T>(id: string, signature: string, work: () => Promise<T>): Promise<T> {
-    const seconds = this.config.CHARGE_LEASE_SECONDS;
-    let held = true;
-    const timer = setInterval(
-      () => {
-        if (!held) return;
-        this.settlement.renewLease({ id, signature }, this.claims.instance, seconds).then(
-          (still) => (held = still),
-          (error: unknown) =>
-            this.logger.warn({ err: error, attemptId: id }, 'Could not renew a charge lease'),
-        );
-      },
-      Math.max(250, (seconds * 1000) / 3),
-    );
-    timer.unref();
-    try {
-      return await work();
-    } finally {
-      clearInterval(timer);
     }
   }
 
@@ -419,6 +398,7 @@ export class ChargeRunService {
       if (seen.inFlight === 0) return seen;
       if (i + 1 >= waits) return null;
       await new Promise((resolve) => setTimeout(resolve, SIBLING_WAIT_MS));
+      this.leases.stopIfClosing();
     }
   }
 
@@ -439,9 +419,4 @@ export class ChargeRunService {
       amount: BigInt(row.amount),
     };
   }
-}
-
-/** The wallet and mint of an attempt: its charges share one approval. */
-function walletKey(row: AttemptRow): string {
-  return `${row.subscriber}:${row.mint}`;
 }

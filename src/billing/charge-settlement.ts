@@ -10,6 +10,7 @@ import { PaymentsService } from '../payments/payments.service';
 import { ChainPort, ChargeFailure, ChargeInput } from '../solana/chain.port';
 import { SubscriptionsService } from '../subscriptions/subscriptions.service';
 import { BillingNotices } from './billing-notices';
+import { ChargeClaims } from './charge-claims';
 import { AttemptRow, ChargeAttemptsRepository } from './repositories/charge-attempts.repository';
 import { ReceivingAccountAlertsRepository } from './repositories/receiving-account-alerts.repository';
 
@@ -73,7 +74,9 @@ const MERCHANT_ACCOUNT_RETRY_SECONDS = 300;
  * Applies a charge attempt's outcome, each in one short transaction of its own (never across an
  * RPC call): the attempt row moves only from an open state (compare-and-set), so when two
  * instances settle one attempt only the first writes the ledger line, the subscription's move
- * and the events.
+ * and the events. Every write of an open attempt is fenced on this instance holding its lease
+ * (`ChargeClaims.instance`): once it was taken over or handed back, this instance writes
+ * nothing more to it.
  */
 @Injectable()
 export class ChargeSettlement {
@@ -90,6 +93,7 @@ export class ChargeSettlement {
     private readonly subscriptions: SubscriptionsService,
     private readonly notices: BillingNotices,
     private readonly metrics: Metrics,
+    private readonly claims: ChargeClaims,
   ) {
     this.successes = db.groupCommit();
   }
@@ -115,13 +119,16 @@ export class ChargeSettlement {
     // Successes of the charges in flight are committed together (`GroupCommit`).
     const settled = await this.successes.run(async (tx) => {
       // Only the try that landed settles it: compare-and-set on its signature.
-      const won = await this.attempts.markSucceeded(tx, {
+      const settle = {
         id: row.id,
         signature,
-        from,
         networkFee: this.chain.networkFee(tried.transaction),
         now: this.clock.now(),
-      });
+      };
+      const won = await this.attempts.markSucceeded(
+        tx,
+        from === 'open' ? { ...settle, from, owner: this.claims.instance } : { ...settle, from },
+      );
       if (!won) return false; // another instance settled it
       const amount = pulled;
       const payment = await this.payments.insertIn(tx, {
@@ -177,6 +184,7 @@ export class ChargeSettlement {
     const settled = await this.db.transaction(async (tx) => {
       const won = await this.attempts.markFailed(tx, {
         id: row.id,
+        owner: this.claims.instance,
         tried: tried?.signature ?? null,
         reason,
         message: message.slice(0, 1000),
@@ -209,7 +217,13 @@ export class ChargeSettlement {
   /** Its authorised term is used up: `Completed`, nothing sent. */
   async complete(row: AttemptRow, reason: string, result: ChargeRunResult): Promise<void> {
     const done = await this.db.transaction(async (tx) => {
-      if (!(await this.attempts.markCompleted(tx, row.id, reason, this.clock.now()))) return false;
+      const won = await this.attempts.markCompleted(tx, {
+        id: row.id,
+        owner: this.claims.instance,
+        reason,
+        now: this.clock.now(),
+      });
+      if (!won) return false;
       await this.move(tx, row, 'complete', reason);
       return true;
     });
@@ -221,16 +235,18 @@ export class ChargeSettlement {
 
   /** The subscription stopped being Active before anything was sent: nothing to charge. */
   async abandon(row: AttemptRow, result: ChargeRunResult): Promise<void> {
-    await this.attempts.abandon(row.id, this.clock.now());
-    result.abandoned++;
+    if (await this.attempts.abandon(row.id, this.claims.instance, this.clock.now())) {
+      result.abandoned++;
+    }
   }
 
   /**
    * Leaves the attempt for a later run (a transient failure). `clear`: its try can never land
-   * (expired), so a later run may sign a new one. Compare-and-set on the try the caller read:
-   * when another instance has taken the attempt over and recorded a try of its own meanwhile,
-   * this writes nothing (clearing that try's record would let a third be signed while it may
-   * still land: one period charged twice).
+   * (expired), so a later run may sign a new one. Compare-and-set on the try the caller read and
+   * on its holder: when another instance has taken the attempt over (and recorded a try of its
+   * own) meanwhile, this writes nothing (clearing that try's record would let a third be signed
+   * while it may still land: one period charged twice; pushing its lease back would hold up an
+   * attempt this instance handed back).
    * @returns whether it wrote.
    */
   async defer(
@@ -240,6 +256,7 @@ export class ChargeSettlement {
   ): Promise<boolean> {
     return this.attempts.defer({
       id: attempt.id,
+      owner: this.claims.instance,
       signature: attempt.signature,
       message: message.slice(0, 1000),
       retrySeconds: options.retrySeconds ?? TRANSIENT_RETRY_SECONDS,
@@ -254,9 +271,12 @@ export class ChargeSettlement {
    */
   async landedFailed(attempt: { id: string } & ChargeTry): Promise<void> {
     await this.attempts.addNetworkFee(
-      attempt.id,
-      attempt.signature,
-      this.chain.networkFee(attempt.transaction),
+      {
+        id: attempt.id,
+        owner: this.claims.instance,
+        signature: attempt.signature,
+        fee: this.chain.networkFee(attempt.transaction),
+      },
       this.clock.now(),
     );
     this.metrics.serviceKeyPaid(this.chain.networkFee(attempt.transaction));
@@ -265,15 +285,20 @@ export class ChargeSettlement {
   /**
    * Extends the lease of an attempt while its try is being confirmed (a confirmation can take
    * longer than the lease). Compare-and-set on that try and its holder: nothing is renewed once
-   * the attempt was settled or taken over by another instance.
+   * the attempt was settled, taken over by another instance or handed back.
    * @returns whether the lease is still this holder's.
    */
-  async renewLease(
-    attempt: { id: string; signature: string },
-    owner: string,
-    seconds: number,
-  ): Promise<boolean> {
-    return this.attempts.renewLease(attempt.id, attempt.signature, owner, seconds);
+  async renewLease(attempt: { id: string; signature: string }, seconds: number): Promise<boolean> {
+    return this.attempts.renewLease(attempt.id, attempt.signature, this.claims.instance, seconds);
+  }
+
+  /**
+   * Hands back the open attempts of `ids` this instance holds (it is shutting down): their
+   * leases end now, so any instance resumes them at once, settling a recorded try by its
+   * signature before anything is signed again. @returns the ids handed back.
+   */
+  handBack(ids: readonly string[]): Promise<string[]> {
+    return this.attempts.handBack(ids, this.claims.instance, this.clock.now());
   }
 
   /**

@@ -15,7 +15,11 @@ export class CliModule {
       imports: [
         ConfigModule.forRoot(config),
         DatabaseModule.forRoot(databaseUrl, 2),
-        CommonModule.forRoot({ movableClock: config.isLocalnet, runsWorkers: config.runsWorkers }),
+        CommonModule.forRoot({
+          movableClock: config.isLocalnet,
+          runsWorkers: config.runsWorkers,
+          shutdownGraceMs: config.SHUTDOWN_GRACE_MS,
+        }),
         MerchantsModule,
         // On localnet the CLI takes up the chain's clock, so its rows carry the same domain
         // time as the server's (a moved clock included).

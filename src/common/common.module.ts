@@ -5,6 +5,7 @@ import {
   BackgroundOptions,
   BackgroundWork,
 } from './background/background-work';
+import { Retention } from './background/retention';
 import { Clock, OffsetClock, SystemClock } from './clock';
 
 /** What the cross-cutting providers need to know of the process (given by its config). */
@@ -14,8 +15,9 @@ export interface CommonOptions extends BackgroundOptions {
 }
 
 /**
- * Cross-cutting providers: the domain clock (movable on localnet) and the background-work switch
- * (`@nestjs/schedule` registered once, here). Told what it needs by its caller: `common` reads no
+ * Cross-cutting providers: the domain clock (movable on localnet), the background-work switch
+ * (`@nestjs/schedule` registered once, here) and the retention job the owners of pruned tables
+ * register with. Told what it needs by its caller: `common` reads no
  * config of its own (the floor's rule, test/structure.spec.ts).
  */
 @Global()
@@ -26,11 +28,18 @@ export class CommonModule {
       module: CommonModule,
       imports: [ScheduleModule.forRoot()],
       providers: [
-        { provide: BACKGROUND_OPTIONS, useValue: { runsWorkers: options.runsWorkers } },
+        {
+          provide: BACKGROUND_OPTIONS,
+          useValue: {
+            runsWorkers: options.runsWorkers,
+            shutdownGraceMs: options.shutdownGraceMs,
+          },
+        },
         BackgroundWork,
+        Retention,
         { provide: Clock, useValue: options.movableClock ? new OffsetClock() : new SystemClock() },
       ],
-      exports: [Clock, BackgroundWork],
+      exports: [Clock, BackgroundWork, Retention],
     };
   }
 }

@@ -56,6 +56,17 @@ export abstract class BackgroundConfig {
   WEBHOOK_POLL_INTERVAL_MS: number = 1000;
 
   /**
+   * Days a finished webhook delivery (delivered, failed after its retries, or skipped) is kept
+   * after its last attempt; then the retention job deletes it. Pending deliveries and the events
+   * themselves are never deleted (docs/operations.md#retention).
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(3650)
+  WEBHOOK_RETENTION_DAYS: number = 30;
+
+  /**
    * SMTP server for outgoing e-mail (invoice notifications), in nodemailer's URL form:
    * `smtp://user:pass@host:587` (STARTTLS when the server offers it; `?requireTLS=true` insists)
    * or `smtps://user:pass@host:465` (TLS from the start). Unset: nothing is sent, each message is
@@ -90,6 +101,17 @@ export abstract class BackgroundConfig {
   @Min(100)
   @Max(300_000)
   EMAIL_SEND_TIMEOUT_MS: number = 30_000;
+
+  /**
+   * Days a finished e-mail (sent, failed for good, or not sent for want of SMTP) is kept after
+   * its last attempt, recipient and body included; then the retention job deletes it. Pending
+   * messages are never deleted (docs/operations.md#retention).
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(3650)
+  EMAIL_RETENTION_DAYS: number = 30;
 
   /** How often a charge run starts on instances that run background work (ms). */
   @Transform(toInt)

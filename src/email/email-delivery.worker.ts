@@ -5,7 +5,13 @@ import { Clock } from '../common/clock';
 import { AppConfig } from '../config/app-config';
 import { PgListener } from '../database/pg-listener';
 import { DeliveryOutcome, Metrics } from '../metrics/metrics';
-import { OutboxResult, OutboxWorker, outboxLeaseMs, storableError } from '../outbox/outbox-worker';
+import {
+  HANDED_BACK_ERROR,
+  OutboxResult,
+  OutboxWorker,
+  outboxLeaseMs,
+  storableError,
+} from '../outbox/outbox-worker';
 import { ClaimedEmailRow, EMAIL_CHANNEL, EmailOutboxRepository } from './email-outbox.repository';
 import { EmailSender, POOL_CONNECTIONS } from './email-sender';
 import { EmailStatus } from './entities/email-message.entity';
@@ -113,6 +119,15 @@ export class EmailDeliveryWorker extends OutboxWorker<ClaimedEmail, Outcome> {
 
   protected override attempted(_email: ClaimedEmail, outcome: Outcome): void {
     this.metrics.deliveryAttempt('email', METRIC_OUTCOME[outcome.status]);
+  }
+
+  /**
+   * Makes abandoned sends due again now, leases ended, each only while its `lock_token` still
+   * holds it. The attempt stays counted (the server may have accepted the message: the
+   * `Message-ID` is the same on the next attempt).
+   */
+  protected handBack(emails: readonly ClaimedEmail[]): Promise<string[]> {
+    return this.outbox.handBack(emails, this.clock.now(), HANDED_BACK_ERROR);
   }
 
   /**

@@ -8,9 +8,11 @@ import type {
   IBacklogResult,
   IClaimDueQuery,
   IClaimDueResult,
+  IHandBackQuery,
   IInsertEmailQuery,
   ILatestForInvoicesQuery,
   ILatestForInvoicesResult,
+  IPruneFinishedQuery,
   IWriteResultsQuery,
 } from './email-outbox.repository.types';
 
@@ -118,6 +120,34 @@ const backlog = sql<IBacklogQuery>`
     FROM email_outbox WHERE status = 'pending'`;
 
 /**
+ * Hands back leased messages whose attempt was abandoned (the instance is shutting down): each,
+ * only while its `lock_token` still holds it, is due again at `now` (domain time) with its lease
+ * ended, and a NOTIFY wakes the other instances' workers, which take it up at once. The attempt
+ * stays counted (it may have reached the server); a late result under the old token is refused
+ * (`writeResults`' fence).
+ */
+const handBack = sql<IHandBackQuery>`
+  UPDATE email_outbox e
+     SET lock_token = NULL, leased_until = NULL, next_attempt_at = $now!, updated_at = $now!,
+         last_error = $error!
+    FROM jsonb_to_recordset($jobs!::jsonb) AS j(id uuid, lock_token uuid)
+   WHERE e.id = j.id AND e.lock_token = j.lock_token
+  RETURNING e.id, pg_notify($channel!, '')`;
+
+/**
+ * Deletes up to `limit` final messages (sent, failed, not sent: never a pending one) whose last
+ * change is older than `before`, on the partial index of final messages by age
+ * (`email_outbox_final_idx`), skipping rows another instance is deleting.
+ */
+const pruneFinished = sql<IPruneFinishedQuery>`
+  DELETE FROM email_outbox WHERE id IN (
+    SELECT id FROM email_outbox
+     WHERE status <> 'pending' AND updated_at < $before!
+     LIMIT $limit!
+       FOR UPDATE SKIP LOCKED)
+  RETURNING id`;
+
+/**
  * Every statement on `email_outbox`: the table's one owner (issue 22). Its statements are typed
  * by pgtyped from the migrated schema (`email-outbox.repository.types.ts`, `npm run db:types`).
  */
@@ -159,6 +189,29 @@ export class EmailOutboxRepository {
     leaseMs: number,
   ): Promise<ClaimedEmailRow[]> {
     return claimDue.run({ now, limit, lockToken, leaseMs }, this.db);
+  }
+
+  /**
+   * Hands back abandoned attempts (`jobs`: id and `lock_token`), each due again at `now` unless
+   * its lease was lost meanwhile. @returns the ids handed back.
+   */
+  async handBack(
+    jobs: readonly { id: string; lock_token: string }[],
+    now: Date,
+    error: string,
+  ): Promise<string[]> {
+    const rows = jobs.map(({ id, lock_token }) => ({ id, lock_token }));
+    const handed = await handBack.run(
+      { jobs: JSON.stringify(rows), now, error, channel: EMAIL_CHANNEL },
+      this.db,
+    );
+    return handed.map((row) => row.id);
+  }
+
+  /** Deletes up to `limit` final messages last changed before `before`. @returns how many. */
+  async pruneFinished(before: Date, limit: number): Promise<number> {
+    const deleted = await pruneFinished.run({ before, limit }, this.db);
+    return deleted.length;
   }
 
   async writeResults(results: readonly EmailResultRow[]): Promise<void> {

@@ -109,3 +109,40 @@ export interface IBacklogQuery {
   result: IBacklogResult;
 }
 
+/** 'HandBack' parameters type */
+export interface IHandBackParams {
+  channel: string;
+  error: string;
+  jobs: Json;
+  now: Date | string;
+}
+
+/** 'HandBack' return type */
+export interface IHandBackResult {
+  id: string;
+  pg_notify: undefined | null;
+}
+
+/** 'HandBack' query type */
+export interface IHandBackQuery {
+  params: IHandBackParams;
+  result: IHandBackResult;
+}
+
+/** 'PruneFinished' parameters type */
+export interface IPruneFinishedParams {
+  before: Date | string;
+  limit: NumberOrString;
+}
+
+/** 'PruneFinished' return type */
+export interface IPruneFinishedResult {
+  id: string;
+}
+
+/** 'PruneFinished' query type */
+export interface IPruneFinishedQuery {
+  params: IPruneFinishedParams;
+  result: IPruneFinishedResult;
+}
+

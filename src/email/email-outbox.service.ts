@@ -1,8 +1,10 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, OnModuleInit } from '@nestjs/common';
 import { isEmail, isUUID } from 'class-validator';
 import { randomUUID } from 'node:crypto';
+import { Retention } from '../common/background/retention';
 import { Clock } from '../common/clock';
 import { FieldError, ValidationError } from '../common/errors/domain-error';
+import { AppConfig } from '../config/app-config';
 import type { SqlTx } from '../database/pg-transaction';
 import { secondsSince } from '../metrics/age';
 import { EmailDeliveryResponse } from './dto/email-delivery.response';
@@ -29,14 +31,28 @@ const CONTROL = /\p{Cc}/u;
  * The e-mail outbox. A change that tells someone about itself (an invoice created) queues the
  * message with the EntityManager of its own transaction, so the message exists exactly when the
  * change commits; the delivery worker (any instance with background work) sends it afterwards.
- * Queuing never waits on, or fails because of, the SMTP server.
+ * Queuing never waits on, or fails because of, the SMTP server. A final message (sent, failed,
+ * not sent) is deleted `EMAIL_RETENTION_DAYS` after its last change, by the retention job.
  */
 @Injectable()
-export class EmailOutboxService {
+export class EmailOutboxService implements OnModuleInit {
+  private readonly retentionMs: number;
+
   constructor(
     private readonly outbox: EmailOutboxRepository,
     private readonly clock: Clock,
-  ) {}
+    private readonly retention: Retention,
+    config: AppConfig,
+  ) {
+    this.retentionMs = config.EMAIL_RETENTION_DAYS * 86_400_000;
+  }
+
+  onModuleInit(): void {
+    this.retention.register({
+      table: 'email_outbox',
+      pruneBatch: (limit) => this.pruneFinished(limit),
+    });
+  }
 
   /**
    * Queues a message inside the caller's transaction: the row, due now, and a NOTIFY that wakes
@@ -75,6 +91,17 @@ export class EmailOutboxService {
   async backlog(): Promise<{ pending: number; oldestAgeSeconds: number }> {
     const { pending, oldest } = await this.outbox.backlog();
     return { pending, oldestAgeSeconds: secondsSince(oldest, this.clock.now()) };
+  }
+
+  /**
+   * Deletes up to `limit` final messages (sent, failed, not sent) whose last change is older
+   * than `EMAIL_RETENTION_DAYS` (one batch of the retention job); a pending one never. An invoice
+   * whose message was deleted then shows `email: null`, as one about which none was sent.
+   * @returns how many were deleted.
+   */
+  pruneFinished(limit: number): Promise<number> {
+    const before = new Date(this.clock.now().getTime() - this.retentionMs);
+    return this.outbox.pruneFinished(before, limit);
   }
 
   /**

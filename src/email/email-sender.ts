@@ -33,6 +33,8 @@ export type SendResult = { ok: true } | { ok: false; error: string; permanent: b
 @Injectable()
 export class EmailSender implements OnApplicationShutdown {
   private readonly transport?: Transporter;
+  /** Aborts the sends still under way when the app closes (the worker handed them back). */
+  private readonly closing = new AbortController();
   private readonly from: Mailbox;
   private readonly messageIdDomain: string;
 
@@ -73,7 +75,8 @@ export class EmailSender implements OnApplicationShutdown {
   /** Sends one message. Never throws: a failure comes back with whether retrying is pointless. */
   async send(message: OutgoingMessage): Promise<SendResult> {
     if (!this.transport) return { ok: false, error: 'No SMTP server configured', permanent: true };
-    const signal = AbortSignal.timeout(this.config.EMAIL_SEND_TIMEOUT_MS);
+    const timeout = AbortSignal.timeout(this.config.EMAIL_SEND_TIMEOUT_MS);
+    const signal = AbortSignal.any([timeout, this.closing.signal]);
     try {
       await this.transport.sendMail({
         from: { name: this.from.name ?? '', address: this.from.address },
@@ -90,14 +93,18 @@ export class EmailSender implements OnApplicationShutdown {
     } catch (error) {
       return {
         ok: false,
-        error: describeFailure(error, signal, this.config.EMAIL_SEND_TIMEOUT_MS),
+        error: describeFailure(error, timeout, this.config.EMAIL_SEND_TIMEOUT_MS),
         permanent: isPermanentRejection(error),
       };
     }
   }
 
-  /** Closes the pool's connections (the worker has finished its sends by then). */
+  /**
+   * Closes the pool's connections. The worker has finished its sends by then, or handed back
+   * those the close's grace did not wait for: they are aborted, not waited for.
+   */
   onApplicationShutdown(): void {
+    this.closing.abort();
     this.transport?.close();
   }
 }

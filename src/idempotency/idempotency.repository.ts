@@ -71,10 +71,14 @@ const completeKey = sql<ICompleteKeyQuery>`
 const releaseKey = sql<IReleaseKeyQuery>`
   DELETE FROM idempotency_keys WHERE id = $id! AND owner = $owner! AND response_status IS NULL`;
 
-/** Deletes up to `limit` keys expired at `now`, returning their ids. */
+/**
+ * Deletes up to `limit` keys expired at `now` (on the `expires_at` index), skipping keys another
+ * instance is deleting or a request is taking over, and returns their ids.
+ */
 const purgeExpiredKeys = sql<IPurgeExpiredKeysQuery>`
   DELETE FROM idempotency_keys WHERE id IN (
-    SELECT id FROM idempotency_keys WHERE expires_at <= $now! LIMIT $limit!)
+    SELECT id FROM idempotency_keys WHERE expires_at <= $now! LIMIT $limit!
+       FOR UPDATE SKIP LOCKED)
   RETURNING id`;
 
 /**
@@ -119,7 +123,10 @@ export class IdempotencyRepository {
     await releaseKey.run({ id, owner }, this.db);
   }
 
-  /** Deletes up to `limit` keys expired at `now`. @returns how many were deleted. */
+  /**
+   * Deletes up to `limit` keys expired at `now`, skipping those locked by another instance.
+   * @returns how many were deleted.
+   */
   async purgeExpired(now: Date, limit: number): Promise<number> {
     const deleted = await purgeExpiredKeys.run({ now, limit }, this.db);
     return deleted.length;

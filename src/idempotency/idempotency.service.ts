@@ -1,6 +1,6 @@
-import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { createHash, randomUUID } from 'node:crypto';
-import { BackgroundWork } from '../common/background/background-work';
+import { Retention } from '../common/background/retention';
 import { Clock } from '../common/clock';
 import { DomainError, ValidationError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-codes';
@@ -14,8 +14,6 @@ export const KEY_TTL_MS = 24 * 3600_000;
 export const LEASE_MS = 60_000;
 /** How long a retry waits for the first request to finish before answering 409. */
 export const WAIT_MS = 10_000;
-const PURGE_EVERY_MS = 3600_000;
-const PURGE_BATCH = 5_000;
 
 /** 1-255 printable ASCII characters (space included), as Stripe's keys. */
 const KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
@@ -58,20 +56,24 @@ export class IdempotentRequestInProgressError extends DomainError {
  * its row and holds it under a lease with a fencing token (`owner`); a retry with the same key
  * and fingerprint gets the stored response once there is one, waits while the first is running,
  * and answers 409 when it is still running after `WAIT_MS`. Rows are per merchant, so keys never
- * cross merchants, and are kept 24 hours.
+ * cross merchants, and are kept 24 hours (the API's promise, D15: not a setting), then deleted by
+ * the retention job.
  */
 @Injectable()
-export class IdempotencyService implements OnApplicationBootstrap {
+export class IdempotencyService implements OnModuleInit {
   private readonly logger = new Logger(IdempotencyService.name);
 
   constructor(
     private readonly keys: IdempotencyRepository,
     private readonly clock: Clock,
-    private readonly background: BackgroundWork,
+    private readonly retention: Retention,
   ) {}
 
-  onApplicationBootstrap(): void {
-    this.background.every('idempotency-purge', PURGE_EVERY_MS, () => this.purgeExpired());
+  onModuleInit(): void {
+    this.retention.register({
+      table: 'idempotency_keys',
+      pruneBatch: (limit) => this.purgeExpired(limit),
+    });
   }
 
   /** @throws ValidationError unless the key is 1-255 printable ASCII characters. */
@@ -158,14 +160,13 @@ export class IdempotencyService implements OnApplicationBootstrap {
     await this.keys.release(claim.id, claim.owner);
   }
 
-  /** Deletes keys past their 24 hours, in batches. @returns how many were deleted. */
-  async purgeExpired(): Promise<number> {
-    let total = 0;
-    for (;;) {
-      const deleted = await this.keys.purgeExpired(this.clock.now(), PURGE_BATCH);
-      total += deleted;
-      if (deleted < PURGE_BATCH) return total;
-    }
+  /**
+   * Deletes up to `limit` keys past their 24 hours (one batch of the retention job). A request
+   * that comes with a deleted key is a new request, as with any key after 24 hours.
+   * @returns how many were deleted.
+   */
+  purgeExpired(limit: number): Promise<number> {
+    return this.keys.purgeExpired(this.clock.now(), limit);
   }
 
   /**

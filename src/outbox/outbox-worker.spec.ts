@@ -13,7 +13,7 @@ interface Job extends OutboxJob {
  * An outbox over an in-memory queue: `claim` takes what is due (with the fairness rule a real
  * repository applies), `send` waits for the test to finish it, `write` records what it is given
  * and refuses any batch holding a row listed in `poison`, as PostgreSQL refuses a row it cannot
- * store.
+ * store; `handBack` puts a job back in the queue while its `lock_token` is still the one leased.
  */
 class MemoryOutbox extends OutboxWorker<Job, string> {
   protected readonly logger = new Logger('MemoryOutbox');
@@ -21,9 +21,17 @@ class MemoryOutbox extends OutboxWorker<Job, string> {
   readonly sending = new Map<string, (outcome: string) => void>();
   readonly written: { id: string; outcome: string }[] = [];
   readonly poison = new Set<string>();
+  readonly returned: Job[] = [];
+  /** The `lock_token` each leased job is held under (a hand-back under another one is refused). */
+  readonly leases = new Map<string, string>();
   maxInFlightSeen = 0;
 
-  constructor(options: { concurrency: number; cap?: number; resultBatch?: number }) {
+  constructor(options: {
+    concurrency: number;
+    cap?: number;
+    resultBatch?: number;
+    shutdownGraceMs?: number;
+  }) {
     super(
       {
         name: 'memory-outbox',
@@ -35,7 +43,10 @@ class MemoryOutbox extends OutboxWorker<Job, string> {
       },
       new SystemClock(),
       { subscribe: () => undefined } as unknown as PgListener,
-      new BackgroundWork({ runsWorkers: true }, new SchedulerRegistry()),
+      new BackgroundWork(
+        { runsWorkers: true, shutdownGraceMs: options.shutdownGraceMs },
+        new SchedulerRegistry(),
+      ),
     );
   }
 
@@ -48,6 +59,7 @@ class MemoryOutbox extends OutboxWorker<Job, string> {
       if (cap !== undefined && (room.get(job.merchant) ?? 0) >= cap) continue;
       room.set(job.merchant, (room.get(job.merchant) ?? 0) + 1);
       taken.push(job);
+      this.leases.set(job.id, job.lock_token);
       this.queue.splice(this.queue.indexOf(job), 1);
     }
     return Promise.resolve(taken);
@@ -64,6 +76,14 @@ class MemoryOutbox extends OutboxWorker<Job, string> {
     }
     this.written.push(...results.map((r) => ({ id: r.job.id, outcome: r.outcome })));
     return Promise.resolve();
+  }
+
+  protected handBack(abandoned: readonly Job[]): Promise<string[]> {
+    const handed = abandoned.filter((job) => this.leases.get(job.id) === job.lock_token);
+    for (const job of handed) this.leases.delete(job.id);
+    this.returned.push(...handed);
+    this.queue.unshift(...handed);
+    return Promise.resolve(handed.map((job) => job.id));
   }
 
   finish(id: string, outcome = 'sent'): void {
@@ -154,6 +174,24 @@ describe('OutboxWorker: the delivery loop webhooks and e-mail share', () => {
     await stopping;
     expect(outbox.written).toHaveLength(2);
     expect(outbox.queue).toHaveLength(3); // nothing more was claimed
+    expect(outbox.returned).toEqual([]);
+  });
+
+  it('shutdown hands back what is still in flight when the grace runs out; late results are dropped', async () => {
+    outbox = new MemoryOutbox({ concurrency: 3, shutdownGraceMs: 50 });
+    outbox.queue.push(...jobs('a', 3));
+    outbox.onApplicationBootstrap();
+    await until(() => outbox.sending.size === 3);
+    outbox.finish('a-0'); // done within the grace: written
+    await until(() => outbox.written.length === 1);
+    await outbox.beforeApplicationShutdown(); // a-1 and a-2 still hang after 50 ms
+    expect(outbox.returned.map((job) => job.id).sort()).toEqual(['a-1', 'a-2']);
+    expect(outbox.queue.map((job) => job.id).sort()).toEqual(['a-1', 'a-2']);
+    // The abandoned attempts end late: their results are not written.
+    outbox.finish('a-1');
+    outbox.finish('a-2', 'failed');
+    await new Promise((r) => setTimeout(r, 20));
+    expect(outbox.written.map((w) => w.id)).toEqual(['a-0']);
   });
 });
 

@@ -42,6 +42,10 @@ export interface OutboxOptions<Job> {
   readonly resultBatch: number;
 }
 
+/** Why a handed-back attempt has no result (stored as its last error). */
+export const HANDED_BACK_ERROR =
+  'Attempt interrupted: the instance shut down before it finished; due again at once';
+
 /**
  * The delivery loop every outbox shares (webhooks, e-mail): any number of instances work one
  * table, each claiming due rows with `FOR UPDATE SKIP LOCKED` and leasing them (real time, under
@@ -53,15 +57,24 @@ export interface OutboxOptions<Job> {
  * due (the last claim was full, or a key that filled its share is back to half of it). Results
  * are written in batches: attempts that finish while a write is under way share the next one.
  *
- * A subclass supplies its table's three steps: `claim` (lease due rows), `send` (the attempt; it
- * never throws for a failed delivery, it returns the outcome) and `write` (the results, each
- * fenced on its `lock_token`).
+ * On shutdown it stops claiming and lets the attempts under way finish within what is left of
+ * the close's grace (`SHUTDOWN_GRACE_MS`); those still in flight then are handed back: due again
+ * at once with their lease ended (each fenced on its `lock_token`), so another instance takes
+ * them up at once rather than when the lease would have ended. Their late results are not
+ * written (and a write under the old `lock_token` would change nothing).
+ *
+ * A subclass supplies its table's four steps: `claim` (lease due rows), `send` (the attempt; it
+ * never throws for a failed delivery, it returns the outcome), `write` (the results, each
+ * fenced on its `lock_token`) and `handBack` (abandoned attempts, fenced the same way).
  */
 export abstract class OutboxWorker<Job extends OutboxJob, Outcome>
   implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown
 {
   protected abstract readonly logger: Logger;
-  private readonly inFlight = new Set<Promise<void>>();
+  /** The attempts under way, and the job of each. */
+  private readonly inFlight = new Map<Promise<void>, Job>();
+  /** Jobs handed back on shutdown: their late results are dropped. */
+  private readonly handedBack = new Set<string>();
   private readonly inFlightByKey = new Map<string, number>();
   /** Keys whose last claim filled their room (more of theirs may be due). */
   private readonly atCap = new Set<string>();
@@ -95,6 +108,12 @@ export abstract class OutboxWorker<Job extends OutboxJob, Outcome>
   /** Writes the results, each only while its `lock_token` still holds the row. */
   protected abstract write(results: readonly OutboxResult<Job, Outcome>[]): Promise<void>;
 
+  /**
+   * Makes abandoned attempts' rows due again now with their lease ended, each only while its
+   * `lock_token` still holds it (`WHERE id = … AND lock_token = …`). @returns the ids handed back.
+   */
+  protected abstract handBack(jobs: readonly Job[]): Promise<string[]>;
+
   /** Told of each attempt's outcome as it comes (the metrics count them), before it is written. */
   protected attempted?(job: Job, outcome: Outcome): void;
 
@@ -113,11 +132,26 @@ export abstract class OutboxWorker<Job extends OutboxJob, Outcome>
     this.wake();
   }
 
-  /** Stops claiming, then lets the attempts under way finish and write their results. */
+  /**
+   * Stops claiming, then lets the attempts under way finish and write their results within what
+   * is left of the close's grace; hands back those still in flight then.
+   */
   async beforeApplicationShutdown(): Promise<void> {
     this.running = false;
     await this.pumping;
-    await Promise.allSettled([...this.inFlight]);
+    if (await this.background.withinGrace([...this.inFlight.keys()])) return;
+    const abandoned = [...this.inFlight.values()];
+    for (const job of abandoned) this.handedBack.add(job.id);
+    try {
+      const handed = await this.handBack(abandoned);
+      this.logger.log(
+        { ids: handed, inFlight: abandoned.length },
+        `Shutdown: attempts still in flight handed back (${this.options.name})`,
+      );
+    } catch (error) {
+      // Their leases end in their own time instead: taken again then, at least once.
+      this.logger.warn({ err: error }, `Could not hand back attempts (${this.options.name})`);
+    }
   }
 
   private wake(): void {
@@ -168,7 +202,7 @@ export abstract class OutboxWorker<Job extends OutboxJob, Outcome>
     const fairness = this.options.fairness;
     const key = fairness?.key(job);
     if (key !== undefined) this.inFlightByKey.set(key, (this.inFlightByKey.get(key) ?? 0) + 1);
-    const task = this.attempt(job).finally(() => {
+    const task: Promise<void> = this.attempt(job).finally(() => {
       this.inFlight.delete(task);
       let released = false;
       if (key !== undefined) {
@@ -182,7 +216,7 @@ export abstract class OutboxWorker<Job extends OutboxJob, Outcome>
       }
       if (this.backlog || released) this.wake();
     });
-    this.inFlight.add(task);
+    this.inFlight.set(task, job);
   }
 
   /** One attempt and its result written. Never throws. */
@@ -199,6 +233,8 @@ export abstract class OutboxWorker<Job extends OutboxJob, Outcome>
 
   /** Queues the result for the next batched write; resolves once it is written. */
   private complete(job: Job, outcome: Outcome): Promise<void> {
+    // Handed back on shutdown: the row is another attempt's now (and the fence would refuse it).
+    if (this.handedBack.has(job.id)) return Promise.resolve();
     return new Promise((resolve, reject) => {
       this.results.push({ job, outcome, at: this.clock.now(), resolve, reject });
       if (!this.writing) {

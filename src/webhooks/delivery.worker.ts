@@ -6,7 +6,13 @@ import { AppConfig } from '../config/app-config';
 import { PgListener } from '../database/pg-listener';
 import { DeliveryStatus } from '../events/delivery-status';
 import { DeliveryOutcome, Metrics } from '../metrics/metrics';
-import { OutboxResult, OutboxWorker, outboxLeaseMs, storableError } from '../outbox/outbox-worker';
+import {
+  HANDED_BACK_ERROR,
+  OutboxResult,
+  OutboxWorker,
+  outboxLeaseMs,
+  storableError,
+} from '../outbox/outbox-worker';
 import { nextAttemptAt, parseRetryAfter } from './retry-schedule';
 import { EVENT_ID_HEADER, EVENT_TYPE_HEADER, SIGNATURE_HEADER, signatureHeader } from './signature';
 import {
@@ -131,6 +137,14 @@ export class WebhookDeliveryWorker extends OutboxWorker<ClaimedDelivery, Outcome
 
   protected override attempted(_delivery: ClaimedDelivery, outcome: Outcome): void {
     this.metrics.deliveryAttempt('webhook', METRIC_OUTCOME[outcome.status]);
+  }
+
+  /**
+   * Makes abandoned deliveries due again now, leases ended, each only while its `lock_token`
+   * still holds it. Their POSTs stay counted, recorded as attempts without an answer.
+   */
+  protected handBack(deliveries: readonly ClaimedDelivery[]): Promise<string[]> {
+    return this.deliveries.handBack(deliveries, this.clock.now(), HANDED_BACK_ERROR);
   }
 
   /** The current secret, and the rotated-out one during its grace period (DESIGN D13). */

@@ -14,6 +14,8 @@ import type {
   IBacklogResult,
   IClaimDeliveriesQuery,
   IClaimDeliveriesResult,
+  IHandBackDeliveriesQuery,
+  IPruneFinishedDeliveriesQuery,
   IRedeliverQuery,
   IWriteDeliveryResultsQuery,
 } from './webhook-deliveries.repository.types';
@@ -161,6 +163,35 @@ const backlog = sql<IBacklogQuery>`
     FROM webhook_deliveries WHERE status = 'pending'`;
 
 /**
+ * Hands back leased deliveries whose attempt was abandoned (the instance is shutting down):
+ * each, only while its `lock_token` still holds it, is due again at `now` (domain time) with its
+ * lease ended, and a NOTIFY wakes the other instances' workers, which take it up at once. The
+ * POST stays counted and is recorded as an attempt without an answer (the receiver may have got
+ * it: receivers dedupe by event id); a late result under the old token is refused
+ * (`writeDeliveryResults`' fence).
+ */
+const handBackDeliveries = sql<IHandBackDeliveriesQuery>`
+  UPDATE webhook_deliveries d
+     SET lock_token = NULL, leased_until = NULL, next_attempt_at = $now!, updated_at = $now!,
+         last_attempt_at = $now!, last_http_status = NULL, last_error = $error!
+    FROM jsonb_to_recordset($jobs!::jsonb) AS j(id uuid, lock_token uuid)
+   WHERE d.id = j.id AND d.lock_token = j.lock_token
+  RETURNING d.id, pg_notify($channel!, '')`;
+
+/**
+ * Deletes up to `limit` final deliveries (delivered, failed, skipped: never a pending one) whose
+ * last change is older than `before`, on the partial index of final deliveries by age
+ * (`webhook_deliveries_final_idx`), skipping rows another instance is deleting.
+ */
+const pruneFinishedDeliveries = sql<IPruneFinishedDeliveriesQuery>`
+  DELETE FROM webhook_deliveries WHERE id IN (
+    SELECT id FROM webhook_deliveries
+     WHERE status <> 'pending' AND updated_at < $before!
+     LIMIT $limit!
+       FOR UPDATE SKIP LOCKED)
+  RETURNING id`;
+
+/**
  * Every statement on `webhook_deliveries`: the table's one owner (issue 22). It is also the
  * events outbox's fan-out (`EventFanOut`): the deliveries written with each event. Its
  * statements read `events` (the payload) and `merchants` (the endpoint and secrets).
@@ -237,6 +268,29 @@ export class WebhookDeliveriesRepository implements EventFanOut {
   async backlog(): Promise<DeliveryBacklogRow> {
     const [row] = await backlog.run(undefined, this.db);
     return row;
+  }
+
+  /**
+   * Hands back abandoned attempts (`jobs`: id and `lock_token`), each due again at `now` unless
+   * its lease was lost meanwhile. @returns the ids handed back.
+   */
+  async handBack(
+    jobs: readonly { id: string; lock_token: string }[],
+    now: Date,
+    error: string,
+  ): Promise<string[]> {
+    const rows = jobs.map(({ id, lock_token }) => ({ id, lock_token }));
+    const handed = await handBackDeliveries.run(
+      { jobs: JSON.stringify(rows), now, error, channel: DELIVERY_CHANNEL },
+      this.db,
+    );
+    return handed.map((row) => row.id);
+  }
+
+  /** Deletes up to `limit` final deliveries last changed before `before`. @returns how many. */
+  async pruneFinished(before: Date, limit: number): Promise<number> {
+    const deleted = await pruneFinishedDeliveries.run({ before, limit }, this.db);
+    return deleted.length;
   }
 
   /**

@@ -92,3 +92,40 @@ export interface IBacklogQuery {
   result: IBacklogResult;
 }
 
+/** 'HandBackDeliveries' parameters type */
+export interface IHandBackDeliveriesParams {
+  channel: string;
+  error: string;
+  jobs: Json;
+  now: Date | string;
+}
+
+/** 'HandBackDeliveries' return type */
+export interface IHandBackDeliveriesResult {
+  id: string;
+  pg_notify: undefined | null;
+}
+
+/** 'HandBackDeliveries' query type */
+export interface IHandBackDeliveriesQuery {
+  params: IHandBackDeliveriesParams;
+  result: IHandBackDeliveriesResult;
+}
+
+/** 'PruneFinishedDeliveries' parameters type */
+export interface IPruneFinishedDeliveriesParams {
+  before: Date | string;
+  limit: NumberOrString;
+}
+
+/** 'PruneFinishedDeliveries' return type */
+export interface IPruneFinishedDeliveriesResult {
+  id: string;
+}
+
+/** 'PruneFinishedDeliveries' query type */
+export interface IPruneFinishedDeliveriesQuery {
+  params: IPruneFinishedDeliveriesParams;
+  result: IPruneFinishedDeliveriesResult;
+}
+

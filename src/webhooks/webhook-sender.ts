@@ -78,8 +78,12 @@ export class WebhookSender implements OnApplicationShutdown {
     });
   }
 
+  /**
+   * Closes the connections. The worker has finished its POSTs by then, or handed back those the
+   * close's grace did not wait for: they are aborted (`close` would wait for them).
+   */
   async onApplicationShutdown(): Promise<void> {
-    await this.agent.close();
+    await this.agent.destroy();
   }
 
   async post(url: string, body: string, headers: Record<string, string>): Promise<SendResult> {

@@ -13,12 +13,17 @@ export interface ReceivedEmail {
 /**
  * A real SMTP server on loopback (the `smtp-server` package) that requires the login it was
  * given, records every message it accepts and refuses the recipients it is told to with a 550.
+ * With `hang` set, it reads a message's data and never answers it (`hanging` counts them).
  * `stop()` takes it down (connections refused) and `start()` brings it back on the same port.
  */
 export class TestSmtpServer {
   readonly received: ReceivedEmail[] = [];
   /** Recipients refused at RCPT TO with `550 5.1.1 No such user`. */
   readonly unknownRecipients = new Set<string>();
+  /** Messages whose data is read but never answered, while set. */
+  hang = false;
+  /** Messages the server is hanging on (read, never answered). */
+  hanging = 0;
   readonly user = 'billing';
   /** Characters that must be percent-encoded in the URL, so decoding is tested too. */
   readonly pass = 'p@ss/w:rd';
@@ -57,6 +62,10 @@ export class TestSmtpServer {
         const chunks: Buffer[] = [];
         stream.on('data', (chunk: Buffer) => chunks.push(chunk));
         stream.on('end', () => {
+          if (this.hang) {
+            this.hanging++;
+            return; // never answered: the client waits until its timeout or its own close
+          }
           const raw = Buffer.concat(chunks).toString('utf8');
           const from = session.envelope.mailFrom;
           const envelope = {

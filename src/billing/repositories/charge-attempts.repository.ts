@@ -10,13 +10,18 @@ import {
   failedWithBytes,
   resumeStale,
 } from './charge-attempt-claims.repository';
+import {
+  addNetworkFee,
+  clearExpiredTry,
+  defer,
+  deferClearing,
+  handBack,
+  renewLease,
+  standing,
+} from './charge-attempt-leases.repository';
 import type {
   IAbandonQuery,
-  IAddNetworkFeeQuery,
   IChargeSignaturesQuery,
-  IClearExpiredTryQuery,
-  IDeferClearingQuery,
-  IDeferQuery,
   IForgetFailedTryQuery,
   IMarkCompletedQuery,
   IMarkFailedLandedQuery,
@@ -27,8 +32,6 @@ import type {
   INetworkFeesResult,
   IRecordTryQuery,
   IRecordTryUnchangedQuery,
-  IRenewLeaseQuery,
-  IStandingQuery,
 } from './charge-attempts.repository.types';
 import type { WalletSeen } from './wallet-reservations.repository';
 
@@ -68,9 +71,15 @@ export type NetworkFeeRow = INetworkFeesResult;
 
 /*
  * The statements below are typed by pgtyped from the migrated schema (`npm run db:types`); those
- * that return attempts with what their charge needs are in charge-attempt-claims.repository.ts.
- * A write whose text depended on an argument (a guard or a SET list) is two statements, each
- * written out whole; the method picks one.
+ * that return attempts with what their charge needs are in charge-attempt-claims.repository.ts,
+ * those that move an open attempt's lease or try without settling it in
+ * charge-attempt-leases.repository.ts. A write whose text depended on an argument (a guard or a
+ * SET list) is two statements, each written out whole; the method picks one.
+ *
+ * Every write of an open attempt is fenced on its lease holder (`lease_owner = $owner`) as well
+ * as on the state and try its caller read: an instance whose lease was taken over (it stalled
+ * past it) or that handed it back (it is shutting down) writes nothing more to it, so a holder
+ * that resumed the attempt is never undone by the one it replaced.
  */
 
 /**
@@ -85,15 +94,9 @@ const networkFees = sql<INetworkFeesQuery>`
   HAVING sum(a.network_fee) > 0
    ORDER BY sum(a.network_fee) DESC, a.merchant_id`;
 
-/** Clears an expired try, unless the attempt was settled or has another try meanwhile. */
-const clearExpiredTry = sql<IClearExpiredTryQuery>`
-  UPDATE charge_attempts SET state = 'pending', signature = NULL, transaction = NULL,
-         last_valid_block_height = NULL, updated_at = $now!
-   WHERE id = $id! AND state IN ('pending', 'sent') AND signature = $signature! RETURNING id`;
-
 /**
- * Records a signed try: compare-and-set on an attempt with no signature, while the
- * subscription is still Active (its row locked `FOR SHARE`).
+ * Records a signed try: compare-and-set on an attempt with no signature that `owner` still
+ * holds, while the subscription is still Active (its row locked `FOR SHARE`).
  */
 const recordTry = sql<IRecordTryQuery>`
   WITH s AS (
@@ -105,7 +108,7 @@ const recordTry = sql<IRecordTryQuery>`
          lease_until = now() + make_interval(secs => $leaseSeconds!), lease_owner = $owner!,
          updated_at = $now!
     FROM s
-   WHERE a.id = $id! AND a.state = 'pending' AND a.signature IS NULL
+   WHERE a.id = $id! AND a.state = 'pending' AND a.signature IS NULL AND a.lease_owner = $owner!
    RETURNING a.id`;
 
 /**
@@ -124,7 +127,7 @@ const recordTryUnchanged = sql<IRecordTryUnchangedQuery>`
          lease_until = now() + make_interval(secs => $leaseSeconds!), lease_owner = $owner!,
          updated_at = $now!
     FROM s
-   WHERE a.id = $id! AND a.state = 'pending' AND a.signature IS NULL
+   WHERE a.id = $id! AND a.state = 'pending' AND a.signature IS NULL AND a.lease_owner = $owner!
      AND (SELECT w."fingerprint!" FROM (
   SELECT COALESCE(SUM(GREATEST(s.authorized_amount - s.charged_amount - COALESCE(inflight.amount, 0), 0))
            FILTER (WHERE l.live AND (s.created_at, s.id) < ($selfCreatedAt!, $selfId!)), 0)::text AS "reserved!",
@@ -145,32 +148,35 @@ const recordTryUnchanged = sql<IRecordTryUnchangedQuery>`
      ) w) = $fingerprint!
    RETURNING a.id`;
 
-/** Where an attempt whose try was not recorded stands (both flags never null: forced). */
-const standing = sql<IStandingQuery>`
-  SELECT s.status, s.revoked_at IS NOT NULL AS "revoked!",
-         a.state = 'pending' AND a.signature IS NULL AS "open!"
-    FROM subscriptions s JOIN charge_attempts a ON a.subscription_id = s.id
-   WHERE s.id = $subscriptionId! AND a.id = $id!`;
-
-/** Settles the try that landed, compare-and-set on its signature, from an open state. */
+/**
+ * Settles the try that landed, compare-and-set on its signature, from an open state its
+ * `owner` holds.
+ */
 const markSucceeded = sql<IMarkSucceededQuery>`
   UPDATE charge_attempts SET state = 'succeeded', lease_until = NULL, last_error = NULL,
          failure_reason = NULL, network_fee = network_fee + $networkFee!::bigint, updated_at = $now!
    WHERE id = $id! AND state IN ('pending', 'sent')
-     AND signature = $signature! RETURNING id`;
+     AND signature = $signature! AND lease_owner = $owner! RETURNING id`;
 
-/** `markSucceeded` from `failed`: a try given up whose bytes landed after all. */
+/**
+ * `markSucceeded` from `failed`: a try given up whose bytes landed after all (a failed attempt
+ * is held by no one: no lease fence).
+ */
 const markSucceededFromFailed = sql<IMarkSucceededFromFailedQuery>`
   UPDATE charge_attempts SET state = 'succeeded', lease_until = NULL, last_error = NULL,
          failure_reason = NULL, network_fee = network_fee + $networkFee!::bigint, updated_at = $now!
    WHERE id = $id! AND state = 'failed'
      AND signature = $signature! RETURNING id`;
 
-/** A final failure of the try `tried` (null: nothing was signed), from an open state. */
+/**
+ * A final failure of the try `tried` (null: nothing was signed), from an open state its
+ * `owner` holds.
+ */
 const markFailed = sql<IMarkFailedQuery>`
   UPDATE charge_attempts SET state = 'failed', failure_reason = $reason!, last_error = $message!,
          lease_until = NULL, updated_at = $now!, network_fee = network_fee + $networkFee!::bigint
    WHERE id = $id! AND state IN ('pending', 'sent') AND signature IS NOT DISTINCT FROM $tried
+     AND lease_owner = $owner!
    RETURNING id`;
 
 /** `markFailed` of a try that landed and failed: it can never land again, and is not kept. */
@@ -179,45 +185,21 @@ const markFailedLanded = sql<IMarkFailedLandedQuery>`
          lease_until = NULL, updated_at = $now!, network_fee = network_fee + $networkFee!::bigint
          , signature = NULL, transaction = NULL, last_valid_block_height = NULL
    WHERE id = $id! AND state IN ('pending', 'sent') AND signature IS NOT DISTINCT FROM $tried
+     AND lease_owner = $owner!
    RETURNING id`;
 
-/** Abandons a pending attempt with nothing recorded, for a reason. */
+/** Abandons a pending attempt with nothing recorded that `owner` holds, for a reason. */
 const markCompleted = sql<IMarkCompletedQuery>`
   UPDATE charge_attempts SET state = 'abandoned', failure_reason = $reason!, lease_until = NULL,
          updated_at = $now!
-   WHERE id = $id! AND state = 'pending' AND signature IS NULL RETURNING id`;
+   WHERE id = $id! AND state = 'pending' AND signature IS NULL AND lease_owner = $owner!
+  RETURNING id`;
 
-/** Abandons a pending attempt with nothing recorded. */
+/** Abandons a pending attempt with nothing recorded that `owner` holds. */
 const abandon = sql<IAbandonQuery>`
   UPDATE charge_attempts SET state = 'abandoned', lease_until = NULL, updated_at = $now!
-   WHERE id = $id! AND state = 'pending' AND signature IS NULL`;
-
-/** Leaves the attempt for a while, compare-and-set on the try the caller read. */
-const defer = sql<IDeferQuery>`
-  UPDATE charge_attempts SET last_error = $message!, updated_at = $now!,
-         lease_until = now() + make_interval(secs => $retrySeconds!)
-   WHERE id = $id! AND state IN ('pending', 'sent') AND signature IS NOT DISTINCT FROM $signature
-   RETURNING id`;
-
-/** `defer`, forgetting the try the caller read. */
-const deferClearing = sql<IDeferClearingQuery>`
-  UPDATE charge_attempts SET last_error = $message!, updated_at = $now!,
-         lease_until = now() + make_interval(secs => $retrySeconds!)
-         , state = 'pending', signature = NULL, transaction = NULL, last_valid_block_height = NULL
-   WHERE id = $id! AND state IN ('pending', 'sent') AND signature IS NOT DISTINCT FROM $signature
-   RETURNING id`;
-
-/** Adds a network fee the service key paid for an open try. */
-const addNetworkFee = sql<IAddNetworkFeeQuery>`
-  UPDATE charge_attempts SET network_fee = network_fee + $fee!::bigint, updated_at = $now!
-   WHERE id = $id! AND state IN ('pending', 'sent') AND signature = $signature!`;
-
-/** Extends the lease of an open attempt, compare-and-set on its try and its holder. */
-const renewLease = sql<IRenewLeaseQuery>`
-  UPDATE charge_attempts SET lease_until = now() + make_interval(secs => $seconds!)
-   WHERE id = $id! AND state IN ('pending', 'sent') AND signature = $signature!
-     AND lease_owner = $owner!
-   RETURNING id`;
+   WHERE id = $id! AND state = 'pending' AND signature IS NULL AND lease_owner = $owner!
+  RETURNING id`;
 
 /** Lets go of a failed attempt's try, if it is still that try. */
 const forgetFailedTry = sql<IForgetFailedTryQuery>`
@@ -284,19 +266,22 @@ export class ChargeAttemptsRepository {
 
   /**
    * Clears an expired try (it can never land) so that a new one may be signed, unless another
-   * instance has settled the attempt or recorded a try of its own meanwhile.
+   * instance has settled the attempt, recorded a try of its own or taken it over meanwhile.
    * @returns whether it cleared it.
    */
-  async clearExpiredTry(id: string, signature: string, now: Date): Promise<boolean> {
-    const cleared = await clearExpiredTry.run({ now, id, signature }, this.db);
-    return cleared.length > 0;
+  async clearExpiredTry(
+    t: { id: string; signature: string; owner: string },
+    now: Date,
+  ): Promise<boolean> {
+    return (await clearExpiredTry.run({ ...t, now }, this.db)).length > 0;
   }
 
   /**
-   * Records a signed try before it is sent: compare-and-set on an attempt with no signature,
-   * while the subscription is still Active (under its row lock, `FOR SHARE` on `subscriptions`
-   * in the same statement, so a pause or cancel that commits first stops the charge), and, under
-   * the token-delegate scheme, while the wallet's other charges are as the charge saw them.
+   * Records a signed try before it is sent: compare-and-set on an attempt with no signature
+   * that `owner` still holds, while the subscription is still Active (under its row lock, `FOR
+   * SHARE` on `subscriptions` in the same statement, so a pause or cancel that commits first
+   * stops the charge), and, under the token-delegate scheme, while the wallet's other charges
+   * are as the charge saw them.
    * @returns whether it recorded it.
    */
   async recordTry(t: RecordedTry): Promise<boolean> {
@@ -320,39 +305,48 @@ export class ChargeAttemptsRepository {
 
   /**
    * Where an attempt whose try was not recorded stands: its subscription's status (a read of
-   * `subscriptions`, joined) and whether the attempt is still open with nothing recorded.
+   * `subscriptions`, joined), whether the attempt is still open with nothing recorded, and
+   * whether `owner` still holds it.
    */
   async standing(
     subscriptionId: string,
     id: string,
-  ): Promise<{ status: string; revoked: boolean; open: boolean } | undefined> {
-    const [now] = await standing.run({ subscriptionId, id }, this.db);
+    owner: string,
+  ): Promise<{ status: string; revoked: boolean; open: boolean; held: boolean } | undefined> {
+    const [now] = await standing.run({ subscriptionId, id, owner }, this.db);
     return now;
   }
 
   /**
    * The money moved: only the try that landed settles it (compare-and-set on its signature,
-   * from an open state, or from `failed` for a try given up whose bytes landed after all).
-   * @returns whether it won (false: another instance settled it).
+   * from an open state `owner` holds, or from `failed` for a try given up whose bytes landed
+   * after all: a failed attempt is held by no one).
+   * @returns whether it won (false: another instance settled it, or holds it now).
    */
   async markSucceeded(
     tx: SqlTx,
-    s: { id: string; signature: string; from: 'open' | 'failed'; networkFee: bigint; now: Date },
+    s: { id: string; signature: string; networkFee: bigint; now: Date } & (
+      { from: 'open'; owner: string } | { from: 'failed' }
+    ),
   ): Promise<boolean> {
-    const params = { ...s, networkFee: s.networkFee.toString() };
-    const won = await (s.from === 'open' ? markSucceeded : markSucceededFromFailed).run(params, tx);
+    const params = { id: s.id, signature: s.signature, networkFee: s.networkFee.toString() };
+    const won =
+      s.from === 'open'
+        ? await markSucceeded.run({ ...params, owner: s.owner, now: s.now }, tx)
+        : await markSucceededFromFailed.run({ ...params, now: s.now }, tx);
     return won.length > 0;
   }
 
   /**
-   * A final failure of the try `tried` (null: nothing was signed), from an open state.
-   * `landed`: the transaction landed and failed, so it can never land again and is not kept.
-   * @returns whether it won.
+   * A final failure of the try `tried` (null: nothing was signed), from an open state `owner`
+   * holds. `landed`: the transaction landed and failed, so it can never land again and is not
+   * kept. @returns whether it won.
    */
   async markFailed(
     tx: SqlTx,
     f: {
       id: string;
+      owner: string;
       tried: string | null;
       reason: string;
       message: string;
@@ -367,25 +361,33 @@ export class ChargeAttemptsRepository {
   }
 
   /**
-   * Abandons a pending attempt with nothing recorded, for `reason` (its authorised term used
-   * up), in the caller's transaction. @returns whether it won.
+   * Abandons a pending attempt with nothing recorded that `owner` holds, for `reason` (its
+   * authorised term used up), in the caller's transaction. @returns whether it won.
    */
-  async markCompleted(tx: SqlTx, id: string, reason: string, now: Date): Promise<boolean> {
-    const won = await markCompleted.run({ reason, now, id }, tx);
+  async markCompleted(
+    tx: SqlTx,
+    a: { id: string; owner: string; reason: string; now: Date },
+  ): Promise<boolean> {
+    const won = await markCompleted.run(a, tx);
     return won.length > 0;
   }
 
-  /** Abandons a pending attempt with nothing recorded (its subscription stopped being Active). */
-  async abandon(id: string, now: Date): Promise<void> {
-    await abandon.run({ now, id }, this.db);
+  /**
+   * Abandons a pending attempt with nothing recorded that `owner` holds (its subscription
+   * stopped being Active). @returns whether it won.
+   */
+  async abandon(id: string, owner: string, now: Date): Promise<boolean> {
+    const won = await abandon.run({ now, id, owner }, this.db);
+    return won.length > 0;
   }
 
   /**
-   * Leaves the attempt for `retrySeconds`, compare-and-set on the try the caller read; `clear`
-   * forgets that try (see `ChargeSettlement.defer`). @returns whether it wrote.
+   * Leaves the attempt for `retrySeconds`, compare-and-set on the try the caller read and its
+   * holder; `clear` forgets that try (see `ChargeSettlement.defer`). @returns whether it wrote.
    */
   async defer(d: {
     id: string;
+    owner: string;
     signature: string | null;
     message: string;
     retrySeconds: number;
@@ -396,9 +398,23 @@ export class ChargeAttemptsRepository {
     return rows.length > 0;
   }
 
-  /** Adds a network fee the service key paid for the open try `signature`. */
-  async addNetworkFee(id: string, signature: string, fee: bigint, now: Date): Promise<void> {
-    await addNetworkFee.run({ fee: fee.toString(), now, id, signature }, this.db);
+  /** Adds a network fee the service key paid for the open try `signature` `owner` holds. */
+  async addNetworkFee(
+    a: { id: string; owner: string; signature: string; fee: bigint },
+    now: Date,
+  ): Promise<void> {
+    await addNetworkFee.run({ ...a, fee: a.fee.toString(), now }, this.db);
+  }
+
+  /**
+   * Hands back the open attempts of `ids` that `owner` holds: their leases end now, held by no
+   * one, so any instance resumes them at once; every later write of `owner` to them is refused.
+   * @returns the ids handed back.
+   */
+  async handBack(ids: readonly string[], owner: string, now: Date): Promise<string[]> {
+    if (ids.length === 0) return [];
+    const rows = await handBack.run({ ids: [...ids], owner, now }, this.db);
+    return rows.map((row) => row.id);
   }
 
   /**

@@ -20,24 +20,6 @@ export interface INetworkFeesQuery {
   result: INetworkFeesResult;
 }
 
-/** 'ClearExpiredTry' parameters type */
-export interface IClearExpiredTryParams {
-  id: string;
-  now: Date | string;
-  signature: string;
-}
-
-/** 'ClearExpiredTry' return type */
-export interface IClearExpiredTryResult {
-  id: string;
-}
-
-/** 'ClearExpiredTry' query type */
-export interface IClearExpiredTryQuery {
-  params: IClearExpiredTryParams;
-  result: IClearExpiredTryResult;
-}
-
 /** 'RecordTry' parameters type */
 export interface IRecordTryParams {
   amount: NumberOrString;
@@ -91,30 +73,12 @@ export interface IRecordTryUnchangedQuery {
   result: IRecordTryUnchangedResult;
 }
 
-/** 'Standing' parameters type */
-export interface IStandingParams {
-  id: string;
-  subscriptionId: string;
-}
-
-/** 'Standing' return type */
-export interface IStandingResult {
-  open: boolean;
-  revoked: boolean;
-  status: string;
-}
-
-/** 'Standing' query type */
-export interface IStandingQuery {
-  params: IStandingParams;
-  result: IStandingResult;
-}
-
 /** 'MarkSucceeded' parameters type */
 export interface IMarkSucceededParams {
   id: string;
   networkFee: NumberOrString;
   now: Date | string;
+  owner: string;
   signature: string;
 }
 
@@ -154,6 +118,7 @@ export interface IMarkFailedParams {
   message: string;
   networkFee: NumberOrString;
   now: Date | string;
+  owner: string;
   reason: string;
   tried?: string | null | void;
 }
@@ -175,6 +140,7 @@ export interface IMarkFailedLandedParams {
   message: string;
   networkFee: NumberOrString;
   now: Date | string;
+  owner: string;
   reason: string;
   tried?: string | null | void;
 }
@@ -194,6 +160,7 @@ export interface IMarkFailedLandedQuery {
 export interface IMarkCompletedParams {
   id: string;
   now: Date | string;
+  owner: string;
   reason: string;
 }
 
@@ -212,91 +179,18 @@ export interface IMarkCompletedQuery {
 export interface IAbandonParams {
   id: string;
   now: Date | string;
+  owner: string;
 }
 
 /** 'Abandon' return type */
-export type IAbandonResult = void;
+export interface IAbandonResult {
+  id: string;
+}
 
 /** 'Abandon' query type */
 export interface IAbandonQuery {
   params: IAbandonParams;
   result: IAbandonResult;
-}
-
-/** 'Defer' parameters type */
-export interface IDeferParams {
-  id: string;
-  message: string;
-  now: Date | string;
-  retrySeconds: number;
-  signature?: string | null | void;
-}
-
-/** 'Defer' return type */
-export interface IDeferResult {
-  id: string;
-}
-
-/** 'Defer' query type */
-export interface IDeferQuery {
-  params: IDeferParams;
-  result: IDeferResult;
-}
-
-/** 'DeferClearing' parameters type */
-export interface IDeferClearingParams {
-  id: string;
-  message: string;
-  now: Date | string;
-  retrySeconds: number;
-  signature?: string | null | void;
-}
-
-/** 'DeferClearing' return type */
-export interface IDeferClearingResult {
-  id: string;
-}
-
-/** 'DeferClearing' query type */
-export interface IDeferClearingQuery {
-  params: IDeferClearingParams;
-  result: IDeferClearingResult;
-}
-
-/** 'AddNetworkFee' parameters type */
-export interface IAddNetworkFeeParams {
-  fee: NumberOrString;
-  id: string;
-  now: Date | string;
-  signature: string;
-}
-
-/** 'AddNetworkFee' return type */
-export type IAddNetworkFeeResult = void;
-
-/** 'AddNetworkFee' query type */
-export interface IAddNetworkFeeQuery {
-  params: IAddNetworkFeeParams;
-  result: IAddNetworkFeeResult;
-}
-
-/** 'RenewLease' parameters type */
-export interface IRenewLeaseParams {
-  id: string;
-  owner: string;
-  seconds: number;
-  signature: string;
-}
-
-/** 'RenewLease' return type */
-export interface IRenewLeaseResult {
-  id: string;
-}
-
-/** 'RenewLease' query type */
-export interface IRenewLeaseQuery {
-  params: IRenewLeaseParams;
-  result: IRenewLeaseResult;
 }
 
 /** 'ForgetFailedTry' parameters type */

@@ -1,10 +1,20 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleDestroy } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 
-/** Whether this process runs background work (`ROLE` worker or all). */
+/** What background work needs to know of the process (given by its config). */
 export interface BackgroundOptions {
+  /** Whether this process runs background work (`ROLE` worker or all). */
   readonly runsWorkers: boolean;
+  /**
+   * How long a close lets the attempts under way finish (`SHUTDOWN_GRACE_MS`, default 10 s),
+   * counted once from its first step for everything that drains: what is still in flight then
+   * is handed back (its lease ended at once) for another instance to resume.
+   */
+  readonly shutdownGraceMs?: number;
 }
+
+/** `SHUTDOWN_GRACE_MS`'s default. */
+export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
 export const BACKGROUND_OPTIONS = Symbol('BACKGROUND_OPTIONS');
 
 /**
@@ -20,6 +30,8 @@ export class BackgroundWork implements OnModuleDestroy, OnApplicationShutdown {
   private readonly logger = new Logger(BackgroundWork.name);
   private readonly running = new Map<string, Promise<void>>();
   private stopped = false;
+  /** When the close began (`Date.now()`), once it has. */
+  private closingSince?: number;
 
   constructor(
     @Inject(BACKGROUND_OPTIONS) private readonly options: BackgroundOptions,
@@ -29,6 +41,39 @@ export class BackgroundWork implements OnModuleDestroy, OnApplicationShutdown {
   /** Whether this instance runs background work at all. */
   get enabled(): boolean {
     return this.options.runsWorkers;
+  }
+
+  /** Whether the app is closing: jobs stop between steps, and nothing new is started. */
+  get closing(): boolean {
+    return this.stopped;
+  }
+
+  /**
+   * What is left of the close's grace (`SHUTDOWN_GRACE_MS`), one bound shared by everything that
+   * drains: the whole grace before the close began, 0 once it has run out.
+   */
+  graceLeftMs(): number {
+    const grace = this.options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;
+    if (this.closingSince === undefined) return grace;
+    return Math.max(0, this.closingSince + grace - Date.now());
+  }
+
+  /**
+   * Waits for `work` to settle, for at most what is left of the close's grace.
+   * @returns whether it settled in time (false: the grace ran out first).
+   */
+  async withinGrace(work: readonly Promise<unknown>[]): Promise<boolean> {
+    if (work.length === 0) return true;
+    let timer: NodeJS.Timeout | undefined;
+    const graceOver = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), this.graceLeftMs());
+    });
+    const settled = Promise.allSettled(work).then(() => true as const);
+    try {
+      return await Promise.race([settled, graceOver]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /**
@@ -72,6 +117,7 @@ export class BackgroundWork implements OnModuleDestroy, OnApplicationShutdown {
    * runs all through the drain, and the close then waited for each of them to end.)
    */
   onModuleDestroy(): void {
+    this.closingSince ??= Date.now();
     this.stopped = true;
     for (const name of this.registry.getIntervals()) this.registry.deleteInterval(name);
   }

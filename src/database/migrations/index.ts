@@ -19,6 +19,7 @@ import { Migration20261125230000 } from './Migration20261125230000';
 import { Migration20261126000000 } from './Migration20261126000000';
 import { Migration20261126100000 } from './Migration20261126100000';
 import { Migration20261126104400 } from './Migration20261126104400';
+import { Migration20261127010000 } from './Migration20261127010000';
 import { Migration20261127020000 } from './Migration20261127020000';
 
 /**
@@ -47,5 +48,6 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261126000000', class: Migration20261126000000 },
   { name: 'Migration20261126100000', class: Migration20261126100000 },
   { name: 'Migration20261126104400', class: Migration20261126104400 },
+  { name: 'Migration20261127010000', class: Migration20261127010000 },
   { name: 'Migration20261127020000', class: Migration20261127020000 },
 ];

@@ -3,7 +3,8 @@ import { EMAIL_STATUSES, EmailStatus } from '../entities/email-message.entity';
 
 /**
  * Where the latest e-mail about a resource (an invoice's notification) stands. Embedded by the
- * API of the resource it is about; `null` there when no e-mail was ever queued for it.
+ * API of the resource it is about; `null` there when no e-mail was ever queued for it, or once
+ * it was deleted (`EMAIL_RETENTION_DAYS` after its last attempt).
  */
 export class EmailDeliveryResponse {
   /** The recipient. @example "ada@example.com" */

@@ -31,6 +31,13 @@ export type EmailStatus = (typeof EMAIL_STATUSES)[number];
     `where "status" = 'pending'`,
 })
 @Index({ name: 'email_outbox_invoice_idx', properties: ['merchant', 'invoiceId', 'createdAt'] })
+/** The retention job deletes final messages by age: only they are indexed, by their last change. */
+@Index({
+  name: 'email_outbox_final_idx',
+  expression:
+    `create index "email_outbox_final_idx" on "email_outbox" ("updated_at") ` +
+    `where "status" <> 'pending'`,
+})
 export class EmailMessage extends BaseEntity {
   @ManyToOne(() => Merchant, { ref: true, deleteRule: 'cascade' })
   merchant!: Ref<Merchant>;

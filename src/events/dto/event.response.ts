@@ -61,7 +61,8 @@ export class EventResponse {
 
   /**
    * The latest delivery to the webhook endpoint (a redelivery replaces the original here), or
-   * null when the merchant had no endpoint when the event happened.
+   * null when the merchant had no endpoint when the event happened, or once its deliveries were
+   * deleted (`WEBHOOK_RETENTION_DAYS` after their last attempt; the event is kept).
    */
   delivery!: EventDeliveryResponse | null;
 }

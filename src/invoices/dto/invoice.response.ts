@@ -96,7 +96,8 @@ export class InvoiceWithCustomerResponse extends InvoiceResponse {
 export class InvoiceDetailResponse extends InvoiceWithCustomerResponse {
   /**
    * Where the invoice notification to the customer stands; null when none was queued (the
-   * customer had no e-mail when the invoice was created).
+   * customer had no e-mail when the invoice was created), or once it was deleted,
+   * `EMAIL_RETENTION_DAYS` after its last attempt.
    */
   @ApiProperty({ type: EmailDeliveryResponse, nullable: true })
   email!: EmailDeliveryResponse | null;

@@ -18,6 +18,13 @@ import { Merchant } from '../../merchants/entities/merchant.entity';
     `where "status" = 'pending'`,
 })
 @Index({ name: 'webhook_deliveries_event_idx', properties: ['event', 'createdAt'] })
+/** The retention job deletes final deliveries by age: only they are indexed, by their last change. */
+@Index({
+  name: 'webhook_deliveries_final_idx',
+  expression:
+    `create index "webhook_deliveries_final_idx" on "webhook_deliveries" ("updated_at") ` +
+    `where "status" <> 'pending'`,
+})
 export class WebhookDelivery extends BaseEntity {
   @ManyToOne(() => WebhookEvent, { ref: true, deleteRule: 'cascade' })
   event!: Ref<WebhookEvent>;
