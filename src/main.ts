@@ -145,7 +145,7 @@ function banner(
     `  Chain:               ${
       localnet
         ? `localnet ${localnet.url}${localnet.owned ? ` (state in ${config.DATA_DIR}/localnet)` : ' (shared)'}`
-        : `${config.SOLANA_CLUSTER} ${redactUrl(config.solanaRpcUrl)}`
+        : `${config.SOLANA_CLUSTER} ${config.solanaRpcUrls.map(rpcOrigin).join(', ')}`
     }`,
   ];
   if (config.isLocalnet && config.DEV_KEY) {
@@ -175,6 +175,20 @@ function banner(
     );
   }
   return `${lines.join('\n')}\n\n`;
+}
+
+/**
+ * An RPC URL as the banner shows it: its origin only. Providers put their API key in the path or
+ * the query (`/v2/<key>`, `?api-key=<key>`).
+ */
+function rpcOrigin(url: string): string {
+  try {
+    const parsed = new URL(url);
+    const hidden = parsed.username || parsed.password || parsed.pathname !== '/' || parsed.search;
+    return `${parsed.origin}${hidden ? '/***' : ''}`;
+  } catch {
+    return '***';
+  }
 }
 
 function redactUrl(url: string): string {

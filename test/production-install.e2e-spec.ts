@@ -62,8 +62,9 @@ describe('a production install (no development dependencies)', () => {
     const port = await freePortPair();
     const run = start({
       SOLANA_CLUSTER: 'devnet',
-      // Not reached: nothing here goes out to the network, and start-up does not need it.
-      SOLANA_RPC_URL: 'http://127.0.0.1:9/',
+      // Not reached: nothing here goes out to the network, and start-up does not need it. The
+      // first carries a provider's key in its path and query, as providers' URLs do.
+      SOLANA_RPC_URL: 'http://127.0.0.1:9/v2/provider-key-123?api-key=abc,http://127.0.0.1:10/',
       SERVICE_KEYPAIR: keyFile,
       PORT: String(port),
     });
@@ -78,6 +79,12 @@ describe('a production install (no development dependencies)', () => {
     }, 120_000);
     expect(status).toBe(200);
     expect(run.stderr).not.toContain('dev-package-requested');
+    // The banner names the RPC URLs by their origins only: a provider's key is never printed.
+    await waitFor(() => Promise.resolve(run.stdout.includes('Chain:')), 30_000);
+    expect(run.stdout).toMatch(
+      /Chain:\s+devnet http:\/\/127\.0\.0\.1:9\/\*\*\*, http:\/\/127\.0\.0\.1:10\n/,
+    );
+    expect(run.stdout + run.stderr).not.toMatch(/provider-key-123|api-key=abc/);
   });
 
   it('refuses localnet with exit 2, naming the missing package and how to install it', async () => {
