@@ -3,6 +3,7 @@ import { BackgroundWork } from '../common/background/background-work';
 import { AppConfig } from '../config/app-config';
 import { ChargeSettlement } from './charge-settlement';
 import type { AttemptRow } from './repositories/charge-attempts.repository';
+import { setMaxListeners } from 'node:events';
 
 /**
  * Thrown where a charge stops because the instance is shutting down: before anything new is
@@ -42,7 +43,8 @@ export class ChargeLeases implements BeforeApplicationShutdown {
   /** The attempts being worked on (`track`), for the close to wait for. */
   private readonly working = new Set<Promise<void>>();
   /** Aborted when the close's grace has run out: outcomes still awaited are given up. */
-  private readonly graceOver = new AbortController();
+  /** One listener per attempt in flight (up to the concurrency): no cap on them is a leak sign. */
+  private readonly graceOver = unboundedController();
   /** What the close handed back when its grace ran out. */
   private readonly handedBack = new Set<string>();
 
@@ -178,4 +180,11 @@ export class ChargeLeases implements BeforeApplicationShutdown {
 /** The wallet and mint of an attempt: its charges share one approval. */
 export function walletKey(row: AttemptRow): string {
   return `${row.subscriber}:${row.mint}`;
+}
+
+/** An AbortController whose signal takes any number of listeners without Node's leak warning. */
+function unboundedController(): AbortController {
+  const controller = new AbortController();
+  setMaxListeners(0, controller.signal);
+  return controller;
 }

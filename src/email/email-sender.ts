@@ -4,6 +4,7 @@ import type { NodemailerError } from 'nodemailer/lib/errors';
 import { domainToASCII } from 'node:url';
 import { Mailbox } from '../common/validators/mailbox';
 import { AppConfig } from '../config/app-config';
+import { setMaxListeners } from 'node:events';
 
 /** Connections the pool keeps to the SMTP server. */
 export const POOL_CONNECTIONS = 5;
@@ -34,7 +35,8 @@ export type SendResult = { ok: true } | { ok: false; error: string; permanent: b
 export class EmailSender implements OnApplicationShutdown {
   private readonly transport?: Transporter;
   /** Aborts the sends still under way when the app closes (the worker handed them back). */
-  private readonly closing = new AbortController();
+  /** One listener per attempt in flight (up to the concurrency): no cap on them is a leak sign. */
+  private readonly closing = unboundedController();
   private readonly from: Mailbox;
   private readonly messageIdDomain: string;
 
@@ -124,4 +126,11 @@ function describeFailure(error: unknown, signal: AbortSignal, timeoutMs: number)
   const err = error as NodemailerError;
   const message = err?.message ?? String(error);
   return (err?.code ? `${err.code}: ${message}` : message).slice(0, 500);
+}
+
+/** An AbortController whose signal takes any number of listeners without Node's leak warning. */
+function unboundedController(): AbortController {
+  const controller = new AbortController();
+  setMaxListeners(0, controller.signal);
+  return controller;
 }
