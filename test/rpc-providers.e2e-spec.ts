@@ -248,7 +248,10 @@ describe('Priority fees: the charges bid a compute-unit price and a simulated li
   afterAll(() => t?.close());
 
   it('bids the recent fees capped by PRIORITY_FEE_MAX_MICRO_LAMPORTS; the fee paid is the fee counted', async () => {
-    ({ t } = await serviceWith((chain) => chain.url, { PRIORITY_FEE_MAX_MICRO_LAMPORTS: '20000' }));
+    let reports: Report[];
+    ({ t, reports } = await serviceWith((chain) => chain.url, {
+      PRIORITY_FEE_MAX_MICRO_LAMPORTS: '20000',
+    }));
     const service = new PublicKey(t.app.get(ChainPort).servicePublicKey);
     const connection = new Connection(t.chain!.url, 'confirmed');
     // A congested cluster: the recent fees are 50,000 micro-lamports a unit, above the ceiling.
@@ -262,6 +265,10 @@ describe('Priority fees: the charges bid a compute-unit price and a simulated li
         WHERE state = 'succeeded' ORDER BY created_at`,
     );
     expect(charges).toHaveLength(4);
+    // The price came from the market's fees (read, then capped), not from a fallback.
+    expect(
+      reports.some((r) => r.method === 'getRecentPrioritizationFees' && r.outcome === 'ok'),
+    ).toBe(true);
     let paid = 0n;
     for (const charge of charges) {
       const landed = await connection.getTransaction(charge.signature, {

@@ -39,12 +39,12 @@ const blockhash = bs58.encode(Buffer.alloc(32, 7));
 const payer = Keypair.generate();
 
 describe('percentileFee', () => {
-  it('is the nearest-rank 75th percentile of the slots, 0 for none, null for what is not fees', () => {
+  it('is the nearest-rank 75th percentile of the slots, null for no slot or what is not fees', () => {
     expect(percentileFee(fees(1, 2, 3, 4))).toBe(3);
     expect(percentileFee(fees(0, 0, 0, 100))).toBe(0);
     expect(percentileFee(fees(0, 100, 100, 100))).toBe(100);
     expect(percentileFee(fees(...Array.from({ length: 150 }, (_, i) => i)))).toBe(112);
-    expect(percentileFee([])).toBe(0);
+    expect(percentileFee([])).toBeNull();
     expect(percentileFee(null)).toBeNull();
     expect(percentileFee([{ slot: 1, prioritizationFee: -1 }])).toBeNull();
     expect(percentileFee([{ slot: 1 }])).toBeNull();
@@ -86,11 +86,13 @@ describe('ComputeBudget: the compute-unit price', () => {
     expect(batches).toHaveLength(2);
   });
 
-  it('keeps the last estimate when a read fails, else 0', async () => {
+  it("keeps the account's last estimate when a read fails, else the latest of any account, else the ceiling", async () => {
     const clock = { now: 0 };
     let fail = false;
-    const { rpc } = fakeRpc(() =>
-      fail ? { error: { code: -32603, message: 'down' } } : { result: fees(700) },
+    const { rpc } = fakeRpc((call) =>
+      fail
+        ? { error: { code: -32603, message: 'down' } }
+        : { result: fees((call.params[0] as string[])[0] === 'A' ? 700 : 900) },
     );
     const budget = new ComputeBudget(rpc, {
       maxMicroLamports: 1e6,
@@ -98,15 +100,23 @@ describe('ComputeBudget: the compute-unit price', () => {
       now: () => clock.now,
     });
     expect(await budget.price('A')).toBe(700);
+    expect(await budget.price('C')).toBe(900);
     fail = true;
     clock.now += PRIORITY_FEE_CACHE_MS;
     expect(await budget.price('A')).toBe(700);
-    expect(await budget.price('B')).toBe(0);
+    // B was never read: the latest estimate of any account (C's).
+    expect(await budget.price('B')).toBe(900);
     const down = new ComputeBudget(
       { batch: () => Promise.reject(new Error('Solana RPC unavailable')) },
-      { maxMicroLamports: 1e6, commitment: 'confirmed' },
+      { maxMicroLamports: 40_000, commitment: 'confirmed' },
     );
-    expect(await down.price('A')).toBe(0);
+    expect(await down.price('A')).toBe(40_000);
+    // No slot reported (a cluster just started) is no estimate either.
+    const empty = new ComputeBudget(fakeRpc(() => ({ result: [] })).rpc, {
+      maxMicroLamports: 40_000,
+      commitment: 'confirmed',
+    });
+    expect(await empty.price('A')).toBe(40_000);
   });
 
   it('with a ceiling of 0 sets no price and reads nothing', async () => {

@@ -44,7 +44,9 @@ export interface ComputeBudgetOptions {
  *   the last 150 slots for the account asked about (the merchant's receiving account: the one a
  *   charge writes that others write too), at most `maxMicroLamports`, reused for
  *   {@link PRIORITY_FEE_CACHE_MS} per account; the reads of the charges being signed at once go
- *   in one batch. A failed read keeps the last estimate, or 0.
+ *   in one batch. A failed read (or one that reports no slot) keeps the account's last
+ *   estimate, else the latest of any account (the cluster's level), else bids the ceiling: a
+ *   charge that cannot see the fee market bids what the operator allowed, not nothing.
  * - **Limit**: what a simulation of the transaction consumed, plus 10%, at least
  *   {@link MIN_COMPUTE_UNITS}; the simulations of the charges being signed at once go in one
  *   batch. A simulation that fails (the program refuses, the RPC is down) gives the runtime's
@@ -52,6 +54,8 @@ export interface ComputeBudgetOptions {
  */
 export class ComputeBudget {
   private readonly prices = new Map<string, { value: number; at: number }>();
+  /** The latest estimate read, of any account. */
+  private latest: number | undefined;
   private readonly feeReads: RpcBatcher<number | null>;
   private readonly simulations: RpcBatcher<number | null>;
   private readonly maxMicroLamports: number;
@@ -96,8 +100,9 @@ export class ComputeBudget {
     const cached = this.prices.get(account);
     if (cached && this.now() - cached.at < PRIORITY_FEE_CACHE_MS) return cached.value;
     const estimate = await this.feeReads.load(account).catch(() => null);
-    if (estimate === null) return cached?.value ?? 0;
+    if (estimate === null) return cached?.value ?? this.latest ?? this.maxMicroLamports;
     const value = Math.min(estimate, this.maxMicroLamports);
+    this.latest = value;
     this.prices.delete(account);
     if (this.prices.size >= MAX_CACHED_PRICES) {
       this.prices.delete(this.prices.keys().next().value!);
@@ -137,7 +142,7 @@ export class ComputeBudget {
 
 /**
  * The nearest-rank {@link PRIORITY_FEE_PERCENTILE}th percentile of a
- * `getRecentPrioritizationFees` answer (0 for no slots); null when it is not one.
+ * `getRecentPrioritizationFees` answer; null when it is not one or reports no slot (nothing known).
  */
 export function percentileFee(result: unknown): number | null {
   if (!Array.isArray(result)) return null;
@@ -147,7 +152,7 @@ export function percentileFee(result: unknown): number | null {
   if (fees.some((fee) => typeof fee !== 'number' || !Number.isSafeInteger(fee) || fee < 0)) {
     return null;
   }
-  if (fees.length === 0) return 0;
+  if (fees.length === 0) return null;
   const sorted = (fees as number[]).sort((a, b) => a - b);
   return sorted[Math.ceil((PRIORITY_FEE_PERCENTILE / 100) * sorted.length) - 1];
 }
