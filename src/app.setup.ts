@@ -31,9 +31,8 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
   // The client's address, for rate limits and the failed-authentication limit (D17).
   app.set('trust proxy', config.trustProxy);
   // First of all: every response, even one refused while parsing, carries its request id, and
-  // every request gets its access-log line.
-  app.use(requestLogger(logger));
-  app.use(httpMetrics(app.get(Metrics)));
+  // every request gets its access-log line and is counted in the metrics.
+  app.use(requestLogger(logger, httpMetrics(app.get(Metrics))));
   app.use(securityHeaders());
   app.use(transactionRequestCors());
   app.use(jsonBody(config));
@@ -155,7 +154,7 @@ function serveDocs(app: NestExpressApplication): void {
     adapter.setInstance(main);
   }
   main.use((req: Request, res: Response, next: NextFunction) =>
-    req.path.startsWith('/docs') ? docs(req, res, next) : next(),
+    req.url.startsWith('/docs') ? docs(req, res, next) : next(),
   );
 }
 

@@ -130,13 +130,18 @@ export function formatAccessLine(
   return `${line},"msg":${JSON.stringify(msg)}}\n`;
 }
 
+/** Told of a request once its response is done or the client left: its duration in seconds. */
+export type RequestDoneListener = (req: Request, res: Response, seconds: number) => void;
+
 /**
  * The first middleware of the app: assigns the request id (every response carries it, even one
  * refused while parsing) and writes one access-log line when the response is done: method, URL (an `access_token` redacted), status, time,
- * merchant and error code. Headers (the API key) are never logged.
+ * merchant and error code. Headers (the API key) are never logged. `onDone` is told of every
+ * request once its response is done (or the client left), with its duration.
  */
 export function requestLogger(
   logger: PinoLogger,
+  onDone?: RequestDoneListener,
 ): (req: Request, res: Response, next: NextFunction) => void {
   const internals = logger as unknown as Record<symbol, unknown>;
   const stream = internals[pino.symbols.streamSym] as DestinationStream;
@@ -145,10 +150,13 @@ export function requestLogger(
     const id = requestId(req, res);
     (req as Request & { id?: string }).id = id;
     const started = performance.now();
-    // 'close' comes once, after 'finish' or instead of it (the client went away).
-    res.on('close', () => {
+    // 'close' comes once, after 'finish' or instead of it (the client went away). One listener
+    // serves the access log and `onDone` (the request metrics): one clock reading at each end.
+    res.once('close', () => {
+      const elapsedMs = performance.now() - started;
       const status = res.statusCode;
       const finished = res.writableFinished;
+      onDone?.(req, res, elapsedMs / 1000);
       const level =
         !finished || (status >= 400 && status < 500) ? 'warn' : status >= 500 ? 'error' : 'info';
       if (LEVEL[level] < logger.levelVal) return;
@@ -157,7 +165,7 @@ export function requestLogger(
         method: req.method,
         url: loggableUrl(req.originalUrl),
         statusCode: status,
-        responseTime: Math.round(performance.now() - started),
+        responseTime: Math.round(elapsedMs),
       };
       const user = (req as Request & { user?: AuthContext }).user;
       if (user) entry.merchantId = user.merchantId;
