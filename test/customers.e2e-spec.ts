@@ -1,4 +1,5 @@
 import { createTestApp, randomWallet, TestApp, TestMerchant } from './helpers/test-app';
+import { ROW_BATCH } from '../src/database/row-batches';
 
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
@@ -185,6 +186,36 @@ describe('Customers API', () => {
         .set(m.auth)
         .expect(200);
       expect(res.body.map((c: { walletAddress: string }) => c.walletAddress)).toContain(wallets[1]);
+    });
+
+    it('streams the whole list through a cursor: more rows than one batch, chunked, none lost or repeated', async () => {
+      const many = await t.createMerchant('Many customers');
+      const count = ROW_BATCH * 2 + 7;
+      await t.sql(
+        `INSERT INTO customers (id, merchant_id, wallet_address, label, created_at, updated_at)
+         SELECT gen_random_uuid(), $1, 'W' || lpad(g::text, 43, '0'), 'C ' || g,
+                timestamptz '2026-11-01T00:00:00Z' + (g || ' seconds')::interval,
+                timestamptz '2026-11-01T00:00:00Z' + (g || ' seconds')::interval
+           FROM generate_series(1, $2::int) AS g`,
+        [many.id, count],
+      );
+      const res = await t.http.get('/api/customers').set(many.auth).expect(200);
+      // Written a batch at a time as the cursor reads, not built in memory and sent with a length.
+      expect(res.headers['transfer-encoding']).toBe('chunked');
+      expect(res.headers['content-length']).toBeUndefined();
+      expect(res.headers['content-type']).toMatch(/^application\/json/);
+      const labels = (res.body as { label: string }[]).map((c) => c.label);
+      expect(labels).toEqual(Array.from({ length: count }, (_, i) => `C ${count - i}`));
+      expect(res.body[0]).toEqual({
+        id: expect.any(String),
+        merchantId: many.id,
+        walletAddress: `W${String(count).padStart(43, '0')}`,
+        email: null,
+        label: `C ${count}`,
+        createdAt: expect.any(String),
+        updatedAt: expect.any(String),
+        _count: { invoices: 0, subscriptions: 0 },
+      });
     });
 
     it("never shows another merchant's customers", async () => {

@@ -1,6 +1,6 @@
 import { jsonFields, objectMapper, type TriggerShape } from '../common/json-shape';
-import { CustomerResponse } from './dto/customer.response';
-import type { CustomerRow } from './customers.repository';
+import { CustomerListItemResponse, CustomerResponse } from './dto/customer.response';
+import type { CustomerListRow, CustomerRow } from './customers.repository';
 
 const field = jsonFields<CustomerRow, CustomerListJson>();
 
@@ -33,4 +33,12 @@ const customerObject = objectMapper(CUSTOMER_JSON.fields);
 /** The API's customer. */
 export function toCustomerResponse(row: CustomerRow): CustomerResponse {
   return customerObject(row, undefined);
+}
+
+/** A customer of the list: the customer and its counts of invoices and subscriptions. */
+export function toCustomerListItem(row: CustomerListRow): CustomerListItemResponse {
+  return {
+    ...toCustomerResponse(row),
+    _count: { invoices: row.invoices, subscriptions: row.subscriptions },
+  };
 }

@@ -1,6 +1,8 @@
-import { Body, Controller, Get, HttpCode, HttpStatus, Patch, Query } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, HttpStatus, Patch, Query, Res } from '@nestjs/common';
+import type { Response } from 'express';
 import { IdempotentPost } from '../idempotency/idempotent-post.decorator';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { JsonArrayResponse } from '../common/http/json-array-response';
 import { MerchantId } from '../common/decorators/current-merchant.decorator';
 import { IdParam } from '../common/decorators/id-param.decorator';
 import { ErrorCode } from '../common/errors/error-codes';
@@ -31,11 +33,15 @@ export class CustomersController {
   @Get()
   @ApiOperation({ summary: 'List customers' })
   @ApiErrors([ErrorCode.VALIDATION_ERROR, 'startingAfter: no such customer'])
-  list(
+  @ApiOkResponse({ type: CustomerListItemResponse, isArray: true })
+  async list(
     @MerchantId() merchantId: string,
     @Query() query: ListCustomersQueryDto,
-  ): Promise<CustomerListItemResponse[]> {
-    return this.customers.list(merchantId, query);
+    @Res() res: Response,
+  ): Promise<void> {
+    const out = new JsonArrayResponse(res);
+    await this.customers.listJson(merchantId, query, (json) => out.write(json));
+    out.end();
   }
 
   /**

@@ -3,7 +3,7 @@ import { sql } from '@pgtyped/runtime';
 import type { ListPage } from '../common/pagination';
 import { Db } from '../database/db';
 import type { SqlTx } from '../database/pg-transaction';
-import { typedCursor } from '../database/row-batches';
+import { ROW_BATCH, typedCursor } from '../database/row-batches';
 import { escapeLike } from '../database/sql';
 import type {
   ICustomerCreatedAtQuery,
@@ -177,30 +177,36 @@ export class CustomersRepository {
   constructor(private readonly db: Db) {}
 
   /**
-   * Every customer of the merchant, newest first, with its counts of invoices and
-   * subscriptions (grouped per customer over the merchant's invoices and subscriptions).
+   * The merchant's customers, newest first, with their counts, `onBatch` a batch of rows at a
+   * time: all of them (`page` undefined; in one statement when they fit one batch, else through
+   * a cursor, `Db.forEachBatch`, one pass over the counts, hashed), or through a cursor a `page`, of those matching `search` (a case-insensitive substring of
+   * wallet, label or e-mail) when given. `onBatch` returns false to stop (the client left).
    */
-  list(merchantId: string): Promise<CustomerListRow[]> {
-    return listCustomers.run({ merchantId }, this.db);
-  }
-
-  /**
-   * A `page` of the merchant's customers, newest first, with their counts; `search` (when
-   * given) is a case-insensitive substring of wallet, label or e-mail. Through a cursor (see
-   * the statements).
-   */
-  listPage(
+  async forEachListBatch(
     merchantId: string,
     search: string | undefined,
-    page: ListPage,
-  ): Promise<CustomerListRow[]> {
-    const { limit, afterCreatedAt, afterId } = page;
-    const paged = { merchantId, limit, afterCreatedAt, afterId };
-    return this.db.readAll(
-      search
-        ? typedCursor(searchCustomers, { ...paged, pattern: `%${escapeLike(search)}%` })
-        : typedCursor(listCustomersPage, paged),
-    );
+    page: ListPage | undefined,
+    onBatch: (rows: CustomerListRow[]) => Promise<boolean>,
+  ): Promise<void> {
+    if (page === undefined) {
+      // Most merchants' whole list is one batch: one statement, no cursor's transaction (three
+      // more round trips); only a longer one is read again, through the cursor.
+      const first = await listCustomersPage.run(
+        { merchantId, limit: ROW_BATCH + 1, afterCreatedAt: null, afterId: null },
+        this.db,
+      );
+      if (first.length <= ROW_BATCH) {
+        await onBatch(first);
+        return;
+      }
+    }
+    const statement =
+      page === undefined
+        ? typedCursor(listCustomers, { merchantId })
+        : search
+          ? typedCursor(searchCustomers, { merchantId, ...page, pattern: `%${escapeLike(search)}%` })
+          : typedCursor(listCustomersPage, { merchantId, ...page });
+    return this.db.forEachBatch(statement, (rows) => onBatch(rows));
   }
 
   /** When the merchant's customer was created (a page's cursor); undefined when none. */

@@ -6,10 +6,10 @@ import { isPaged, resolvePage } from '../common/pagination';
 import { Db } from '../database/db';
 import type { SqlTx } from '../database/pg-transaction';
 import { EventsService, type NewEvent } from '../events/events.service';
-import { toCustomerResponse } from './customer.mapper';
+import { toCustomerListItem, toCustomerResponse } from './customer.mapper';
 import { CustomerRow, CustomersRepository, PortalCustomerRow } from './customers.repository';
 import { CreateCustomerDto, ListCustomersQueryDto, UpdateCustomerDto } from './dto/customer.dto';
-import { CustomerListItemResponse, CustomerResponse } from './dto/customer.response';
+import { CustomerResponse } from './dto/customer.response';
 
 /** The outcome of an upsert: which record, and whether it was new or changed. */
 export interface UpsertedCustomer {
@@ -42,26 +42,24 @@ export class CustomersService {
   ) {}
 
   /**
-   * Newest first; `search` is a case-insensitive substring of wallet, label or e-mail; `limit`
-   * and `startingAfter` ask for a page (D6).
-   * @throws ValidationError when `startingAfter` names no customer of the merchant.
+   * Newest first, each with `_count`, as JSON text a batch at a time (`onBatch` returns false
+   * once the client has gone): the whole list (one pass), or a page (`limit`, `startingAfter`,
+   * D6) of those whose wallet, label or e-mail contains `search` (case-insensitive) when given.
+   * @throws ValidationError when `startingAfter` names no customer of the merchant (before any
+   * row is handed over).
    */
-  async list(
+  async listJson(
     merchantId: string,
     query: ListCustomersQueryDto,
-  ): Promise<CustomerListItemResponse[]> {
-    const rows =
+    onBatch: (json: string) => Promise<boolean>,
+  ): Promise<void> {
+    const page =
       query.search || isPaged(query)
-        ? await this.customers.listPage(
-            merchantId,
-            query.search,
-            await resolvePage(query, 'customer', (id) => this.customers.createdAt(merchantId, id)),
-          )
-        : await this.customers.list(merchantId);
-    return rows.map((row) => ({
-      ...toCustomerResponse(row),
-      _count: { invoices: row.invoices, subscriptions: row.subscriptions },
-    }));
+        ? await resolvePage(query, 'customer', (id) => this.customers.createdAt(merchantId, id))
+        : undefined;
+    await this.customers.forEachListBatch(merchantId, query.search, page, (rows) =>
+      onBatch(rows.map((row) => JSON.stringify(toCustomerListItem(row))).join(',')),
+    );
   }
 
   /** One customer (without its history: see the customer-detail module). */
