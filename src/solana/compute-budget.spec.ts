@@ -1,6 +1,7 @@
 import {
   ComputeBudgetProgram,
   Keypair,
+  MessageV0,
   PublicKey,
   SystemProgram,
   TransactionInstruction,
@@ -232,5 +233,64 @@ describe('networkFee', () => {
     // Two signers (empty signature slots): the fee payer and the transfer's sender.
     const tx = new VersionedTransaction(compileLegacyMessage(payer.publicKey, [ix], blockhash));
     expect(networkFee(Buffer.from(tx.serialize()).toString('base64'))).toBe(10_000n);
+  });
+
+  it('reads the wire form as web3.js decodes it: legacy and v0, with and without a budget', () => {
+    // The fee as the earlier code computed it, from web3.js's decoded message.
+    const decoded = (transaction: string) => {
+      const { message } = VersionedTransaction.deserialize(Buffer.from(transaction, 'base64'));
+      let price = 0n;
+      let limit: bigint | undefined;
+      let others = 0n;
+      for (const ix of message.compiledInstructions) {
+        if (!message.staticAccountKeys[ix.programIdIndex].equals(ComputeBudgetProgram.programId)) {
+          others++;
+          continue;
+        }
+        const data = Buffer.from(ix.data);
+        if (data[0] === 2) limit = BigInt(data.readUInt32LE(1));
+        if (data[0] === 3) price = data.readBigUInt64LE(1);
+      }
+      const units = limit ?? 200_000n * others;
+      const capped = units > BigInt(MAX_COMPUTE_UNITS) ? BigInt(MAX_COMPUTE_UNITS) : units;
+      return (
+        5_000n * BigInt(message.header.numRequiredSignatures) +
+        (price * capped + 999_999n) / 1_000_000n
+      );
+    };
+    const others = Array.from({ length: 3 }, () => Keypair.generate());
+    for (let i = 0; i < 40; i++) {
+      const instructions: TransactionInstruction[] = [];
+      if (i % 3 !== 0)
+        instructions.push(
+          ComputeBudgetProgram.setComputeUnitLimit({ units: 1_000 * (i + 1) * 37 }),
+        );
+      if (i % 2 === 0)
+        instructions.push(ComputeBudgetProgram.setComputeUnitPrice({ microLamports: 17 * i * i }));
+      for (let n = 0; n <= i % 4; n++) {
+        const from = n === 3 ? others[i % 3].publicKey : payer.publicKey;
+        instructions.push(
+          SystemProgram.transfer({
+            fromPubkey: from,
+            toPubkey: others[n % 3].publicKey,
+            lamports: n + 1,
+          }),
+        );
+        instructions.push(memo('x'.repeat(i * 2)));
+      }
+      const message =
+        i % 2 === 0
+          ? compileLegacyMessage(payer.publicKey, instructions, blockhash)
+          : MessageV0.compile({
+              payerKey: payer.publicKey,
+              instructions,
+              recentBlockhash: blockhash,
+            });
+      const transaction = Buffer.from(new VersionedTransaction(message).serialize()).toString(
+        'base64',
+      );
+      expect(networkFee(transaction)).toBe(decoded(transaction));
+    }
+    expect(() => networkFee(Buffer.from([1, 2, 3]).toString('base64'))).toThrow(RangeError);
   });
 });

@@ -170,24 +170,58 @@ function unitsConsumed(result: unknown): number | null {
  * lamports per signature plus its compute-unit price times its compute-unit limit (in
  * micro-lamports, rounded up to a lamport), read from its own compute-budget instructions.
  * Without a limit the runtime's default applies (200,000 units per other instruction).
+ *
+ * Read from the wire form as it is (legacy or versioned: signatures, header, static keys,
+ * blockhash, instructions), without decoding it into web3.js's objects: every charge settled
+ * reads it (a test holds it equal to what `VersionedTransaction.deserialize` gives).
  */
 export function networkFee(transaction: string): bigint {
-  const { message } = VersionedTransaction.deserialize(Buffer.from(transaction, 'base64'));
-  const keys = message.staticAccountKeys;
+  const bytes = Buffer.from(transaction, 'base64');
+  let at = 0;
+  const take = (n: number) => {
+    if (at + n > bytes.length) throw new RangeError('Not a transaction: too short');
+    const start = at;
+    at += n;
+    return start;
+  };
+  const compactU16 = () => {
+    let value = 0;
+    for (let shift = 0; shift <= 14; shift += 7) {
+      const byte = bytes[take(1)];
+      value |= (byte & 0x7f) << shift;
+      if ((byte & 0x80) === 0) return value;
+    }
+    throw new RangeError('Not a transaction: a length too long');
+  };
+  take(64 * compactU16()); // the signatures
+  if (bytes[at] & 0x80) take(1); // a versioned message's prefix
+  const numRequiredSignatures = bytes[take(3)];
+  const keyCount = compactU16();
+  const keys = take(32 * keyCount);
+  take(32); // the blockhash
   let price = 0n;
   let limit: bigint | undefined;
   let others = 0n;
-  for (const ix of message.compiledInstructions) {
-    if (!keys[ix.programIdIndex]?.equals(ComputeBudgetProgram.programId)) {
+  for (let n = compactU16(); n > 0; n--) {
+    const program = bytes[take(1)];
+    take(compactU16()); // its accounts
+    const length = compactU16();
+    const data = bytes.subarray(take(length), at);
+    const budget =
+      program < keyCount &&
+      COMPUTE_BUDGET_PROGRAM.equals(bytes.subarray(keys + 32 * program, keys + 32 * program + 32));
+    if (!budget) {
       others++;
       continue;
     }
-    const data = Buffer.from(ix.data);
     if (data[0] === 2 && data.length >= 5) limit = BigInt(data.readUInt32LE(1));
     if (data[0] === 3 && data.length >= 9) price = data.readBigUInt64LE(1);
   }
   let units = limit ?? BigInt(DEFAULT_UNITS_PER_INSTRUCTION) * others;
   if (units > BigInt(MAX_COMPUTE_UNITS)) units = BigInt(MAX_COMPUTE_UNITS);
   const priority = (price * units + 999_999n) / 1_000_000n;
-  return LAMPORTS_PER_SIGNATURE * BigInt(message.header.numRequiredSignatures) + priority;
+  return LAMPORTS_PER_SIGNATURE * BigInt(numRequiredSignatures) + priority;
 }
+
+/** The compute-budget program's address, as bytes. */
+const COMPUTE_BUDGET_PROGRAM = ComputeBudgetProgram.programId.toBuffer();

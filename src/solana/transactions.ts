@@ -13,6 +13,9 @@ import type { SignedTx, UnsignedTx } from './chain.port';
 /** DER (PKCS #8) wrapping of a 32-byte Ed25519 seed, as node:crypto takes a private key. */
 const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
 
+/** A transaction's signature count when it is one (a compact-u16). */
+const ONE_SIGNATURE = Buffer.from([1]);
+
 /** SPL Memo v2: every account passed to it must sign. */
 export const MEMO_PROGRAM_ID = new PublicKey('MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr');
 
@@ -151,14 +154,19 @@ export class ServiceSigner {
     instructions: TransactionInstruction[],
     latest: { blockhash: string; lastValidBlockHeight: number },
   ): SignedTx {
-    // Compiled once (`compileLegacyMessage`: web3.js's bytes, without its per-call sorting).
-    const message = compileLegacyMessage(this.publicKey, instructions, latest.blockhash);
-    const signature = cryptoSign(null, message.serialize(), this.#key);
+    // Compiled once (`compileLegacyMessage`: web3.js's bytes, without its per-call sorting) and
+    // serialized once: the wire form is the signature count (one, as a compact-u16), the
+    // signature and the very bytes signed, as `VersionedTransaction.serialize` writes it.
+    const message = compileLegacyMessage(
+      this.publicKey,
+      instructions,
+      latest.blockhash,
+    ).serialize();
+    if (message[0] !== 1) throw new Error('The service key signs only what it alone must sign');
+    const signature = cryptoSign(null, message, this.#key);
     return {
       signature: bs58.encode(signature),
-      transaction: Buffer.from(new VersionedTransaction(message, [signature]).serialize()).toString(
-        'base64',
-      ),
+      transaction: Buffer.concat([ONE_SIGNATURE, signature, message]).toString('base64'),
       lastValidBlockHeight: latest.lastValidBlockHeight,
     };
   }
