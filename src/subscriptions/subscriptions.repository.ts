@@ -24,6 +24,7 @@ import type {
   IMarkRevokedQuery,
   IReauthorizeQuery,
   IRecordChargeQuery,
+  IRecordChargesQuery,
   IRecordChargeResult,
   ITransitionQuery,
 } from './subscriptions.repository.types';
@@ -211,6 +212,48 @@ const recordCharge = sql<IRecordChargeQuery>`
     FROM updated s JOIN plans p ON p.id = s.plan_id JOIN customers c ON c.id = s.customer_id`;
 
 /**
+ * `recordCharge` of several subscriptions at once (a group of charges settled together), each
+ * its merchant's: one statement. Their rows are locked in id order (as any other multi-row
+ * writer of them must), and each comes back with its `id` to match it to its charge.
+ */
+const recordCharges = sql<IRecordChargesQuery>`
+  WITH charge AS (
+    SELECT * FROM jsonb_to_recordset($charges!::jsonb)
+        AS c(id uuid, merchant_id uuid, charged_at timestamptz, amount bigint, period int)
+  ), before AS (
+    SELECT s.id, s.status, s.last_charge_at IS NULL AS first, s.current_period_end,
+           make_interval(secs => p.interval_seconds) AS period, c.charged_at, c.amount,
+           c.period AS charged_period
+      FROM subscriptions s JOIN charge c ON c.id = s.id AND c.merchant_id = s.merchant_id
+      JOIN plans p ON p.id = s.plan_id
+     ORDER BY s.id FOR UPDATE OF s
+  ), updated AS (
+    UPDATE subscriptions s SET last_charge_at = before.charged_at,
+      charged_amount = s.charged_amount + before.amount,
+      periods_charged = GREATEST(s.periods_charged, before.charged_period),
+      current_period_end = CASE
+        WHEN NOT before.first AND before.current_period_end + before.period > before.charged_at
+          THEN before.current_period_end + before.period
+        ELSE before.charged_at + before.period END,
+      failure_reason = CASE WHEN before.status = 'Active' THEN NULL ELSE s.failure_reason END,
+      updated_at = $at!
+     FROM before
+    WHERE s.id = before.id
+    RETURNING s.*, before.first AS charge_first, before.status AS status_before
+  )
+  SELECT s.id AS "id!", s.merchant_id AS "merchant_id!", s.plan_id AS "plan_id!",
+         s.customer_id AS "customer_id!", s.status AS "status!",
+         api_time(s.current_period_end) AS current_period_end,
+         api_time(s.cancelled_at) AS cancelled_at, api_time(s.revoked_at) AS revoked_at,
+         api_time(s.paused_at) AS paused_at, api_time(s.last_charge_at) AS last_charge_at,
+         s.failure_reason, s.onchain_address, api_time(s.created_at) AS "created_at!",
+         api_time(s.updated_at) AS "updated_at!", p.label AS p_label, p.amount::text AS "p_amount!",
+         p.mint AS p_mint, p.interval_seconds AS p_interval_seconds,
+         c.wallet_address AS c_wallet_address, c.label AS c_label,
+         s.charge_first AS "charge_first!", s.status_before AS "status_before!"
+    FROM updated s JOIN plans p ON p.id = s.plan_id JOIN customers c ON c.id = s.customer_id`;
+
+/**
  * The customer's share of the approval starts again from what it has been charged, when the
  * subscription is theirs, live and unrevoked.
  */
@@ -351,6 +394,34 @@ export class SubscriptionsRepository {
     const amount = charge.amount.toString();
     const [updated] = await recordCharge.run({ ...charge, amount, id, merchantId }, tx);
     return updated as ChargedSubscriptionRow | undefined;
+  }
+
+  /**
+   * `recordCharge` of several subscriptions (each of its merchant's) in one statement: the rows
+   * they made, in the order of `charges`; undefined for one absent or another merchant's.
+   */
+  async recordCharges(
+    tx: SqlTx,
+    charges: readonly ({ merchantId: string; id: string } & Omit<ChargeChange, 'at'>)[],
+    at: Date,
+  ): Promise<(ChargedSubscriptionRow | undefined)[]> {
+    const rows = await recordCharges.run(
+      {
+        charges: JSON.stringify(
+          charges.map((c) => ({
+            id: c.id,
+            merchant_id: c.merchantId,
+            charged_at: c.chargedAt.toISOString(),
+            amount: c.amount.toString(),
+            period: c.period,
+          })),
+        ),
+        at,
+      },
+      tx,
+    );
+    const byId = new Map(rows.map((row) => [row.id, row as ChargedSubscriptionRow]));
+    return charges.map((c) => byId.get(c.id));
   }
 
   /** See `reauthorize`. @returns whether it changed. */

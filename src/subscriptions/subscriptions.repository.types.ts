@@ -1,4 +1,6 @@
 /** Types generated for queries found in "src/subscriptions/subscriptions.repository.ts" */
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
 export type NumberOrString = number | string;
 
 export type stringArray = (string)[];
@@ -177,6 +179,44 @@ export interface IRecordChargeResult {
 export interface IRecordChargeQuery {
   params: IRecordChargeParams;
   result: IRecordChargeResult;
+}
+
+/** 'RecordCharges' parameters type */
+export interface IRecordChargesParams {
+  at: Date | string;
+  charges: Json;
+}
+
+/** 'RecordCharges' return type */
+export interface IRecordChargesResult {
+  c_label: string | null;
+  c_wallet_address: string;
+  cancelled_at: string | null;
+  charge_first: boolean;
+  created_at: string;
+  current_period_end: string | null;
+  customer_id: string;
+  failure_reason: string | null;
+  id: string;
+  last_charge_at: string | null;
+  merchant_id: string;
+  onchain_address: string | null;
+  p_amount: string;
+  p_interval_seconds: number;
+  p_label: string;
+  p_mint: string;
+  paused_at: string | null;
+  plan_id: string;
+  revoked_at: string | null;
+  status: string;
+  status_before: string;
+  updated_at: string;
+}
+
+/** 'RecordCharges' query type */
+export interface IRecordChargesQuery {
+  params: IRecordChargesParams;
+  result: IRecordChargesResult;
 }
 
 /** 'Reauthorize' parameters type */
