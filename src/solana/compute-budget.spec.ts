@@ -15,6 +15,7 @@ import {
   networkFee,
   percentileFee,
   PRIORITY_FEE_CACHE_MS,
+  UNITS_CACHE_MS,
 } from './compute-budget';
 import type { JsonRpcAnswer } from './rpc-transport';
 import { compileLegacyMessage, memo, ServiceSigner } from './transactions';
@@ -169,6 +170,44 @@ describe('ComputeBudget: the compute-unit limit', () => {
       commitment: 'confirmed',
     });
     expect(await large.unitLimit(payer.publicKey, instructions, blockhash)).toBe(MAX_COMPUTE_UNITS);
+  });
+
+  it('of one shape is simulated once a minute, again once forgotten, never reusing a failure', async () => {
+    let consumed = 20_000;
+    let fail = false;
+    const { rpc, batches } = fakeRpc(() => ({
+      result: {
+        context: { slot: 1 },
+        value: fail ? { err: 'x' } : { err: null, unitsConsumed: consumed },
+      },
+    }));
+    let now = 1_000;
+    const budget = new ComputeBudget(rpc, {
+      maxMicroLamports: 1e6,
+      commitment: 'confirmed',
+      now: () => now,
+    });
+    const limit = (shape?: string) =>
+      budget.unitLimit(payer.publicKey, instructions, blockhash, shape);
+    expect(await limit('plan-a')).toBe(22_000);
+    consumed = 30_000;
+    expect(await limit('plan-a')).toBe(22_000); // reused: no simulation
+    expect(batches).toHaveLength(1);
+    expect(await limit('plan-b')).toBe(33_000); // another shape: its own
+    expect(await limit()).toBe(33_000); // no shape: simulated each time
+    expect(batches).toHaveLength(3);
+    now += UNITS_CACHE_MS;
+    expect(await limit('plan-a')).toBe(33_000); // a minute on: simulated again
+    consumed = 40_000;
+    budget.forgetUnits();
+    expect(await limit('plan-a')).toBe(44_000);
+    expect(batches).toHaveLength(5);
+    fail = true;
+    budget.forgetUnits();
+    expect(await limit('plan-a')).toBe(200_000); // a failed simulation: the default, not kept
+    fail = false;
+    expect(await limit('plan-a')).toBe(44_000);
+    expect(batches).toHaveLength(7);
   });
 
   it("is the runtime's default for the instructions when the simulation fails", async () => {

@@ -3,11 +3,10 @@ import {
   ComputeBudgetProgram,
   PublicKey,
   TransactionInstruction,
-  VersionedTransaction,
 } from '@solana/web3.js';
 import { RpcBatcher } from './rpc-batcher';
 import type { RpcTransport } from './rpc-transport';
-import { compileLegacyMessage } from './transactions';
+import { legacyMessageBytes, unsignedWire } from './transactions';
 
 /** The base fee: lamports per signature. */
 export const LAMPORTS_PER_SIGNATURE = 5_000n;
@@ -25,6 +24,10 @@ export const PRIORITY_FEE_CACHE_MS = 10_000;
 export const DEFAULT_PRIORITY_FEE_MAX_MICRO_LAMPORTS = 1_000_000;
 /** Estimates kept (one per account asked about); the oldest goes first. */
 const MAX_CACHED_PRICES = 10_000;
+/** How long what a shape of transaction consumed is reused before it is simulated again. */
+export const UNITS_CACHE_MS = 60_000;
+/** Shapes whose units are kept; the oldest goes first. */
+const MAX_CACHED_SHAPES = 10_000;
 /** Fee reads and simulations that wait together go in one batch, at most this many. */
 const MAX_READ_BATCH = 64;
 
@@ -49,11 +52,14 @@ export interface ComputeBudgetOptions {
  *   charge that cannot see the fee market bids what the operator allowed, not nothing.
  * - **Limit**: what a simulation of the transaction consumed, plus 10%, at least
  *   {@link MIN_COMPUTE_UNITS}; the simulations of the charges being signed at once go in one
- *   batch. A simulation that fails (the program refuses, the RPC is down) gives the runtime's
+ *   batch, and a shape of transaction (a plan's charges) is simulated once a minute, not once
+ *   per charge. A simulation that fails (the program refuses, the RPC is down) gives the runtime's
  *   own default (200,000 a instruction), stated explicitly so that the fee stays exact.
  */
 export class ComputeBudget {
   private readonly prices = new Map<string, { value: number; at: number }>();
+  /** What one simulation of each shape of transaction consumed (`unitLimit`), and when. */
+  private readonly units = new Map<string, { consumed: number; at: number }>();
   /** The latest estimate read, of any account. */
   private latest: number | undefined;
   private readonly feeReads: RpcBatcher<number | null>;
@@ -114,22 +120,46 @@ export class ComputeBudget {
   /**
    * The compute-unit limit for `instructions` paid by `feePayer`: simulated with the largest
    * limit (and, when prices are on, a price, as the transaction will carry one).
+   *
+   * `shape` names what decides the units a transaction consumes (the same programs on accounts
+   * laid out alike: the charges of one plan in one mint, from token accounts of one size): what
+   * one simulation of a shape consumed is reused for its transactions for
+   * {@link UNITS_CACHE_MS}, rather than a simulation per transaction (the chain runs each one
+   * as it would the transaction). The 10% margin covers what varies within a shape; a
+   * transaction that ran out of units anyway makes its caller forget them (`forgetUnits`). A
+   * simulation that fails is not reused.
    */
   async unitLimit(
     feePayer: PublicKey,
     instructions: TransactionInstruction[],
     blockhash: string,
+    shape?: string,
   ): Promise<number> {
-    const probe = [...this.instructions(MAX_COMPUTE_UNITS, 1), ...instructions];
-    const message = compileLegacyMessage(feePayer, probe, blockhash);
-    const transaction = Buffer.from(new VersionedTransaction(message).serialize()).toString(
-      'base64',
-    );
-    const consumed = await this.simulations.load(transaction).catch(() => null);
+    const known = shape === undefined ? undefined : this.units.get(shape);
+    let consumed = known && this.now() - known.at < UNITS_CACHE_MS ? known.consumed : null;
     if (consumed === null) {
-      return Math.min(MAX_COMPUTE_UNITS, DEFAULT_UNITS_PER_INSTRUCTION * instructions.length);
+      const probe = [...this.instructions(MAX_COMPUTE_UNITS, 1), ...instructions];
+      const transaction = unsignedWire(legacyMessageBytes(feePayer, probe, blockhash)).toString(
+        'base64',
+      );
+      consumed = await this.simulations.load(transaction).catch(() => null);
+      if (consumed === null) {
+        return Math.min(MAX_COMPUTE_UNITS, DEFAULT_UNITS_PER_INSTRUCTION * instructions.length);
+      }
+      if (shape !== undefined) {
+        this.units.delete(shape);
+        if (this.units.size >= MAX_CACHED_SHAPES) {
+          this.units.delete(this.units.keys().next().value!);
+        }
+        this.units.set(shape, { consumed, at: this.now() });
+      }
     }
     return Math.min(MAX_COMPUTE_UNITS, Math.max(MIN_COMPUTE_UNITS, Math.ceil(consumed * 1.1)));
+  }
+
+  /** Forgets what every shape consumed: the next transaction of each is simulated again. */
+  forgetUnits(): void {
+    this.units.clear();
   }
 
   /** The compute-budget instructions that go first: the limit, and the price when above 0. */
@@ -138,6 +168,11 @@ export class ComputeBudget {
     if (!this.pricesEnabled || microLamports <= 0) return [limit];
     return [limit, ComputeBudgetProgram.setComputeUnitPrice({ microLamports })];
   }
+}
+
+/** Whether a transaction's error says it ran out of compute units (in a status or a log). */
+export function computeExhausted(error: string): boolean {
+  return /ComputationalBudgetExceeded|exceeded CUs meter/.test(error);
 }
 
 /**

@@ -23,9 +23,8 @@ import type {
   ILockPlanForSubscribeQuery,
   IMarkRevokedQuery,
   IReauthorizeQuery,
-  IRecordChargeQuery,
   IRecordChargesQuery,
-  IRecordChargeResult,
+  IRecordChargesResult,
   ITransitionQuery,
 } from './subscriptions.repository.types';
 
@@ -44,7 +43,7 @@ export type { SubscriptionListRow } from './subscription-list.repository';
 
 /** The row a charge made, and what it was before. */
 export type ChargedSubscriptionRow = Omit<
-  IRecordChargeResult,
+  IRecordChargesResult,
   'status' | 'p_mint' | 'status_before'
 > & {
   status: SubscriptionStatus;
@@ -80,7 +79,7 @@ export interface TransitionChange {
   at: Date;
 }
 
-/** A charge that succeeded (see `SubscriptionsService.recordCharge`). */
+/** A charge that succeeded (see `SubscriptionsService.recordCharges`). */
 export interface ChargeChange {
   chargedAt: Date;
   /** Base units. */
@@ -175,46 +174,11 @@ const transition = sql<ITransitionQuery>`
   RETURNING before.status AS "previous!"`;
 
 /**
- * Counts a successful charge and moves the period on, under the row's lock, and returns the row
- * it made (`SubscriptionRow`'s columns, read from the UPDATE's `RETURNING s.*`: a change and its
- * row in one round trip), whether it was the first charge, and the status before.
- */
-const recordCharge = sql<IRecordChargeQuery>`
-  WITH before AS (
-    SELECT s.id, s.status, s.last_charge_at IS NULL AS first, s.current_period_end,
-           make_interval(secs => p.interval_seconds) AS period
-      FROM subscriptions s JOIN plans p ON p.id = s.plan_id
-     WHERE s.id = $id! AND s.merchant_id = $merchantId! FOR UPDATE OF s
-  ), updated AS (
-    UPDATE subscriptions s SET last_charge_at = $chargedAt!::timestamptz,
-      charged_amount = s.charged_amount + $amount!::bigint,
-      periods_charged = GREATEST(s.periods_charged, $period!::int),
-      current_period_end = CASE
-        WHEN NOT before.first AND before.current_period_end + before.period > $chargedAt!::timestamptz
-          THEN before.current_period_end + before.period
-        ELSE $chargedAt!::timestamptz + before.period END,
-      failure_reason = CASE WHEN before.status = 'Active' THEN NULL ELSE s.failure_reason END,
-      updated_at = $at!
-     FROM before
-    WHERE s.id = before.id
-    RETURNING s.*, before.first AS charge_first, before.status AS status_before
-  )
-  SELECT s.id AS "id!", s.merchant_id AS "merchant_id!", s.plan_id AS "plan_id!",
-         s.customer_id AS "customer_id!", s.status AS "status!",
-         api_time(s.current_period_end) AS current_period_end,
-         api_time(s.cancelled_at) AS cancelled_at, api_time(s.revoked_at) AS revoked_at,
-         api_time(s.paused_at) AS paused_at, api_time(s.last_charge_at) AS last_charge_at,
-         s.failure_reason, s.onchain_address, api_time(s.created_at) AS "created_at!",
-         api_time(s.updated_at) AS "updated_at!", p.label AS p_label, p.amount::text AS "p_amount!",
-         p.mint AS p_mint, p.interval_seconds AS p_interval_seconds,
-         c.wallet_address AS c_wallet_address, c.label AS c_label,
-         s.charge_first AS "charge_first!", s.status_before AS "status_before!"
-    FROM updated s JOIN plans p ON p.id = s.plan_id JOIN customers c ON c.id = s.customer_id`;
-
-/**
- * `recordCharge` of several subscriptions at once (a group of charges settled together), each
- * its merchant's: one statement. Their rows are locked in id order (as any other multi-row
- * writer of them must), and each comes back with its `id` to match it to its charge.
+ * Counts successful charges and moves their periods on, under their rows' locks (taken in id
+ * order, as any other multi-row writer of them must), each subscription its merchant's, and
+ * returns the rows they made (`SubscriptionRow`'s columns, read from the UPDATE's `RETURNING
+ * s.*`: the changes and their rows in one round trip), whether each was the first charge, and
+ * the status before. Several at once (a group of charges settled together): one statement.
  */
 const recordCharges = sql<IRecordChargesQuery>`
   WITH charge AS (
@@ -381,24 +345,9 @@ export class SubscriptionsRepository {
   }
 
   /**
-   * Counts a successful charge and moves the period on (see `SubscriptionsService.recordCharge`),
-   * under the row's lock: the change and the row it made (with its plan and customer) in one
-   * round trip. Undefined when absent or another merchant's.
-   */
-  async recordCharge(
-    tx: SqlTx,
-    merchantId: string,
-    id: string,
-    charge: ChargeChange,
-  ): Promise<ChargedSubscriptionRow | undefined> {
-    const amount = charge.amount.toString();
-    const [updated] = await recordCharge.run({ ...charge, amount, id, merchantId }, tx);
-    return updated as ChargedSubscriptionRow | undefined;
-  }
-
-  /**
-   * `recordCharge` of several subscriptions (each of its merchant's) in one statement: the rows
-   * they made, in the order of `charges`; undefined for one absent or another merchant's.
+   * Counts successful charges (see `SubscriptionsService.recordCharges`), each subscription its
+   * merchant's, in one statement: the rows they made, in the order of `charges`; undefined for
+   * one absent or another merchant's.
    */
   async recordCharges(
     tx: SqlTx,

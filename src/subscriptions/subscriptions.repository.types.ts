@@ -139,48 +139,6 @@ export interface ITransitionQuery {
   result: ITransitionResult;
 }
 
-/** 'RecordCharge' parameters type */
-export interface IRecordChargeParams {
-  amount: NumberOrString;
-  at: Date | string;
-  chargedAt: Date | string;
-  id: string;
-  merchantId: string;
-  period: number;
-}
-
-/** 'RecordCharge' return type */
-export interface IRecordChargeResult {
-  c_label: string | null;
-  c_wallet_address: string;
-  cancelled_at: string | null;
-  charge_first: boolean;
-  created_at: string;
-  current_period_end: string | null;
-  customer_id: string;
-  failure_reason: string | null;
-  id: string;
-  last_charge_at: string | null;
-  merchant_id: string;
-  onchain_address: string | null;
-  p_amount: string;
-  p_interval_seconds: number;
-  p_label: string;
-  p_mint: string;
-  paused_at: string | null;
-  plan_id: string;
-  revoked_at: string | null;
-  status: string;
-  status_before: string;
-  updated_at: string;
-}
-
-/** 'RecordCharge' query type */
-export interface IRecordChargeQuery {
-  params: IRecordChargeParams;
-  result: IRecordChargeResult;
-}
-
 /** 'RecordCharges' parameters type */
 export interface IRecordChargesParams {
   at: Date | string;

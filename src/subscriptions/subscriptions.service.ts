@@ -199,21 +199,12 @@ export class SubscriptionsService {
    * @throws NotFoundError.
    */
   async recordCharge(
-    em: SqlTx,
+    tx: SqlTx,
     merchantId: string,
     id: string,
     charge: { chargedAt: Date; amount: bigint; period: number },
   ): Promise<SubscriptionResponse> {
-    // The change and the row it made in one round trip (the row with its plan and customer).
-    const updated = await this.repository.recordCharge(em, merchantId, id, {
-      ...charge,
-      at: this.clock.now(),
-    });
-    if (!updated) throw new NotFoundError('Subscription');
-    const subscription = toSubscriptionResponse(updated);
-    if (updated.charge_first && updated.status_before === 'Active') {
-      await this.events.record(em, merchantId, 'subscription.activated', subscription);
-    }
+    const [subscription] = await this.recordCharges(tx, [{ merchantId, id, ...charge }]);
     return subscription;
   }
 

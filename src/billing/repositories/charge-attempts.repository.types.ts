@@ -22,22 +22,6 @@ export interface INetworkFeesQuery {
   result: INetworkFeesResult;
 }
 
-/** 'RecordTries' parameters type */
-export interface IRecordTriesParams {
-  tries: Json;
-}
-
-/** 'RecordTries' return type */
-export interface IRecordTriesResult {
-  id: string;
-}
-
-/** 'RecordTries' query type */
-export interface IRecordTriesQuery {
-  params: IRecordTriesParams;
-  result: IRecordTriesResult;
-}
-
 /** 'MarkSucceededMany' parameters type */
 export interface IMarkSucceededManyParams {
   now: Date | string;

@@ -19,7 +19,7 @@ function statement(file: string, name: string): string {
 describe('the reservation a charge is judged on and the one it is recorded under', () => {
   it("are the same statement, word for word, its parameters the try's", () => {
     const reservation = statement('wallet-reservations.repository.ts', 'walletReservation');
-    const recording = statement('charge-attempts.repository.ts', 'recordTries');
+    const recording = statement('charge-attempt-leases.repository.ts', 'recordTries');
     expect(reservation.startsWith('SELECT ')).toBe(true);
     const perTry = reservation
       .replaceAll('$wallet!', 't.wallet')
