@@ -1,5 +1,5 @@
 import { Db } from '../src/database/db';
-import { GroupCommit } from '../src/database/group-commit';
+import { BatchCommit, BatchStatement, GroupCommit } from '../src/database/group-commit';
 import { createTestApp, TestApp } from './helpers/test-app';
 
 /** Group commit on the real database: units committed together, a failing one alone. */
@@ -47,5 +47,54 @@ describe('GroupCommit', () => {
       message: 'e cannot be settled',
     });
     expect(await names()).toEqual(['a', 'b', 'c', 'd', 'f']);
+  });
+
+  it('a batch: the items waiting are written together by one call, in one transaction', async () => {
+    const calls: string[][] = [];
+    const batch = new BatchCommit<string, string>(t.app.get(Db), async (tx, items) => {
+      calls.push(items);
+      // One statement for the whole group.
+      await tx.execute('INSERT INTO group_commit_probe (name) SELECT unnest(?::text[])', [items]);
+      const [row] = await tx.execute<{ id: string }[]>('SELECT txid_current()::text AS id');
+      return items.map(() => row.id);
+    });
+    const txids = await Promise.all(['g', 'h', 'i'].map((name) => batch.run(name)));
+    expect(calls).toEqual([['g', 'h', 'i']]);
+    expect(new Set(txids).size).toBe(1);
+    expect(await names()).toEqual(['a', 'b', 'c', 'd', 'f', 'g', 'h', 'i']);
+  });
+
+  it('a batch that fails: each item again alone, and only the failing one fails', async () => {
+    const calls: string[][] = [];
+    const batch = new BatchCommit<string, string>(t.app.get(Db), async (tx, items) => {
+      calls.push(items);
+      await tx.execute('INSERT INTO group_commit_probe (name) SELECT unnest(?::text[])', [items]);
+      if (items.includes('k')) throw new Error('k cannot be written');
+      return items;
+    });
+    const outcomes = await Promise.allSettled(['j', 'k', 'l'].map((name) => batch.run(name)));
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(calls).toEqual([['j', 'k', 'l'], ['j'], ['k'], ['l']]);
+    expect(await names()).toEqual(['a', 'b', 'c', 'd', 'f', 'g', 'h', 'i', 'j', 'l']);
+  });
+
+  it('statements of a batch: one statement for the items waiting, each committing alone', async () => {
+    const calls: string[][] = [];
+    const batch = new BatchStatement<string, boolean>(t.app.get(Db), async (ex, items) => {
+      calls.push(items);
+      if (items.includes('r') && items.length > 1) throw new Error('r is refused with others');
+      const rows = await ex.execute<{ name: string }[]>(
+        `INSERT INTO group_commit_probe (name) SELECT unnest(?::text[])
+         ON CONFLICT DO NOTHING RETURNING name`,
+        [items],
+      );
+      return items.map((item) => rows.some((r) => r.name === item));
+    });
+    await t.sql(`INSERT INTO group_commit_probe (name) VALUES ('p')`);
+    expect(await Promise.all(['p', 'q'].map((name) => batch.run(name)))).toEqual([false, true]);
+    expect(calls).toEqual([['p', 'q']]);
+    expect(await Promise.all(['r', 's'].map((name) => batch.run(name)))).toEqual([true, true]);
+    expect(calls.slice(1)).toEqual([['r', 's'], ['r'], ['s']]);
+    expect((await names()).filter((n) => n >= 'p')).toEqual(['p', 'q', 'r', 's']);
   });
 });

@@ -534,16 +534,20 @@ describe('Shutdown: charge attempts in hand are handed back, and another instanc
         'settling a success',
         'sent',
         (a) =>
-          t.app.get(Db).transaction((tx) =>
-            t.app.get(ChargeAttemptsRepository).markSucceeded(tx, {
-              id: a.id,
-              signature: a.signature!,
-              networkFee: 5000n,
-              now: now(),
-              from: 'open',
-              owner: a.owner,
-            }),
-          ),
+          t.app
+            .get(Db)
+            .transaction(async (tx) =>
+              (
+                await t.app
+                  .get(ChargeAttemptsRepository)
+                  .markSucceededMany(
+                    tx,
+                    [{ id: a.id, signature: a.signature!, networkFee: 5000n }],
+                    a.owner,
+                    now(),
+                  )
+              ).has(a.id),
+            ),
       ],
       ...[false, true].map((landed): Write => [
         landed ? 'settling a failure that landed' : 'settling a failure',
@@ -612,6 +616,45 @@ describe('Shutdown: charge attempts in hand are handed back, and another instanc
       const refused = await write(handed);
       if (refused !== undefined) expect(refused).toBe(false);
       expect(await snapshot(handed.id)).toBe(after);
+    });
+
+    it('writes of several attempts at once: each stands or falls on its own holder', async () => {
+      const repo = t.app.get(ChargeAttemptsRepository);
+      // Two tries recorded at the same moment (one statement): the handed-back one is refused.
+      const [held, handed] = [await attempt('pending', 'A'), await attempt('pending', 'A')];
+      expect(await repo.handBack([handed.id], 'A', now())).toEqual([handed.id]);
+      const record = (a: Attempt, signature: string) =>
+        repo.recordTry({
+          id: a.id,
+          subscriptionId,
+          signature,
+          transaction: 'BBBB',
+          lastValidBlockHeight: 2000,
+          amount: '10000000',
+          leaseSeconds: 600,
+          owner: 'A',
+          now: now(),
+        });
+      const handedBefore = await snapshot(handed.id);
+      expect(
+        await Promise.all([record(held, '7'.repeat(87)), record(handed, '8'.repeat(87))]),
+      ).toEqual([true, false]);
+      expect(await snapshot(handed.id)).toBe(handedBefore);
+
+      // Two successes settled together: only the one still held is settled.
+      const [mine, gone] = [await attempt('sent', 'A'), await attempt('sent', 'A')];
+      expect(await repo.handBack([gone.id], 'A', now())).toEqual([gone.id]);
+      const goneBefore = await snapshot(gone.id);
+      const won = await t.app.get(Db).transaction((tx) =>
+        repo.markSucceededMany(
+          tx,
+          [mine, gone].map((a) => ({ id: a.id, signature: a.signature!, networkFee: 5000n })),
+          'A',
+          now(),
+        ),
+      );
+      expect([...won]).toEqual([mine.id]);
+      expect(await snapshot(gone.id)).toBe(goneBefore);
     });
 
     it('a hand-back changes nothing of an attempt another instance holds, or one settled', async () => {

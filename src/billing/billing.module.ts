@@ -13,6 +13,7 @@ import { ChargeClaims } from './charge-claims';
 import { ChargeLeases } from './charge-leases';
 import { ChargeRunService } from './charge-run.service';
 import { ChargeSettlement } from './charge-settlement';
+import { ChargeSuccesses } from './charge-successes';
 import { InvoiceWatcherService } from './invoice-watcher.service';
 import { BillingMetricsRepository } from './repositories/billing-metrics.repository';
 import { BillingNoticesRepository } from './repositories/billing-notices.repository';
@@ -52,6 +53,7 @@ import { UnreadSignatures } from './unread-signatures';
     ChargeLeases,
     ChargeRunService,
     ChargeSettlement,
+    ChargeSuccesses,
     InvoiceWatchRepository,
     InvoiceWatcherService,
     ReceivingAccountAlertsRepository,

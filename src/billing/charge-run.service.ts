@@ -242,13 +242,19 @@ export class ChargeRunService {
     //    in flight, and the charge is recorded only if that still holds (`walletReservation`);
     //    otherwise it waits a moment and signs again.
     let signed;
+    // The reservation read with the claim, when nothing was tried before it: the first reading.
+    let claimed = row.signature === null ? row.seen : undefined;
     for (let tries = 1; ; tries++) {
       this.leases.stopIfClosing();
       let unchanged: WalletSeen | undefined;
       let seen: WalletReservation | null = null;
       if (this.chain.approval) {
         const self = { createdAt: row.s_created_at, id: row.subscription_id };
-        seen = await this.quietReservation(row, self, patience.waits);
+        seen =
+          claimed?.inFlight === 0
+            ? claimed
+            : await this.quietReservation(row, self, patience.waits);
+        claimed = undefined;
         if (!seen) {
           await this.settlement.defer(
             { id: row.id, signature: null },

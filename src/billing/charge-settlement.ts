@@ -2,15 +2,17 @@ import { Injectable } from '@nestjs/common';
 import { Clock } from '../common/clock';
 import { ValidationError } from '../common/errors/domain-error';
 import { Db } from '../database/db';
-import type { GroupCommit } from '../database/group-commit';
 import type { SqlTx } from '../database/pg-transaction';
-import { EventsService, NewEvent } from '../events/events.service';
+import { EventsService } from '../events/events.service';
 import { Metrics } from '../metrics/metrics';
 import { PaymentsService } from '../payments/payments.service';
 import { ChainPort, ChargeFailure, ChargeInput } from '../solana/chain.port';
 import { SubscriptionsService } from '../subscriptions/subscriptions.service';
 import { BillingNotices } from './billing-notices';
 import { ChargeClaims } from './charge-claims';
+import { chargeLine, ChargeSuccesses, type ChargeTry } from './charge-successes';
+
+export type { ChargeTry } from './charge-successes';
 import { AttemptRow, ChargeAttemptsRepository } from './repositories/charge-attempts.repository';
 import { ReceivingAccountAlertsRepository } from './repositories/receiving-account-alerts.repository';
 
@@ -42,29 +44,6 @@ export function addResults(result: ChargeRunResult, done: ChargeRunResult): void
   result.abandoned += done.abandoned;
 }
 
-/** The ledger line of a charge attempt: what a success and a failure share. */
-function chargeLine(row: AttemptRow, signature: string | null) {
-  return {
-    merchantId: row.merchant_id,
-    kind: 'subscription' as const,
-    mint: row.mint,
-    signature,
-    payer: row.subscriber,
-    customerId: row.s_customer_id,
-    subscriptionId: row.subscription_id,
-    period: row.period,
-  };
-}
-
-/**
- * A try: its signature and its signed bytes, from which the network fee it pays when it lands is
- * read (the base fee and its priority fee: `ChainPort.networkFee`).
- */
-export interface ChargeTry {
-  signature: string;
-  transaction: string;
-}
-
 /** How long a transiently failed attempt waits before a run takes it up again (seconds). */
 const TRANSIENT_RETRY_SECONDS = 20;
 /** How long a charge waits for a merchant to create its receiving account (seconds). */
@@ -80,8 +59,6 @@ const MERCHANT_ACCOUNT_RETRY_SECONDS = 300;
  */
 @Injectable()
 export class ChargeSettlement {
-  private readonly successes: GroupCommit;
-
   constructor(
     private readonly db: Db,
     private readonly attempts: ChargeAttemptsRepository,
@@ -94,13 +71,13 @@ export class ChargeSettlement {
     private readonly notices: BillingNotices,
     private readonly metrics: Metrics,
     private readonly claims: ChargeClaims,
-  ) {
-    this.successes = db.groupCommit();
-  }
+    private readonly successes: ChargeSuccesses,
+  ) {}
 
   /**
-   * The money moved: attempt, ledger, subscription and events in one transaction (shared with
-   * the other successes being settled at the moment: all of it commits, or none).
+   * The money moved: attempt, ledger, subscription and events in one transaction, shared with
+   * the other successes being settled at the moment (`ChargeSuccesses`: all of it commits, or
+   * none; each kind of row written for the whole group in one statement).
    */
   async succeed(
     row: AttemptRow,
@@ -111,56 +88,22 @@ export class ChargeSettlement {
     /** `failed`: a try given up as failed whose bytes landed after all (`followFailedTries`). */
     from: 'open' | 'failed' = 'open',
   ): Promise<void> {
-    // What the pull consumed of the authorisation, and what arrived of it (net of the fee in
-    // force where it landed: a new fee may have started since).
-    const pulled = BigInt(row.amount);
-    const { signature } = tried;
-    const fee = await this.chain.feeOn(row.mint, pulled, slot);
-    // Successes of the charges in flight are committed together (`GroupCommit`).
-    const settled = await this.successes.run(async (tx) => {
-      // Only the try that landed settles it: compare-and-set on its signature.
-      const settle = {
-        id: row.id,
-        signature,
-        networkFee: this.chain.networkFee(tried.transaction),
-        now: this.clock.now(),
-      };
-      const won = await this.attempts.markSucceeded(
-        tx,
-        from === 'open' ? { ...settle, from, owner: this.claims.instance } : { ...settle, from },
-      );
-      if (!won) return false; // another instance settled it
-      const amount = pulled;
-      const payment = await this.payments.insertIn(tx, {
-        ...chargeLine(row, signature),
-        status: finalized ? 'finalized' : 'confirmed',
-        amount: pulled - fee,
-        fee,
-        slot,
-      });
-      const subscription = await this.subscriptions.recordCharge(
-        tx,
-        row.merchant_id,
-        row.subscription_id,
-        { chargedAt: this.clock.now(), amount, period: row.period },
-      );
-      if (payment) {
-        const events: NewEvent[] = [{ type: 'payment.received', object: payment }];
-        if (finalized) events.push({ type: 'payment.confirmed', object: payment });
-        await this.events.recordAll(tx, row.merchant_id, events);
-      }
-      if (this.chain.approval) {
-        const left = BigInt(row.s_authorized_amount) - BigInt(row.s_charged_amount) - amount;
-        // Two periods before the approval runs out: ask the customer to re-authorise.
-        if (left >= 2n * amount && left < 3n * amount) {
-          await this.notices.approvalRunningLow(tx, subscription, left / amount);
-        }
-      }
-      return true;
+    // What arrived of the pull (net of the fee in force where it landed: a new fee may have
+    // started since).
+    const fee = await this.chain.feeOn(row.mint, BigInt(row.amount), slot);
+    const networkFee = this.chain.networkFee(tried.transaction);
+    const settled = await this.successes.settle({
+      row,
+      tried,
+      networkFee,
+      slot,
+      finalized,
+      fee,
+      from,
     });
     if (settled) {
       result.succeeded++;
-      this.metrics.serviceKeyPaid(this.chain.networkFee(tried.transaction));
+      this.metrics.serviceKeyPaid(networkFee);
     }
   }
 

@@ -1,6 +1,6 @@
 import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable } from '@nestjs/common';
-import { GroupCommit } from './group-commit';
+import { BatchCommit, BatchStatement, GroupCommit } from './group-commit';
 import type { AnyEntity, EntityData } from '@mikro-orm/core';
 import {
   inPgTransaction,
@@ -118,5 +118,24 @@ export class Db implements SqlTx {
   /** Units of work that share their commits (see `GroupCommit`). */
   groupCommit(max?: number): GroupCommit {
     return new GroupCommit(this, max);
+  }
+
+  /**
+   * Like items written together, each by a compare-and-set of its own row: one statement that
+   * commits alone per group (see `BatchStatement`).
+   */
+  batchStatement<I, O>(
+    work: (ex: SqlTx, items: I[]) => Promise<O[]>,
+    max?: number,
+  ): BatchStatement<I, O> {
+    return new BatchStatement(this, work, max);
+  }
+
+  /** Like items that share their commits, each group written at once (see `BatchCommit`). */
+  batchCommit<I, O>(
+    work: (tx: SqlTx, items: I[]) => Promise<O[]>,
+    max?: number,
+  ): BatchCommit<I, O> {
+    return new BatchCommit(this, work, max);
   }
 }

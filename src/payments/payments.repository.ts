@@ -12,6 +12,7 @@ import type {
   IFindLegacyInvoiceLineQuery,
   IFindPaymentQuery,
   IInsertPaymentQuery,
+  IInsertPaymentsQuery,
   IListInvoicePaymentsQuery,
   IListPaymentsQuery,
   IListPaymentsResult,
@@ -158,6 +159,29 @@ const insertPayment = sql<IInsertPaymentQuery>`
          pm.customer_id, pm.note, pm.slot::text AS slot, api_time(pm.created_at) AS "created_at!",
          api_time(pm.finalized_at) AS finalized_at, api_time(pm.updated_at) AS "updated_at!"`;
 
+/**
+ * `insertPayment` of several lines at once (the lines of a group of charges settled together),
+ * at one time: one statement. A line that conflicts is left out, as one alone is.
+ */
+const insertPayments = sql<IInsertPaymentsQuery>`
+  INSERT INTO payments AS pm (id, created_at, updated_at, merchant_id, kind, status, customer_id,
+    invoice_id, subscription_id, period, signature, mint, amount, fee, destination, instruction,
+    "references", excess, payer, note, slot, finalized_at)
+  SELECT l.id, $at!, $at!, l.merchant_id, l.kind, l.status, l.customer_id, l.invoice_id,
+         l.subscription_id, l.period, l.signature, l.mint, l.amount, l.fee, l.destination,
+         l.instruction, l."references", l.excess, l.payer, l.note, l.slot, l.finalized_at
+    FROM jsonb_to_recordset($lines!::jsonb) AS l(id uuid, merchant_id uuid, kind text,
+         status text, customer_id uuid, invoice_id uuid, subscription_id uuid, period int,
+         signature text, mint text, amount bigint, fee bigint, destination text, instruction int,
+         "references" text[], excess bigint, payer text, note text, slot bigint,
+         finalized_at timestamptz)
+  ON CONFLICT DO NOTHING
+  RETURNING pm.id, pm.merchant_id, pm.kind, pm.status, pm.amount::text AS "amount!",
+         pm.fee::text AS "fee!", pm.destination, pm."references", pm.excess::text AS "excess!",
+         pm.mint, pm.signature, pm.payer, pm.invoice_id, pm.subscription_id, pm.period,
+         pm.customer_id, pm.note, pm.slot::text AS slot, api_time(pm.created_at) AS "created_at!",
+         api_time(pm.finalized_at) AS finalized_at, api_time(pm.updated_at) AS "updated_at!"`;
+
 /** Compare-and-set of an unattributed line of the merchant onto an invoice: the line as now. */
 const attachPayment = sql<IAttachPaymentQuery>`
   UPDATE payments pm SET kind = 'invoice', invoice_id = $invoiceId!, customer_id = $customerId!,
@@ -267,6 +291,24 @@ export class PaymentsRepository {
       tx,
     );
     return inserted === undefined ? null : paymentRow(inserted);
+  }
+
+  /**
+   * Several lines written at `at` in one statement (`insert` of each): each line as written, in
+   * the order given, or null for one that conflicts with a line already there.
+   */
+  async insertMany(
+    tx: SqlTx,
+    rows: readonly Omit<PaymentInsertRow, 'at'>[],
+    at: Date,
+  ): Promise<(PaymentRow | null)[]> {
+    const lines = rows.map((row) => ({
+      ...row,
+      finalized_at: row.finalized_at?.toISOString() ?? null,
+    }));
+    const inserted = await insertPayments.run({ lines: JSON.stringify(lines), at }, tx);
+    const byId = new Map(inserted.map((row) => [row.id, paymentRow(row)]));
+    return rows.map((row) => byId.get(row.id) ?? null);
   }
 
   /**

@@ -1,4 +1,6 @@
 /** Types generated for queries found in "src/payments/payments.repository.ts" */
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
 export type NumberOrString = number | string;
 
 export type stringArray = (string)[];
@@ -186,6 +188,43 @@ export interface IInsertPaymentResult {
 export interface IInsertPaymentQuery {
   params: IInsertPaymentParams;
   result: IInsertPaymentResult;
+}
+
+/** 'InsertPayments' parameters type */
+export interface IInsertPaymentsParams {
+  at: Date | string;
+  lines: Json;
+}
+
+/** 'InsertPayments' return type */
+export interface IInsertPaymentsResult {
+  amount: string;
+  created_at: string;
+  customer_id: string | null;
+  destination: string | null;
+  excess: string;
+  fee: string;
+  finalized_at: string | null;
+  id: string;
+  invoice_id: string | null;
+  kind: string;
+  merchant_id: string;
+  mint: string;
+  note: string | null;
+  payer: string | null;
+  period: number | null;
+  references: stringArray | null;
+  signature: string | null;
+  slot: string | null;
+  status: string;
+  subscription_id: string | null;
+  updated_at: string;
+}
+
+/** 'InsertPayments' query type */
+export interface IInsertPaymentsQuery {
+  params: IInsertPaymentsParams;
+  result: IInsertPaymentsResult;
 }
 
 /** 'AttachPayment' parameters type */

@@ -7,7 +7,7 @@ import { PaymentResponse } from './dto/payment.response';
 import { ListPaymentsQueryDto } from './dto/payment.dto';
 import type { PaymentKind, PaymentStatus } from './entities/payment.entity';
 import { toPaymentResponse } from './payment.mapper';
-import { PaymentsRepository } from './payments.repository';
+import { PaymentInsertRow, PaymentsRepository } from './payments.repository';
 
 /** A ledger line to write (amounts in base units). */
 export interface NewPayment {
@@ -71,30 +71,25 @@ export class PaymentsService {
    */
   async insertIn(tx: SqlTx, payment: NewPayment): Promise<PaymentResponse | null> {
     const now = this.clock.now();
-    const row = await this.payments.insert(tx, {
-      id: randomUUID(),
-      merchant_id: payment.merchantId,
-      kind: payment.kind,
-      status: payment.status,
-      customer_id: payment.customerId,
-      invoice_id: payment.invoiceId ?? null,
-      subscription_id: payment.subscriptionId ?? null,
-      period: payment.period ?? null,
-      signature: payment.signature,
-      mint: payment.mint,
-      amount: payment.amount.toString(),
-      fee: (payment.fee ?? 0n).toString(),
-      destination: payment.destination ?? null,
-      instruction: payment.instruction ?? null,
-      references: payment.references ?? null,
-      excess: (payment.excess ?? 0n).toString(),
-      payer: payment.payer,
-      note: payment.note ?? null,
-      slot: payment.slot ?? null,
-      finalized_at: payment.status === 'finalized' ? now : null,
-      at: now,
-    });
+    const row = await this.payments.insert(tx, { ...insertRow(payment, now), at: now });
     return row ? toPaymentResponse(row) : null;
+  }
+
+  /**
+   * Writes several ledger lines in the caller's transaction, in one statement (`insertIn` of
+   * each): each line, in the order given, or null for one that was there already.
+   */
+  async insertManyIn(
+    tx: SqlTx,
+    payments: readonly NewPayment[],
+  ): Promise<(PaymentResponse | null)[]> {
+    const now = this.clock.now();
+    const rows = await this.payments.insertMany(
+      tx,
+      payments.map((payment) => insertRow(payment, now)),
+      now,
+    );
+    return rows.map((row) => (row ? toPaymentResponse(row) : null));
   }
 
   /**
@@ -152,4 +147,30 @@ export class PaymentsService {
   existsIn(tx: SqlTx, merchantId: string, id: string): Promise<boolean> {
     return this.payments.exists(tx, merchantId, id);
   }
+}
+
+/** A ledger line as written at `now`, from what the caller knows of it. */
+function insertRow(payment: NewPayment, now: Date): Omit<PaymentInsertRow, 'at'> {
+  return {
+    id: randomUUID(),
+    merchant_id: payment.merchantId,
+    kind: payment.kind,
+    status: payment.status,
+    customer_id: payment.customerId,
+    invoice_id: payment.invoiceId ?? null,
+    subscription_id: payment.subscriptionId ?? null,
+    period: payment.period ?? null,
+    signature: payment.signature,
+    mint: payment.mint,
+    amount: payment.amount.toString(),
+    fee: (payment.fee ?? 0n).toString(),
+    destination: payment.destination ?? null,
+    instruction: payment.instruction ?? null,
+    references: payment.references ?? null,
+    excess: (payment.excess ?? 0n).toString(),
+    payer: payment.payer,
+    note: payment.note ?? null,
+    slot: payment.slot ?? null,
+    finalized_at: payment.status === 'finalized' ? now : null,
+  };
 }

@@ -1,6 +1,7 @@
 import {
   ComputeBudgetProgram,
   Keypair,
+  MessageV0,
   PublicKey,
   SystemProgram,
   TransactionInstruction,
@@ -14,6 +15,7 @@ import {
   networkFee,
   percentileFee,
   PRIORITY_FEE_CACHE_MS,
+  UNITS_CACHE_MS,
 } from './compute-budget';
 import type { JsonRpcAnswer } from './rpc-transport';
 import { compileLegacyMessage, memo, ServiceSigner } from './transactions';
@@ -170,6 +172,44 @@ describe('ComputeBudget: the compute-unit limit', () => {
     expect(await large.unitLimit(payer.publicKey, instructions, blockhash)).toBe(MAX_COMPUTE_UNITS);
   });
 
+  it('of one shape is simulated once a minute, again once forgotten, never reusing a failure', async () => {
+    let consumed = 20_000;
+    let fail = false;
+    const { rpc, batches } = fakeRpc(() => ({
+      result: {
+        context: { slot: 1 },
+        value: fail ? { err: 'x' } : { err: null, unitsConsumed: consumed },
+      },
+    }));
+    let now = 1_000;
+    const budget = new ComputeBudget(rpc, {
+      maxMicroLamports: 1e6,
+      commitment: 'confirmed',
+      now: () => now,
+    });
+    const limit = (shape?: string) =>
+      budget.unitLimit(payer.publicKey, instructions, blockhash, shape);
+    expect(await limit('plan-a')).toBe(22_000);
+    consumed = 30_000;
+    expect(await limit('plan-a')).toBe(22_000); // reused: no simulation
+    expect(batches).toHaveLength(1);
+    expect(await limit('plan-b')).toBe(33_000); // another shape: its own
+    expect(await limit()).toBe(33_000); // no shape: simulated each time
+    expect(batches).toHaveLength(3);
+    now += UNITS_CACHE_MS;
+    expect(await limit('plan-a')).toBe(33_000); // a minute on: simulated again
+    consumed = 40_000;
+    budget.forgetUnits();
+    expect(await limit('plan-a')).toBe(44_000);
+    expect(batches).toHaveLength(5);
+    fail = true;
+    budget.forgetUnits();
+    expect(await limit('plan-a')).toBe(200_000); // a failed simulation: the default, not kept
+    fail = false;
+    expect(await limit('plan-a')).toBe(44_000);
+    expect(batches).toHaveLength(7);
+  });
+
   it("is the runtime's default for the instructions when the simulation fails", async () => {
     const refused = new ComputeBudget(
       simulating({ err: { InstructionError: [2, { Custom: 1 }] }, unitsConsumed: 4_000 }).rpc,
@@ -232,5 +272,64 @@ describe('networkFee', () => {
     // Two signers (empty signature slots): the fee payer and the transfer's sender.
     const tx = new VersionedTransaction(compileLegacyMessage(payer.publicKey, [ix], blockhash));
     expect(networkFee(Buffer.from(tx.serialize()).toString('base64'))).toBe(10_000n);
+  });
+
+  it('reads the wire form as web3.js decodes it: legacy and v0, with and without a budget', () => {
+    // The fee as the earlier code computed it, from web3.js's decoded message.
+    const decoded = (transaction: string) => {
+      const { message } = VersionedTransaction.deserialize(Buffer.from(transaction, 'base64'));
+      let price = 0n;
+      let limit: bigint | undefined;
+      let others = 0n;
+      for (const ix of message.compiledInstructions) {
+        if (!message.staticAccountKeys[ix.programIdIndex].equals(ComputeBudgetProgram.programId)) {
+          others++;
+          continue;
+        }
+        const data = Buffer.from(ix.data);
+        if (data[0] === 2) limit = BigInt(data.readUInt32LE(1));
+        if (data[0] === 3) price = data.readBigUInt64LE(1);
+      }
+      const units = limit ?? 200_000n * others;
+      const capped = units > BigInt(MAX_COMPUTE_UNITS) ? BigInt(MAX_COMPUTE_UNITS) : units;
+      return (
+        5_000n * BigInt(message.header.numRequiredSignatures) +
+        (price * capped + 999_999n) / 1_000_000n
+      );
+    };
+    const others = Array.from({ length: 3 }, () => Keypair.generate());
+    for (let i = 0; i < 40; i++) {
+      const instructions: TransactionInstruction[] = [];
+      if (i % 3 !== 0)
+        instructions.push(
+          ComputeBudgetProgram.setComputeUnitLimit({ units: 1_000 * (i + 1) * 37 }),
+        );
+      if (i % 2 === 0)
+        instructions.push(ComputeBudgetProgram.setComputeUnitPrice({ microLamports: 17 * i * i }));
+      for (let n = 0; n <= i % 4; n++) {
+        const from = n === 3 ? others[i % 3].publicKey : payer.publicKey;
+        instructions.push(
+          SystemProgram.transfer({
+            fromPubkey: from,
+            toPubkey: others[n % 3].publicKey,
+            lamports: n + 1,
+          }),
+        );
+        instructions.push(memo('x'.repeat(i * 2)));
+      }
+      const message =
+        i % 2 === 0
+          ? compileLegacyMessage(payer.publicKey, instructions, blockhash)
+          : MessageV0.compile({
+              payerKey: payer.publicKey,
+              instructions,
+              recentBlockhash: blockhash,
+            });
+      const transaction = Buffer.from(new VersionedTransaction(message).serialize()).toString(
+        'base64',
+      );
+      expect(networkFee(transaction)).toBe(decoded(transaction));
+    }
+    expect(() => networkFee(Buffer.from([1, 2, 3]).toString('base64'))).toThrow(RangeError);
   });
 });

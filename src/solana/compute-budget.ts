@@ -3,11 +3,10 @@ import {
   ComputeBudgetProgram,
   PublicKey,
   TransactionInstruction,
-  VersionedTransaction,
 } from '@solana/web3.js';
 import { RpcBatcher } from './rpc-batcher';
 import type { RpcTransport } from './rpc-transport';
-import { compileLegacyMessage } from './transactions';
+import { legacyMessageBytes, unsignedWire } from './transactions';
 
 /** The base fee: lamports per signature. */
 export const LAMPORTS_PER_SIGNATURE = 5_000n;
@@ -25,6 +24,10 @@ export const PRIORITY_FEE_CACHE_MS = 10_000;
 export const DEFAULT_PRIORITY_FEE_MAX_MICRO_LAMPORTS = 1_000_000;
 /** Estimates kept (one per account asked about); the oldest goes first. */
 const MAX_CACHED_PRICES = 10_000;
+/** How long what a shape of transaction consumed is reused before it is simulated again. */
+export const UNITS_CACHE_MS = 60_000;
+/** Shapes whose units are kept; the oldest goes first. */
+const MAX_CACHED_SHAPES = 10_000;
 /** Fee reads and simulations that wait together go in one batch, at most this many. */
 const MAX_READ_BATCH = 64;
 
@@ -49,11 +52,14 @@ export interface ComputeBudgetOptions {
  *   charge that cannot see the fee market bids what the operator allowed, not nothing.
  * - **Limit**: what a simulation of the transaction consumed, plus 10%, at least
  *   {@link MIN_COMPUTE_UNITS}; the simulations of the charges being signed at once go in one
- *   batch. A simulation that fails (the program refuses, the RPC is down) gives the runtime's
+ *   batch, and a shape of transaction (a plan's charges) is simulated once a minute, not once
+ *   per charge. A simulation that fails (the program refuses, the RPC is down) gives the runtime's
  *   own default (200,000 a instruction), stated explicitly so that the fee stays exact.
  */
 export class ComputeBudget {
   private readonly prices = new Map<string, { value: number; at: number }>();
+  /** What one simulation of each shape of transaction consumed (`unitLimit`), and when. */
+  private readonly units = new Map<string, { consumed: number; at: number }>();
   /** The latest estimate read, of any account. */
   private latest: number | undefined;
   private readonly feeReads: RpcBatcher<number | null>;
@@ -114,22 +120,46 @@ export class ComputeBudget {
   /**
    * The compute-unit limit for `instructions` paid by `feePayer`: simulated with the largest
    * limit (and, when prices are on, a price, as the transaction will carry one).
+   *
+   * `shape` names what decides the units a transaction consumes (the same programs on accounts
+   * laid out alike: the charges of one plan in one mint, from token accounts of one size): what
+   * one simulation of a shape consumed is reused for its transactions for
+   * {@link UNITS_CACHE_MS}, rather than a simulation per transaction (the chain runs each one
+   * as it would the transaction). The 10% margin covers what varies within a shape; a
+   * transaction that ran out of units anyway makes its caller forget them (`forgetUnits`). A
+   * simulation that fails is not reused.
    */
   async unitLimit(
     feePayer: PublicKey,
     instructions: TransactionInstruction[],
     blockhash: string,
+    shape?: string,
   ): Promise<number> {
-    const probe = [...this.instructions(MAX_COMPUTE_UNITS, 1), ...instructions];
-    const message = compileLegacyMessage(feePayer, probe, blockhash);
-    const transaction = Buffer.from(new VersionedTransaction(message).serialize()).toString(
-      'base64',
-    );
-    const consumed = await this.simulations.load(transaction).catch(() => null);
+    const known = shape === undefined ? undefined : this.units.get(shape);
+    let consumed = known && this.now() - known.at < UNITS_CACHE_MS ? known.consumed : null;
     if (consumed === null) {
-      return Math.min(MAX_COMPUTE_UNITS, DEFAULT_UNITS_PER_INSTRUCTION * instructions.length);
+      const probe = [...this.instructions(MAX_COMPUTE_UNITS, 1), ...instructions];
+      const transaction = unsignedWire(legacyMessageBytes(feePayer, probe, blockhash)).toString(
+        'base64',
+      );
+      consumed = await this.simulations.load(transaction).catch(() => null);
+      if (consumed === null) {
+        return Math.min(MAX_COMPUTE_UNITS, DEFAULT_UNITS_PER_INSTRUCTION * instructions.length);
+      }
+      if (shape !== undefined) {
+        this.units.delete(shape);
+        if (this.units.size >= MAX_CACHED_SHAPES) {
+          this.units.delete(this.units.keys().next().value!);
+        }
+        this.units.set(shape, { consumed, at: this.now() });
+      }
     }
     return Math.min(MAX_COMPUTE_UNITS, Math.max(MIN_COMPUTE_UNITS, Math.ceil(consumed * 1.1)));
+  }
+
+  /** Forgets what every shape consumed: the next transaction of each is simulated again. */
+  forgetUnits(): void {
+    this.units.clear();
   }
 
   /** The compute-budget instructions that go first: the limit, and the price when above 0. */
@@ -138,6 +168,11 @@ export class ComputeBudget {
     if (!this.pricesEnabled || microLamports <= 0) return [limit];
     return [limit, ComputeBudgetProgram.setComputeUnitPrice({ microLamports })];
   }
+}
+
+/** Whether a transaction's error says it ran out of compute units (in a status or a log). */
+export function computeExhausted(error: string): boolean {
+  return /ComputationalBudgetExceeded|exceeded CUs meter/.test(error);
 }
 
 /**
@@ -170,24 +205,58 @@ function unitsConsumed(result: unknown): number | null {
  * lamports per signature plus its compute-unit price times its compute-unit limit (in
  * micro-lamports, rounded up to a lamport), read from its own compute-budget instructions.
  * Without a limit the runtime's default applies (200,000 units per other instruction).
+ *
+ * Read from the wire form as it is (legacy or versioned: signatures, header, static keys,
+ * blockhash, instructions), without decoding it into web3.js's objects: every charge settled
+ * reads it (a test holds it equal to what `VersionedTransaction.deserialize` gives).
  */
 export function networkFee(transaction: string): bigint {
-  const { message } = VersionedTransaction.deserialize(Buffer.from(transaction, 'base64'));
-  const keys = message.staticAccountKeys;
+  const bytes = Buffer.from(transaction, 'base64');
+  let at = 0;
+  const take = (n: number) => {
+    if (at + n > bytes.length) throw new RangeError('Not a transaction: too short');
+    const start = at;
+    at += n;
+    return start;
+  };
+  const compactU16 = () => {
+    let value = 0;
+    for (let shift = 0; shift <= 14; shift += 7) {
+      const byte = bytes[take(1)];
+      value |= (byte & 0x7f) << shift;
+      if ((byte & 0x80) === 0) return value;
+    }
+    throw new RangeError('Not a transaction: a length too long');
+  };
+  take(64 * compactU16()); // the signatures
+  if (bytes[at] & 0x80) take(1); // a versioned message's prefix
+  const numRequiredSignatures = bytes[take(3)];
+  const keyCount = compactU16();
+  const keys = take(32 * keyCount);
+  take(32); // the blockhash
   let price = 0n;
   let limit: bigint | undefined;
   let others = 0n;
-  for (const ix of message.compiledInstructions) {
-    if (!keys[ix.programIdIndex]?.equals(ComputeBudgetProgram.programId)) {
+  for (let n = compactU16(); n > 0; n--) {
+    const program = bytes[take(1)];
+    take(compactU16()); // its accounts
+    const length = compactU16();
+    const data = bytes.subarray(take(length), at);
+    const budget =
+      program < keyCount &&
+      COMPUTE_BUDGET_PROGRAM.equals(bytes.subarray(keys + 32 * program, keys + 32 * program + 32));
+    if (!budget) {
       others++;
       continue;
     }
-    const data = Buffer.from(ix.data);
     if (data[0] === 2 && data.length >= 5) limit = BigInt(data.readUInt32LE(1));
     if (data[0] === 3 && data.length >= 9) price = data.readBigUInt64LE(1);
   }
   let units = limit ?? BigInt(DEFAULT_UNITS_PER_INSTRUCTION) * others;
   if (units > BigInt(MAX_COMPUTE_UNITS)) units = BigInt(MAX_COMPUTE_UNITS);
   const priority = (price * units + 999_999n) / 1_000_000n;
-  return LAMPORTS_PER_SIGNATURE * BigInt(message.header.numRequiredSignatures) + priority;
+  return LAMPORTS_PER_SIGNATURE * BigInt(numRequiredSignatures) + priority;
 }
+
+/** The compute-budget program's address, as bytes. */
+const COMPUTE_BUDGET_PROGRAM = ComputeBudgetProgram.programId.toBuffer();

@@ -87,6 +87,23 @@ export function ataOf(mint: ResolvedMint, owner: string | PublicKey): PublicKey 
 }
 
 /**
+ * The public key of a base58 address, decoded once (a charge names the same few accounts,
+ * programs and mints again and again). Bounded: the oldest go first.
+ */
+export function publicKeyOf(address: string): PublicKey {
+  const known = decodedKeys.get(address);
+  if (known) return known;
+  const key = new PublicKey(address);
+  if (decodedKeys.size >= DERIVED_ACCOUNTS_KEPT) {
+    decodedKeys.delete(decodedKeys.keys().next().value!); // the oldest
+  }
+  decodedKeys.set(address, key);
+  return key;
+}
+
+const decodedKeys = new Map<string, PublicKey>();
+
+/**
  * Token account addresses already derived (a derivation hashes until it finds an address off the
  * curve, ~0.1 ms of CPU; every charge needs two). Bounded: the oldest go first.
  */

@@ -42,22 +42,18 @@ import { createMerchantAccount, InvoiceTransactions } from './invoice-transactio
 import { TransactionSender } from './transaction-sender';
 import {
   ComputeBudget,
+  computeExhausted,
   DEFAULT_PRIORITY_FEE_MAX_MICRO_LAMPORTS,
   networkFee,
 } from './compute-budget';
 import { RpcTransport } from './rpc-transport';
+import { MAX_MULTIPLE_ACCOUNTS, rawStatusReads, readAccounts } from './raw-reads';
 import { feeOf, grossUp, type TransferFee } from './transfer-fee';
 import { withTimeout } from '../common/with-timeout';
 import { memo, ServiceSigner, UnsignedTxBuilder } from './transactions';
 
 /** The longest an API request waits for the chain reads behind an unsigned transaction. */
 const BUILD_TIMEOUT_MS = 5_000;
-
-/** A charge's account read that gets no answer in this long fails (the attempt is deferred). */
-const ACCOUNT_READ_TIMEOUT_MS = 10_000;
-
-/** `getMultipleAccounts` takes at most this many addresses. */
-const MAX_MULTIPLE_ACCOUNTS = 100;
 
 export { customErrorCode, MEMO_PROGRAM_ID } from './transactions';
 
@@ -125,7 +121,7 @@ export class RpcChainAdapter extends ChainPort {
     this.unsigned = new UnsignedTxBuilder(this.blockhashes);
     const rpc = options.transport ?? new RpcTransport({ urls: [connection.rpcEndpoint] });
     this.sender = new TransactionSender(
-      connection,
+      rawStatusReads(connection, rpc),
       rpc,
       options.commitment,
       options.confirmDeadlineMs,
@@ -141,14 +137,7 @@ export class RpcChainAdapter extends ChainPort {
     );
     this.scanner = new PaymentScanner(connection, this.fees);
     this.accounts = new RpcBatcher(
-      (addresses) =>
-        withTimeout(
-          connection.getMultipleAccountsInfo(
-            addresses.map((a) => new PublicKey(a)),
-            options.commitment,
-          ),
-          ACCOUNT_READ_TIMEOUT_MS,
-        ),
+      (addresses) => readAccounts(rpc, addresses, options.commitment),
       MAX_MULTIPLE_ACCOUNTS,
     );
     const context: SchemeContext = {
@@ -267,8 +256,12 @@ export class RpcChainAdapter extends ChainPort {
       destination: { address: destination.toBase58(), info: destinationInfo },
     });
     const instructions = [memo(`charge:v1:${input.planId}:${input.chargeId}`), ...pull];
+    // A plan's charges in a mint, between token accounts of the same sizes (the same
+    // extensions), consume the same units: one simulation a minute for them all.
+    const sizes = `${sourceInfo?.data.length ?? 0}:${destinationInfo?.data.length ?? 0}`;
+    const shape = `${input.planId}:${mint.address}:${sizes}`;
     const [units, price] = await Promise.all([
-      this.budget.unitLimit(this.signer.publicKey, instructions, latest.blockhash),
+      this.budget.unitLimit(this.signer.publicKey, instructions, latest.blockhash, shape),
       this.budget.price(destination.toBase58()),
     ]);
     return this.signer.sign([...this.budget.instructions(units, price), ...instructions], latest);
@@ -298,6 +291,11 @@ export class RpcChainAdapter extends ChainPort {
    */
   async classifyChargeFailure(input: ChargeInput, error: string): Promise<ChargeFailure> {
     if (/BlockhashNotFound|Blockhash not found/i.test(error)) return 'transient';
+    // Its limit, from what its shape consumed, was too small after all: simulate anew.
+    if (computeExhausted(error)) {
+      this.budget.forgetUnits();
+      return 'transient';
+    }
     const mint = await this.mints.mint(input.mint);
     const program = new PublicKey(mint.tokenProgram);
     const source = ataOf(mint, input.subscriber);

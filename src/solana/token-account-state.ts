@@ -1,6 +1,7 @@
 import { unpackAccount } from '@solana/spl-token';
 import { AccountInfo, PublicKey } from '@solana/web3.js';
 import type { AuthorizationState, ChargeFailure } from './chain.port';
+import { publicKeyOf } from './mint-resolver';
 
 /**
  * A token account as the charge path needs it: balance, whether the service key is its delegate
@@ -13,10 +14,11 @@ export function tokenAccountState(
   program: PublicKey,
   service: PublicKey,
 ): AuthorizationState {
-  const key = typeof address === 'string' ? new PublicKey(address) : address;
+  const key = typeof address === 'string' ? publicKeyOf(address) : address;
+  const tokenAccount = typeof address === 'string' ? address : address.toBase58();
   if (!info || !info.owner.equals(program)) {
     return {
-      tokenAccount: key.toBase58(),
+      tokenAccount,
       exists: false,
       frozen: false,
       balance: 0n,
@@ -27,7 +29,7 @@ export function tokenAccountState(
   const account = unpackAccount(key, info, program);
   const delegated = account.delegate?.equals(service) ?? false;
   return {
-    tokenAccount: key.toBase58(),
+    tokenAccount,
     exists: true,
     frozen: account.isFrozen,
     balance: account.amount,

@@ -51,7 +51,10 @@ export class TransactionSender {
   private readonly sends: RpcBatcher<SendFailure | null>;
 
   constructor(
-    private readonly connection: Connection,
+    private readonly connection: Pick<
+      Connection,
+      'getSignatureStatuses' | 'getEpochInfo' | 'getBlockHeight' | 'getTransaction'
+    >,
     private readonly rpc: Pick<RpcTransport, 'batch'>,
     private readonly commitment: Commitment,
     private readonly deadlineMs = CONFIRM_DEADLINE_MS,

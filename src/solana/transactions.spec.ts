@@ -10,7 +10,14 @@ import {
 } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { randomBytes } from 'node:crypto';
-import { compileLegacyMessage, memo, ServiceSigner, withReference } from './transactions';
+import {
+  compileLegacyMessage,
+  legacyMessageBytes,
+  memo,
+  ServiceSigner,
+  unsignedWire,
+  withReference,
+} from './transactions';
 
 const key = () => Keypair.generate().publicKey;
 const blockhash = key().toBase58();
@@ -73,7 +80,26 @@ describe('compileLegacyMessage', () => {
       expect(compileLegacyMessage(payer, instructions, blockhash).serialize()).toEqual(
         reference(payer, instructions),
       );
+      // Written directly: the same bytes, and the same unsigned transaction as web3.js writes.
+      const bytes = legacyMessageBytes(payer, instructions, blockhash);
+      expect(bytes).toEqual(reference(payer, instructions));
+      const message = Message.compile({
+        payerKey: payer,
+        instructions,
+        recentBlockhash: blockhash,
+      });
+      expect(unsignedWire(bytes)).toEqual(
+        Buffer.from(new VersionedTransaction(message).serialize()),
+      );
     }
+  });
+
+  it('writes lengths past 127 as compact-u16 (an instruction with 200 bytes of data)', () => {
+    const payer = key();
+    const instructions = [memo('x'.repeat(200)), memo('y'.repeat(128))];
+    expect(legacyMessageBytes(payer, instructions, blockhash)).toEqual(
+      reference(payer, instructions),
+    );
   });
 });
 

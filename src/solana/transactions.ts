@@ -1,10 +1,4 @@
-import {
-  Keypair,
-  Message,
-  PublicKey,
-  TransactionInstruction,
-  VersionedTransaction,
-} from '@solana/web3.js';
+import { Keypair, Message, PublicKey, TransactionInstruction } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { createPrivateKey, KeyObject, sign as cryptoSign } from 'node:crypto';
 import type { RecentBlockhash } from './blockhash-cache';
@@ -12,6 +6,9 @@ import type { SignedTx, UnsignedTx } from './chain.port';
 
 /** DER (PKCS #8) wrapping of a 32-byte Ed25519 seed, as node:crypto takes a private key. */
 const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
+
+/** A transaction's signature count when it is one (a compact-u16). */
+const ONE_SIGNATURE = Buffer.from([1]);
 
 /** SPL Memo v2: every account passed to it must sign. */
 export const MEMO_PROGRAM_ID = new PublicKey('MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr');
@@ -47,20 +44,29 @@ export function customErrorCode(error: string): number | null {
   return hex ? parseInt(hex[1], 16) : null;
 }
 
+/** A legacy message compiled: its header, its accounts in order, its instructions by index. */
+interface CompiledLegacy {
+  header: {
+    numRequiredSignatures: number;
+    numReadonlySignedAccounts: number;
+    numReadonlyUnsignedAccounts: number;
+  };
+  keys: PublicKey[];
+  instructions: { programIdIndex: number; accounts: number[]; data: Buffer }[];
+}
+
 /**
- * The legacy message `Message.compile` makes, byte for byte (a test holds them equal): the
- * accounts in its order (fee payer, then each instruction's program and accounts as first seen;
- * grouped writable signers, read-only signers, writable, read-only), each instruction's accounts
- * as indexes; serialized by web3.js's `Message`. `Message.compile` keys its accounts by base58
- * and decodes each address back to a public key, and `Transaction.serialize` sorts them with a
+ * The accounts in `Message.compile`'s order (fee payer, then each instruction's program and
+ * accounts as first seen; grouped writable signers, read-only signers, writable, read-only), each
+ * instruction's accounts as indexes. `Message.compile` keys its accounts by base58 and decodes
+ * each address back to a public key, and `Transaction.serialize` sorts them with a
  * `localeCompare` per comparison: ~0.1 and ~0.3 ms of CPU per invoice (profiled). A handful of
  * accounts is compared here with `equals`.
  */
-export function compileLegacyMessage(
+function compileLegacy(
   feePayer: PublicKey,
   instructions: TransactionInstruction[],
-  recentBlockhash: string,
-): Message {
+): CompiledLegacy {
   const metas: { pubkey: PublicKey; isSigner: boolean; isWritable: boolean }[] = [];
   const meta = (pubkey: PublicKey) => {
     let found = metas.find((m) => m.pubkey.equals(pubkey));
@@ -90,20 +96,108 @@ export function compileLegacyMessage(
     ...readonlyNonSigners,
   ];
   const index = (pubkey: PublicKey) => ordered.findIndex((m) => m.pubkey.equals(pubkey));
-  return new Message({
+  return {
     header: {
       numRequiredSignatures: ordered.filter((m) => m.isSigner).length,
       numReadonlySignedAccounts: readonlySigners.length,
       numReadonlyUnsignedAccounts: readonlyNonSigners.length,
     },
-    accountKeys: ordered.map((m) => m.pubkey),
-    recentBlockhash,
+    keys: ordered.map((m) => m.pubkey),
     instructions: instructions.map((ix) => ({
       programIdIndex: index(ix.programId),
       accounts: ix.keys.map((key) => index(key.pubkey)),
-      data: bs58.encode(ix.data),
+      data: ix.data,
     })),
+  };
+}
+
+/**
+ * The legacy message `Message.compile` makes, byte for byte (a test holds them equal), as
+ * web3.js's `Message` (see `compileLegacy`). Where only its bytes are needed,
+ * `legacyMessageBytes` writes them without it.
+ */
+export function compileLegacyMessage(
+  feePayer: PublicKey,
+  instructions: TransactionInstruction[],
+  recentBlockhash: string,
+): Message {
+  const { header, keys, instructions: compiled } = compileLegacy(feePayer, instructions);
+  return new Message({
+    header,
+    accountKeys: keys,
+    recentBlockhash,
+    instructions: compiled.map((ix) => ({ ...ix, data: bs58.encode(ix.data) })),
   });
+}
+
+/**
+ * `compileLegacyMessage(…).serialize()`, byte for byte (a test holds them equal), written
+ * directly: web3.js's `Message` holds each instruction's data in base58 and its `serialize`
+ * decodes it again, through buffer-layout (~0.1 ms of CPU per charge signed, profiled).
+ */
+export function legacyMessageBytes(
+  feePayer: PublicKey,
+  instructions: TransactionInstruction[],
+  recentBlockhash: string,
+): Buffer {
+  const { header, keys, instructions: compiled } = compileLegacy(feePayer, instructions);
+  const parts: Buffer[] = [
+    Buffer.from([
+      header.numRequiredSignatures,
+      header.numReadonlySignedAccounts,
+      header.numReadonlyUnsignedAccounts,
+    ]),
+    compactU16(keys.length),
+    ...keys.map((key) => key.toBuffer()),
+    blockhashBytes(recentBlockhash),
+    compactU16(compiled.length),
+  ];
+  for (const ix of compiled) {
+    parts.push(
+      Buffer.from([ix.programIdIndex]),
+      compactU16(ix.accounts.length),
+      Buffer.from(ix.accounts),
+      compactU16(ix.data.length),
+      ix.data,
+    );
+  }
+  return Buffer.concat(parts);
+}
+
+/**
+ * A transaction's wire form with its signature slots empty (zeroed), as
+ * `new VersionedTransaction(message).serialize()` writes a legacy message.
+ */
+export function unsignedWire(message: Buffer): Buffer {
+  const signatures = message[0];
+  return Buffer.concat([compactU16(signatures), Buffer.alloc(64 * signatures), message]);
+}
+
+/** A length as Solana's compact-u16 ("shortvec"): 7 bits a byte, the high bit for more. */
+function compactU16(value: number): Buffer {
+  const bytes: number[] = [];
+  let rest = value;
+  for (;;) {
+    const byte = rest & 0x7f;
+    rest >>= 7;
+    if (rest === 0) {
+      bytes.push(byte);
+      return Buffer.from(bytes);
+    }
+    bytes.push(byte | 0x80);
+  }
+}
+
+/** The last blockhash decoded: every transaction signed at a moment shares it. */
+let lastBlockhash: { text: string; bytes: Buffer } | undefined;
+
+function blockhashBytes(blockhash: string): Buffer {
+  if (lastBlockhash?.text !== blockhash) {
+    const bytes = Buffer.from(bs58.decode(blockhash));
+    if (bytes.length !== 32) throw new RangeError('A blockhash is 32 bytes');
+    lastBlockhash = { text: blockhash, bytes };
+  }
+  return lastBlockhash.bytes;
 }
 
 /**
@@ -117,9 +211,9 @@ export class UnsignedTxBuilder {
   async build(feePayer: PublicKey, instructions: TransactionInstruction[]): Promise<UnsignedTx> {
     const { blockhash, lastValidBlockHeight, slot } = await this.blockhashes.get();
     // A legacy message, written with zeroed signatures.
-    const message = compileLegacyMessage(feePayer, instructions, blockhash);
+    const message = legacyMessageBytes(feePayer, instructions, blockhash);
     return {
-      transaction: Buffer.from(new VersionedTransaction(message).serialize()).toString('base64'),
+      transaction: unsignedWire(message).toString('base64'),
       blockhash,
       lastValidBlockHeight,
       slot,
@@ -151,14 +245,15 @@ export class ServiceSigner {
     instructions: TransactionInstruction[],
     latest: { blockhash: string; lastValidBlockHeight: number },
   ): SignedTx {
-    // Compiled once (`compileLegacyMessage`: web3.js's bytes, without its per-call sorting).
-    const message = compileLegacyMessage(this.publicKey, instructions, latest.blockhash);
-    const signature = cryptoSign(null, message.serialize(), this.#key);
+    // Compiled and written once (`legacyMessageBytes`: web3.js's bytes, without its per-call
+    // sorting and its base58 round trips): the wire form is the signature count (one, as a
+    // compact-u16), the signature and the very bytes signed, as `VersionedTransaction` writes it.
+    const message = legacyMessageBytes(this.publicKey, instructions, latest.blockhash);
+    if (message[0] !== 1) throw new Error('The service key signs only what it alone must sign');
+    const signature = cryptoSign(null, message, this.#key);
     return {
       signature: bs58.encode(signature),
-      transaction: Buffer.from(new VersionedTransaction(message, [signature]).serialize()).toString(
-        'base64',
-      ),
+      transaction: Buffer.concat([ONE_SIGNATURE, signature, message]).toString('base64'),
       lastValidBlockHeight: latest.lastValidBlockHeight,
     };
   }

@@ -23,8 +23,8 @@ import type {
   ILockPlanForSubscribeQuery,
   IMarkRevokedQuery,
   IReauthorizeQuery,
-  IRecordChargeQuery,
-  IRecordChargeResult,
+  IRecordChargesQuery,
+  IRecordChargesResult,
   ITransitionQuery,
 } from './subscriptions.repository.types';
 
@@ -43,7 +43,7 @@ export type { SubscriptionListRow } from './subscription-list.repository';
 
 /** The row a charge made, and what it was before. */
 export type ChargedSubscriptionRow = Omit<
-  IRecordChargeResult,
+  IRecordChargesResult,
   'status' | 'p_mint' | 'status_before'
 > & {
   status: SubscriptionStatus;
@@ -79,7 +79,7 @@ export interface TransitionChange {
   at: Date;
 }
 
-/** A charge that succeeded (see `SubscriptionsService.recordCharge`). */
+/** A charge that succeeded (see `SubscriptionsService.recordCharges`). */
 export interface ChargeChange {
   chargedAt: Date;
   /** Base units. */
@@ -174,24 +174,34 @@ const transition = sql<ITransitionQuery>`
   RETURNING before.status AS "previous!"`;
 
 /**
- * Counts a successful charge and moves the period on, under the row's lock, and returns the row
- * it made (`SubscriptionRow`'s columns, read from the UPDATE's `RETURNING s.*`: a change and its
- * row in one round trip), whether it was the first charge, and the status before.
+ * Counts successful charges and moves their periods on, under their rows' locks (taken in id
+ * order, as any other multi-row writer of them must), each subscription its merchant's, and
+ * returns the rows they made (`SubscriptionRow`'s columns, read from the UPDATE's `RETURNING
+ * s.*`: the changes and their rows in one round trip), whether each was the first charge, and
+ * the status before. Several at once (a group of charges settled together): one statement. The
+ * rows are found by their ids as an array (`= ANY(ARRAY(…))`, an index scan): joined to the
+ * function's rows alone, the planner, which takes a function for 100 rows, read the whole table.
  */
-const recordCharge = sql<IRecordChargeQuery>`
-  WITH before AS (
+const recordCharges = sql<IRecordChargesQuery>`
+  WITH charge AS (
+    SELECT * FROM jsonb_to_recordset($charges!::jsonb)
+        AS c(id uuid, merchant_id uuid, charged_at timestamptz, amount bigint, period int)
+  ), before AS (
     SELECT s.id, s.status, s.last_charge_at IS NULL AS first, s.current_period_end,
-           make_interval(secs => p.interval_seconds) AS period
-      FROM subscriptions s JOIN plans p ON p.id = s.plan_id
-     WHERE s.id = $id! AND s.merchant_id = $merchantId! FOR UPDATE OF s
+           make_interval(secs => p.interval_seconds) AS period, c.charged_at, c.amount,
+           c.period AS charged_period
+      FROM subscriptions s JOIN charge c ON c.id = s.id AND c.merchant_id = s.merchant_id
+      JOIN plans p ON p.id = s.plan_id
+     WHERE s.id = ANY(ARRAY(SELECT id FROM charge))
+     ORDER BY s.id FOR UPDATE OF s
   ), updated AS (
-    UPDATE subscriptions s SET last_charge_at = $chargedAt!::timestamptz,
-      charged_amount = s.charged_amount + $amount!::bigint,
-      periods_charged = GREATEST(s.periods_charged, $period!::int),
+    UPDATE subscriptions s SET last_charge_at = before.charged_at,
+      charged_amount = s.charged_amount + before.amount,
+      periods_charged = GREATEST(s.periods_charged, before.charged_period),
       current_period_end = CASE
-        WHEN NOT before.first AND before.current_period_end + before.period > $chargedAt!::timestamptz
+        WHEN NOT before.first AND before.current_period_end + before.period > before.charged_at
           THEN before.current_period_end + before.period
-        ELSE $chargedAt!::timestamptz + before.period END,
+        ELSE before.charged_at + before.period END,
       failure_reason = CASE WHEN before.status = 'Active' THEN NULL ELSE s.failure_reason END,
       updated_at = $at!
      FROM before
@@ -338,19 +348,32 @@ export class SubscriptionsRepository {
   }
 
   /**
-   * Counts a successful charge and moves the period on (see `SubscriptionsService.recordCharge`),
-   * under the row's lock: the change and the row it made (with its plan and customer) in one
-   * round trip. Undefined when absent or another merchant's.
+   * Counts successful charges (see `SubscriptionsService.recordCharges`), each subscription its
+   * merchant's, in one statement: the rows they made, in the order of `charges`; undefined for
+   * one absent or another merchant's.
    */
-  async recordCharge(
+  async recordCharges(
     tx: SqlTx,
-    merchantId: string,
-    id: string,
-    charge: ChargeChange,
-  ): Promise<ChargedSubscriptionRow | undefined> {
-    const amount = charge.amount.toString();
-    const [updated] = await recordCharge.run({ ...charge, amount, id, merchantId }, tx);
-    return updated as ChargedSubscriptionRow | undefined;
+    charges: readonly ({ merchantId: string; id: string } & Omit<ChargeChange, 'at'>)[],
+    at: Date,
+  ): Promise<(ChargedSubscriptionRow | undefined)[]> {
+    const rows = await recordCharges.run(
+      {
+        charges: JSON.stringify(
+          charges.map((c) => ({
+            id: c.id,
+            merchant_id: c.merchantId,
+            charged_at: c.chargedAt.toISOString(),
+            amount: c.amount.toString(),
+            period: c.period,
+          })),
+        ),
+        at,
+      },
+      tx,
+    );
+    const byId = new Map(rows.map((row) => [row.id, row as ChargedSubscriptionRow]));
+    return charges.map((c) => byId.get(c.id));
   }
 
   /** See `reauthorize`. @returns whether it changed. */

@@ -1,4 +1,6 @@
 /** Types generated for queries found in "src/subscriptions/subscriptions.repository.ts" */
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
 export type NumberOrString = number | string;
 
 export type stringArray = (string)[];
@@ -137,18 +139,14 @@ export interface ITransitionQuery {
   result: ITransitionResult;
 }
 
-/** 'RecordCharge' parameters type */
-export interface IRecordChargeParams {
-  amount: NumberOrString;
+/** 'RecordCharges' parameters type */
+export interface IRecordChargesParams {
   at: Date | string;
-  chargedAt: Date | string;
-  id: string;
-  merchantId: string;
-  period: number;
+  charges: Json;
 }
 
-/** 'RecordCharge' return type */
-export interface IRecordChargeResult {
+/** 'RecordCharges' return type */
+export interface IRecordChargesResult {
   c_label: string | null;
   c_wallet_address: string;
   cancelled_at: string | null;
@@ -173,10 +171,10 @@ export interface IRecordChargeResult {
   updated_at: string;
 }
 
-/** 'RecordCharge' query type */
-export interface IRecordChargeQuery {
-  params: IRecordChargeParams;
-  result: IRecordChargeResult;
+/** 'RecordCharges' query type */
+export interface IRecordChargesQuery {
+  params: IRecordChargesParams;
+  result: IRecordChargesResult;
 }
 
 /** 'Reauthorize' parameters type */

@@ -6,7 +6,7 @@ import { resolvePage } from '../common/pagination';
 import { CustomersService } from '../customers/customers.service';
 import { Db } from '../database/db';
 import type { SqlTx } from '../database/pg-transaction';
-import { EventsService } from '../events/events.service';
+import { EventsService, NewEvent } from '../events/events.service';
 import { ListSubscriptionsQueryDto } from './dto/subscription.dto';
 import { SubscriptionResponse } from './dto/subscription.response';
 import type { SignatureUse } from './entities/subscription-signature.entity';
@@ -199,22 +199,47 @@ export class SubscriptionsService {
    * @throws NotFoundError.
    */
   async recordCharge(
-    em: SqlTx,
+    tx: SqlTx,
     merchantId: string,
     id: string,
     charge: { chargedAt: Date; amount: bigint; period: number },
   ): Promise<SubscriptionResponse> {
-    // The change and the row it made in one round trip (the row with its plan and customer).
-    const updated = await this.repository.recordCharge(em, merchantId, id, {
-      ...charge,
-      at: this.clock.now(),
-    });
-    if (!updated) throw new NotFoundError('Subscription');
-    const subscription = toSubscriptionResponse(updated);
-    if (updated.charge_first && updated.status_before === 'Active') {
-      await this.events.record(em, merchantId, 'subscription.activated', subscription);
-    }
+    const [subscription] = await this.recordCharges(tx, [{ merchantId, id, ...charge }]);
     return subscription;
+  }
+
+  /**
+   * `recordCharge` of several subscriptions at once (a group of charges settled together, each
+   * of its own merchant's): one statement for all their rows, and the `subscription.activated`
+   * events of first charges recorded per merchant. @returns the subscriptions, in the charges'
+   * order. @throws NotFoundError when one is absent or another merchant's.
+   */
+  async recordCharges(
+    tx: SqlTx,
+    charges: readonly {
+      merchantId: string;
+      id: string;
+      chargedAt: Date;
+      amount: bigint;
+      period: number;
+    }[],
+  ): Promise<SubscriptionResponse[]> {
+    const rows = await this.repository.recordCharges(tx, charges, this.clock.now());
+    const activated = new Map<string, NewEvent[]>();
+    const subscriptions = rows.map((row, i) => {
+      if (!row) throw new NotFoundError('Subscription');
+      const subscription = toSubscriptionResponse(row);
+      if (row.charge_first && row.status_before === 'Active') {
+        const events = activated.get(charges[i].merchantId) ?? [];
+        events.push({ type: 'subscription.activated', object: subscription });
+        activated.set(charges[i].merchantId, events);
+      }
+      return subscription;
+    });
+    for (const [merchantId, events] of activated) {
+      await this.events.recordAll(tx, merchantId, events);
+    }
+    return subscriptions;
   }
 
   /**

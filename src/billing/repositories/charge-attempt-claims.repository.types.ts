@@ -61,6 +61,10 @@ export interface IClaimDueOneAtATimeResult {
   mint: string;
   period: number;
   price: string;
+  r_fingerprint: string;
+  r_in_flight: number;
+  r_reserved: string;
+  r_siblings: number;
   s_authorized_amount: string;
   s_charged_amount: string;
   s_created_at: string;

@@ -5,6 +5,7 @@ import type {
   IDeferClearingQuery,
   IDeferQuery,
   IHandBackQuery,
+  IRecordTriesQuery,
   IRenewLeaseQuery,
   IStandingQuery,
 } from './charge-attempt-leases.repository.types';
@@ -82,3 +83,58 @@ export const standing = sql<IStandingQuery>`
          a.lease_owner IS NOT DISTINCT FROM $owner! AS "held!"
     FROM subscriptions s JOIN charge_attempts a ON a.subscription_id = s.id
    WHERE s.id = $subscriptionId! AND a.id = $id!`;
+
+/**
+ * Records signed tries (several at once: the tries signed at the same moment), each a
+ * compare-and-set on an attempt with no signature that its `owner` still holds, while its
+ * subscription is still Active (the subscriptions' rows locked `FOR SHARE`, in id order).
+ *
+ * A try with a `fingerprint` (token-delegate, a wallet with other live subscriptions in the
+ * mint) is recorded only while the wallet's subscriptions in the mint are as its charge saw them:
+ * no charge of theirs in flight, and none settled, started or stopped. The subquery is
+ * `walletReservation`'s statement (wallet-reservations.repository.ts) word for word, its
+ * parameters the try's (wallet-reservation-statements.spec.ts holds them so). Two tries of one
+ * wallet in one statement are each checked against what was committed before it, as two
+ * statements running at once would be: both were judged on readings with neither in flight, and
+ * each one's account read came before either was recorded, so before either could be sent.
+ * Rows are found by their ids as arrays (`= ANY(ARRAY(…))`, index scans): joined to the
+ * function's rows alone, the planner, which takes a function for 100 rows, read whole tables.
+ */
+export const recordTries = sql<IRecordTriesQuery>`
+  WITH t AS (
+    SELECT * FROM jsonb_to_recordset($tries!::jsonb) AS t(id uuid, subscription_id uuid,
+           signature text, transaction text, last_valid_block_height bigint, amount bigint,
+           lease_seconds int, owner text, now timestamptz, wallet text, mint text,
+           self_created_at timestamptz, fingerprint text)
+  ), s AS (
+    SELECT s.id FROM subscriptions s
+     WHERE s.id = ANY(ARRAY(SELECT t.subscription_id FROM t)) AND s.status = 'Active'
+       AND s.revoked_at IS NULL
+     ORDER BY s.id FOR SHARE
+  )
+  UPDATE charge_attempts a SET state = 'sent', signature = t.signature,
+         transaction = t.transaction, last_valid_block_height = t.last_valid_block_height,
+         amount = t.amount, lease_until = now() + make_interval(secs => t.lease_seconds),
+         lease_owner = t.owner, updated_at = t.now
+    FROM t JOIN s ON s.id = t.subscription_id
+   WHERE a.id = ANY(ARRAY(SELECT t.id FROM t)) AND a.id = t.id AND a.state = 'pending'
+     AND a.signature IS NULL AND a.lease_owner = t.owner
+     AND (t.fingerprint IS NULL OR (SELECT w."fingerprint!" FROM (
+  SELECT COALESCE(SUM(GREATEST(s.authorized_amount - s.charged_amount - COALESCE(inflight.amount, 0), 0))
+           FILTER (WHERE l.live AND (s.created_at, s.id) < (t.self_created_at, t.subscription_id)), 0)::text AS "reserved!",
+         count(inflight.id) FILTER (WHERE s.id <> t.subscription_id)::int AS "in_flight!",
+         count(*) FILTER (WHERE l.live AND s.id <> t.subscription_id)::int AS "siblings!",
+         concat_ws(':', count(*) FILTER (WHERE l.live AND s.id <> t.subscription_id),
+           COALESCE(SUM(s.charged_amount) FILTER (WHERE s.id <> t.subscription_id), 0),
+           COALESCE(SUM(s.authorized_amount) FILTER (WHERE l.live AND s.id <> t.subscription_id), 0),
+           count(inflight.id) FILTER (WHERE s.id <> t.subscription_id)) AS "fingerprint!"
+    FROM customers c
+    JOIN subscriptions s ON s.customer_id = c.id
+    JOIN plans p ON p.id = s.plan_id
+    LEFT JOIN charge_attempts inflight
+      ON inflight.subscription_id = s.id AND inflight.period = s.periods_charged + 1
+     AND (inflight.state = 'sent' OR (inflight.state = 'pending' AND inflight.signature IS NOT NULL))
+   CROSS JOIN LATERAL (SELECT s.status IN ('Active', 'PastDue') AND s.revoked_at IS NULL AS live) l
+   WHERE c.wallet_address = t.wallet AND p.mint = t.mint AND (l.live OR inflight.id IS NOT NULL)
+     ) w) = t.fingerprint)
+   RETURNING a.id`;

@@ -1,4 +1,6 @@
 /** Types generated for queries found in "src/billing/repositories/charge-attempt-leases.repository.ts" */
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
 export type NumberOrString = number | string;
 
 export type stringArray = (string)[];
@@ -138,5 +140,21 @@ export interface IStandingResult {
 export interface IStandingQuery {
   params: IStandingParams;
   result: IStandingResult;
+}
+
+/** 'RecordTries' parameters type */
+export interface IRecordTriesParams {
+  tries: Json;
+}
+
+/** 'RecordTries' return type */
+export interface IRecordTriesResult {
+  id: string;
+}
+
+/** 'RecordTries' query type */
+export interface IRecordTriesQuery {
+  params: IRecordTriesParams;
+  result: IRecordTriesResult;
 }
 

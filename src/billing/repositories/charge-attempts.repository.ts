@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { sql } from '@pgtyped/runtime';
 import { Db } from '../../database/db';
+import type { BatchStatement } from '../../database/group-commit';
 import type { SqlTx } from '../../database/pg-transaction';
 import {
   type AttemptRow,
@@ -12,6 +13,7 @@ import {
 } from './charge-attempt-claims.repository';
 import {
   addNetworkFee,
+  recordTries,
   clearExpiredTry,
   defer,
   deferClearing,
@@ -27,11 +29,9 @@ import type {
   IMarkFailedLandedQuery,
   IMarkFailedQuery,
   IMarkSucceededFromFailedQuery,
-  IMarkSucceededQuery,
+  IMarkSucceededManyQuery,
   INetworkFeesQuery,
   INetworkFeesResult,
-  IRecordTryQuery,
-  IRecordTryUnchangedQuery,
 } from './charge-attempts.repository.types';
 import type { WalletSeen } from './wallet-reservations.repository';
 
@@ -95,72 +95,23 @@ const networkFees = sql<INetworkFeesQuery>`
    ORDER BY sum(a.network_fee) DESC, a.merchant_id`;
 
 /**
- * Records a signed try: compare-and-set on an attempt with no signature that `owner` still
- * holds, while the subscription is still Active (its row locked `FOR SHARE`).
+ * Settles tries that landed (several at once: the successes settled together), each a
+ * compare-and-set on its signature, from an open state its `owner` holds; found by their ids as
+ * an array (an index scan, whatever the planner takes the function's rows for).
  */
-const recordTry = sql<IRecordTryQuery>`
-  WITH s AS (
-    SELECT id FROM subscriptions
-     WHERE id = $subscriptionId! AND status = 'Active' AND revoked_at IS NULL FOR SHARE
+const markSucceededMany = sql<IMarkSucceededManyQuery>`
+  WITH t AS (
+    SELECT * FROM jsonb_to_recordset($tries!::jsonb) AS t(id uuid, signature text, network_fee bigint)
   )
-  UPDATE charge_attempts a SET state = 'sent', signature = $signature!, transaction = $transaction!,
-         last_valid_block_height = $lastValidBlockHeight!, amount = $amount!::bigint,
-         lease_until = now() + make_interval(secs => $leaseSeconds!), lease_owner = $owner!,
-         updated_at = $now!
-    FROM s
-   WHERE a.id = $id! AND a.state = 'pending' AND a.signature IS NULL AND a.lease_owner = $owner!
-   RETURNING a.id`;
+  UPDATE charge_attempts a SET state = 'succeeded', lease_until = NULL, last_error = NULL,
+         failure_reason = NULL, network_fee = a.network_fee + t.network_fee, updated_at = $now!
+    FROM t
+   WHERE a.id = ANY(ARRAY(SELECT t.id FROM t)) AND a.id = t.id AND a.state IN ('pending', 'sent')
+     AND a.signature = t.signature AND a.lease_owner = $owner! RETURNING a.id`;
 
 /**
- * `recordTry`, and only while the wallet's subscriptions in the mint are as the charge saw them
- * (`fingerprint`): no charge of theirs in flight, and none settled, started or stopped. The
- * subquery is `walletReservation`'s statement (wallet-reservations.repository.ts) word for word
- * (wallet-reservation-statements.spec.ts holds them so).
- */
-const recordTryUnchanged = sql<IRecordTryUnchangedQuery>`
-  WITH s AS (
-    SELECT id FROM subscriptions
-     WHERE id = $subscriptionId! AND status = 'Active' AND revoked_at IS NULL FOR SHARE
-  )
-  UPDATE charge_attempts a SET state = 'sent', signature = $signature!, transaction = $transaction!,
-         last_valid_block_height = $lastValidBlockHeight!, amount = $amount!::bigint,
-         lease_until = now() + make_interval(secs => $leaseSeconds!), lease_owner = $owner!,
-         updated_at = $now!
-    FROM s
-   WHERE a.id = $id! AND a.state = 'pending' AND a.signature IS NULL AND a.lease_owner = $owner!
-     AND (SELECT w."fingerprint!" FROM (
-  SELECT COALESCE(SUM(GREATEST(s.authorized_amount - s.charged_amount - COALESCE(inflight.amount, 0), 0))
-           FILTER (WHERE l.live AND (s.created_at, s.id) < ($selfCreatedAt!, $selfId!)), 0)::text AS "reserved!",
-         count(inflight.id) FILTER (WHERE s.id <> $selfId!)::int AS "in_flight!",
-         count(*) FILTER (WHERE l.live AND s.id <> $selfId!)::int AS "siblings!",
-         concat_ws(':', count(*) FILTER (WHERE l.live AND s.id <> $selfId!),
-           COALESCE(SUM(s.charged_amount) FILTER (WHERE s.id <> $selfId!), 0),
-           COALESCE(SUM(s.authorized_amount) FILTER (WHERE l.live AND s.id <> $selfId!), 0),
-           count(inflight.id) FILTER (WHERE s.id <> $selfId!)) AS "fingerprint!"
-    FROM customers c
-    JOIN subscriptions s ON s.customer_id = c.id
-    JOIN plans p ON p.id = s.plan_id
-    LEFT JOIN charge_attempts inflight
-      ON inflight.subscription_id = s.id AND inflight.period = s.periods_charged + 1
-     AND (inflight.state = 'sent' OR (inflight.state = 'pending' AND inflight.signature IS NOT NULL))
-   CROSS JOIN LATERAL (SELECT s.status IN ('Active', 'PastDue') AND s.revoked_at IS NULL AS live) l
-   WHERE c.wallet_address = $wallet! AND p.mint = $mint! AND (l.live OR inflight.id IS NOT NULL)
-     ) w) = $fingerprint!
-   RETURNING a.id`;
-
-/**
- * Settles the try that landed, compare-and-set on its signature, from an open state its
- * `owner` holds.
- */
-const markSucceeded = sql<IMarkSucceededQuery>`
-  UPDATE charge_attempts SET state = 'succeeded', lease_until = NULL, last_error = NULL,
-         failure_reason = NULL, network_fee = network_fee + $networkFee!::bigint, updated_at = $now!
-   WHERE id = $id! AND state IN ('pending', 'sent')
-     AND signature = $signature! AND lease_owner = $owner! RETURNING id`;
-
-/**
- * `markSucceeded` from `failed`: a try given up whose bytes landed after all (a failed attempt
- * is held by no one: no lease fence).
+ * `markSucceededMany` of one attempt from `failed`: a try given up whose bytes landed after all
+ * (a failed attempt is held by no one: no lease fence).
  */
 const markSucceededFromFailed = sql<IMarkSucceededFromFailedQuery>`
   UPDATE charge_attempts SET state = 'succeeded', lease_until = NULL, last_error = NULL,
@@ -227,14 +178,19 @@ export function networkFeesByMerchant(ex: SqlTx): Promise<NetworkFeeRow[]> {
  */
 @Injectable()
 export class ChargeAttemptsRepository {
-  constructor(private readonly db: Db) {}
+  /** The tries being recorded at the moment, one statement for all (`recordTry`). */
+  private readonly tries: BatchStatement<RecordedTry, boolean>;
+
+  constructor(private readonly db: Db) {
+    this.tries = db.batchStatement((ex, tries) => this.writeTries(ex, tries));
+  }
 
   /**
    * Claims due Active subscriptions and writes (or re-arms) their period's attempt, leased to
    * `owner`, in one statement (see `ChargeClaims.claimDue` for the rules). Reads subscriptions,
    * plans and customers (`FOR UPDATE OF s SKIP LOCKED`) in the same statement.
    */
-  claimDue(claim: DueClaim): Promise<AttemptRow[]> {
+  async claimDue(claim: DueClaim): Promise<AttemptRow[]> {
     const { now, limit, subscriptionId, oneAtATime, busy, leaseSeconds, owner } = claim;
     // Mint and state are the service's (text columns: typed `string`).
     if (subscriptionId) {
@@ -244,7 +200,16 @@ export class ChargeAttemptsRepository {
     if (oneAtATime) {
       // Siblings of one wallet among the candidates are left for later: look further ahead.
       const params = { now, busy, candidateLimit: limit * 4, limit, leaseSeconds, owner };
-      return claimDueOneAtATime.run(params, this.db) as Promise<AttemptRow[]>;
+      const rows = await claimDueOneAtATime.run(params, this.db);
+      return rows.map(({ r_reserved, r_in_flight, r_siblings, r_fingerprint, ...row }) => ({
+        ...(row as AttemptRow),
+        seen: {
+          reserved: BigInt(r_reserved),
+          inFlight: r_in_flight,
+          siblings: r_siblings,
+          fingerprint: r_fingerprint,
+        },
+      }));
     }
     return claimDueAll.run({ now, limit, leaseSeconds, owner }, this.db) as Promise<AttemptRow[]>;
   }
@@ -281,26 +246,35 @@ export class ChargeAttemptsRepository {
    * that `owner` still holds, while the subscription is still Active (under its row lock, `FOR
    * SHARE` on `subscriptions` in the same statement, so a pause or cancel that commits first
    * stops the charge), and, under the token-delegate scheme, while the wallet's other charges
-   * are as the charge saw them.
+   * are as the charge saw them. The tries recorded at the same moment go in one statement
+   * (`recordTries`: one round trip and one commit for all), each on its own conditions.
    * @returns whether it recorded it.
    */
-  async recordTry(t: RecordedTry): Promise<boolean> {
-    // The try's fields are the statements' parameters, by name.
-    const { unchanged: u, ...params } = t;
-    const recorded = u
-      ? await recordTryUnchanged.run(
-          {
-            ...params,
-            selfCreatedAt: u.self.createdAt,
-            selfId: u.self.id,
-            wallet: u.wallet,
-            mint: u.mint,
-            fingerprint: u.seen.fingerprint,
-          },
-          this.db,
-        )
-      : await recordTry.run(params, this.db);
-    return recorded.length > 0;
+  recordTry(t: RecordedTry): Promise<boolean> {
+    return this.tries.run(t);
+  }
+
+  /** `recordTry` of each of `tries`, in one statement: whether each was recorded. */
+  private async writeTries(ex: SqlTx, tries: RecordedTry[]): Promise<boolean[]> {
+    const rows = tries.map((t) => ({
+      id: t.id,
+      subscription_id: t.subscriptionId,
+      signature: t.signature,
+      transaction: t.transaction,
+      last_valid_block_height: t.lastValidBlockHeight,
+      amount: t.amount,
+      lease_seconds: t.leaseSeconds,
+      owner: t.owner,
+      now: t.now.toISOString(),
+      wallet: t.unchanged?.wallet ?? null,
+      mint: t.unchanged?.mint ?? null,
+      // As the pool returned it (PostgreSQL's text of the timestamp), or a Date.
+      self_created_at: t.unchanged ? timestampText(t.unchanged.self.createdAt) : null,
+      fingerprint: t.unchanged?.seen.fingerprint ?? null,
+    }));
+    const recorded = await recordTries.run({ tries: JSON.stringify(rows) }, ex);
+    const ids = new Set(recorded.map((row) => row.id));
+    return tries.map((t) => ids.has(t.id));
   }
 
   /**
@@ -318,23 +292,37 @@ export class ChargeAttemptsRepository {
   }
 
   /**
-   * The money moved: only the try that landed settles it (compare-and-set on its signature,
-   * from an open state `owner` holds, or from `failed` for a try given up whose bytes landed
-   * after all: a failed attempt is held by no one).
-   * @returns whether it won (false: another instance settled it, or holds it now).
+   * A try given up as failed whose bytes landed after all: the money moved. Compare-and-set on
+   * its signature, from `failed` (a failed attempt is held by no one: no lease fence).
+   * @returns whether it won (false: another instance settled it).
    */
-  async markSucceeded(
+  async markSucceededFromFailed(
     tx: SqlTx,
-    s: { id: string; signature: string; networkFee: bigint; now: Date } & (
-      { from: 'open'; owner: string } | { from: 'failed' }
-    ),
+    s: { id: string; signature: string; networkFee: bigint; now: Date },
   ): Promise<boolean> {
-    const params = { id: s.id, signature: s.signature, networkFee: s.networkFee.toString() };
-    const won =
-      s.from === 'open'
-        ? await markSucceeded.run({ ...params, owner: s.owner, now: s.now }, tx)
-        : await markSucceededFromFailed.run({ ...params, now: s.now }, tx);
-    return won.length > 0;
+    const params = { ...s, networkFee: s.networkFee.toString() };
+    return (await markSucceededFromFailed.run(params, tx)).length > 0;
+  }
+
+  /**
+   * The money moved: only the try that landed settles its attempt (compare-and-set on its
+   * signature, from an open state `owner` holds), for several attempts in one statement (the
+   * successes settled together). @returns the ids of those it won (one it did not: another
+   * instance settled it, or holds it now).
+   */
+  async markSucceededMany(
+    tx: SqlTx,
+    tries: readonly { id: string; signature: string; networkFee: bigint }[],
+    owner: string,
+    now: Date,
+  ): Promise<Set<string>> {
+    const rows = tries.map((t) => ({
+      id: t.id,
+      signature: t.signature,
+      network_fee: t.networkFee.toString(),
+    }));
+    const won = await markSucceededMany.run({ tries: JSON.stringify(rows), owner, now }, tx);
+    return new Set(won.map((row) => row.id));
   }
 
   /**
@@ -446,4 +434,9 @@ export class ChargeAttemptsRepository {
     const rows = await chargeSignatures.run({ signatures }, this.db);
     return new Set(rows.map((r) => r.signature));
   }
+}
+
+/** A timestamp for a JSON parameter: PostgreSQL's own text of it as it is, or a Date's ISO text. */
+function timestampText(at: Date | string): string {
+  return typeof at === 'string' ? at : at.toISOString();
 }

@@ -1,4 +1,6 @@
 /** Types generated for queries found in "src/billing/repositories/charge-attempts.repository.ts" */
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
 export type NumberOrString = number | string;
 
 export type stringArray = (string)[];
@@ -20,77 +22,22 @@ export interface INetworkFeesQuery {
   result: INetworkFeesResult;
 }
 
-/** 'RecordTry' parameters type */
-export interface IRecordTryParams {
-  amount: NumberOrString;
-  id: string;
-  lastValidBlockHeight: NumberOrString;
-  leaseSeconds: number;
+/** 'MarkSucceededMany' parameters type */
+export interface IMarkSucceededManyParams {
   now: Date | string;
   owner: string;
-  signature: string;
-  subscriptionId: string;
-  transaction: string;
+  tries: Json;
 }
 
-/** 'RecordTry' return type */
-export interface IRecordTryResult {
+/** 'MarkSucceededMany' return type */
+export interface IMarkSucceededManyResult {
   id: string;
 }
 
-/** 'RecordTry' query type */
-export interface IRecordTryQuery {
-  params: IRecordTryParams;
-  result: IRecordTryResult;
-}
-
-/** 'RecordTryUnchanged' parameters type */
-export interface IRecordTryUnchangedParams {
-  amount: NumberOrString;
-  fingerprint: string;
-  id: string;
-  lastValidBlockHeight: NumberOrString;
-  leaseSeconds: number;
-  mint: string;
-  now: Date | string;
-  owner: string;
-  selfCreatedAt: Date | string;
-  selfId: string;
-  signature: string;
-  subscriptionId: string;
-  transaction: string;
-  wallet: string;
-}
-
-/** 'RecordTryUnchanged' return type */
-export interface IRecordTryUnchangedResult {
-  id: string;
-}
-
-/** 'RecordTryUnchanged' query type */
-export interface IRecordTryUnchangedQuery {
-  params: IRecordTryUnchangedParams;
-  result: IRecordTryUnchangedResult;
-}
-
-/** 'MarkSucceeded' parameters type */
-export interface IMarkSucceededParams {
-  id: string;
-  networkFee: NumberOrString;
-  now: Date | string;
-  owner: string;
-  signature: string;
-}
-
-/** 'MarkSucceeded' return type */
-export interface IMarkSucceededResult {
-  id: string;
-}
-
-/** 'MarkSucceeded' query type */
-export interface IMarkSucceededQuery {
-  params: IMarkSucceededParams;
-  result: IMarkSucceededResult;
+/** 'MarkSucceededMany' query type */
+export interface IMarkSucceededManyQuery {
+  params: IMarkSucceededManyParams;
+  result: IMarkSucceededManyResult;
 }
 
 /** 'MarkSucceededFromFailed' parameters type */

@@ -11,16 +11,40 @@ function statement(file: string, name: string): string {
 
 /**
  * A token-delegate charge is judged on its wallet's reservation (`walletReservation`) and
- * recorded only while that reservation's fingerprint is unchanged (`recordTryUnchanged`). pgtyped
+ * recorded only while that reservation's fingerprint is unchanged (`recordTries`). pgtyped
  * takes each statement as one static text, so the recording statement holds the reservation's
  * text as a subquery: were the two to drift apart, the fingerprints would never match (every
  * charge deferred) or, worse, match what they should not.
  */
 describe('the reservation a charge is judged on and the one it is recorded under', () => {
-  it('are the same statement, word for word', () => {
+  it("are the same statement, word for word, its parameters the try's", () => {
     const reservation = statement('wallet-reservations.repository.ts', 'walletReservation');
-    const recording = statement('charge-attempts.repository.ts', 'recordTryUnchanged');
+    const recording = statement('charge-attempt-leases.repository.ts', 'recordTries');
     expect(reservation.startsWith('SELECT ')).toBe(true);
-    expect(recording).toContain(`(SELECT w."fingerprint!" FROM ( ${reservation} ) w) =`);
+    const perTry = reservation
+      .replaceAll('$wallet!', 't.wallet')
+      .replaceAll('$mint!', 't.mint')
+      .replaceAll('$selfCreatedAt!', 't.self_created_at')
+      .replaceAll('$selfId!', 't.subscription_id');
+    expect(perTry).not.toContain('$');
+    expect(recording).toContain(
+      `AND (t.fingerprint IS NULL OR (SELECT w."fingerprint!" FROM ( ${perTry} ) w) = t.fingerprint)`,
+    );
+  });
+
+  it("and the one a claim reads with each attempt, its parameters the attempt's", () => {
+    const reservation = statement('wallet-reservations.repository.ts', 'walletReservation');
+    const claim = statement('charge-attempt-claims.repository.ts', 'claimDueOneAtATime');
+    const perAttempt = reservation
+      .replaceAll('$wallet!', 'r.wallet')
+      .replaceAll('$mint!', 'r.mint')
+      .replaceAll('$selfCreatedAt!', 'r.self_created_at')
+      .replaceAll('$selfId!', 'r.self_id');
+    expect(perAttempt).not.toContain('$');
+    expect(claim).toContain(
+      'CROSS JOIN LATERAL (SELECT c.wallet_address AS wallet, a.mint AS mint, ' +
+        's.created_at AS self_created_at, s.id AS self_id) r ' +
+        `CROSS JOIN LATERAL ( ${perAttempt} ) w`,
+    );
   });
 });

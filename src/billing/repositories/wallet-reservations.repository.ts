@@ -71,8 +71,10 @@ const reservedForApprovalExcept = sql<IReservedForApprovalExceptQuery>`
 /**
  * The wallet's subscriptions in a mint as a charge of subscription `selfId` (created at
  * `selfCreatedAt`) sees them: one row. The recording statement of a charge holds the same text
- * as a condition (`recordTryUnchanged` in charge-attempts.repository.ts): the two must stay word
- * for word the same (wallet-reservation-statements.spec.ts holds them so).
+ * as a condition (`recordTries` in charge-attempt-leases.repository.ts), and the token-delegate claim
+ * reads it with each attempt it claims (`claimDueOneAtATime`), each with its parameters as
+ * columns: they must stay word for word the same (wallet-reservation-statements.spec.ts holds
+ * them so).
  */
 const walletReservation = sql<IWalletReservationQuery>`
   SELECT COALESCE(SUM(GREATEST(s.authorized_amount - s.charged_amount - COALESCE(inflight.amount, 0), 0))

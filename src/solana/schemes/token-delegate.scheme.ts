@@ -19,7 +19,7 @@ import {
   SharedApproval,
   SubscribeInput,
 } from '../chain.port';
-import { ataOf } from '../mint-resolver';
+import { ataOf, publicKeyOf } from '../mint-resolver';
 import { doomedCharge, tokenAccountState } from '../token-account-state';
 import { memo, withReference } from '../transactions';
 import { ChargeAccounts, SchemeContext, SubscriptionScheme } from './subscription-scheme';
@@ -162,7 +162,7 @@ export class TokenDelegateScheme implements SubscriptionScheme {
     mint: ResolvedMint,
     accounts: ChargeAccounts,
   ): Promise<TransactionInstruction[]> {
-    const program = new PublicKey(mint.tokenProgram);
+    const program = publicKeyOf(mint.tokenProgram);
     const service = this.ctx.signer.publicKey;
     const source = tokenAccountState(
       accounts.source.address,
@@ -180,9 +180,9 @@ export class TokenDelegateScheme implements SubscriptionScheme {
     if (doomed) throw new ChargeFailedError(doomed.reason, doomed.message);
     return [
       createTransferCheckedInstruction(
-        new PublicKey(accounts.source.address),
-        new PublicKey(mint.address),
-        new PublicKey(accounts.destination.address),
+        publicKeyOf(accounts.source.address),
+        publicKeyOf(mint.address),
+        publicKeyOf(accounts.destination.address),
         service,
         input.amount,
         mint.decimals,
