@@ -10,6 +10,7 @@ import {
 import bs58 from 'bs58';
 import {
   ComputeBudget,
+  computeExhausted,
   MAX_COMPUTE_UNITS,
   MIN_COMPUTE_UNITS,
   networkFee,
@@ -208,6 +209,18 @@ describe('ComputeBudget: the compute-unit limit', () => {
     fail = false;
     expect(await limit('plan-a')).toBe(44_000);
     expect(batches).toHaveLength(7);
+  });
+
+  it('a transaction that ran out of units is told apart by its status or its log', () => {
+    // What a status says (the instruction error) and what the runtime logs.
+    expect(computeExhausted('{"InstructionError":[2,"ComputationalBudgetExceeded"]}')).toBe(true);
+    expect(
+      computeExhausted(
+        'Program TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA consumed 9990 of 10000 compute units; exceeded CUs meter at BPF instruction',
+      ),
+    ).toBe(true);
+    expect(computeExhausted('{"InstructionError":[2,{"Custom":1}]}')).toBe(false);
+    expect(computeExhausted('Blockhash not found')).toBe(false);
   });
 
   it("is the runtime's default for the instructions when the simulation fails", async () => {
