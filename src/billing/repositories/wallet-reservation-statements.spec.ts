@@ -28,7 +28,8 @@ describe('the reservation a charge is judged on and the one it is recorded under
       .replaceAll('$selfId!', 't.subscription_id');
     expect(perTry).not.toContain('$');
     expect(recording).toContain(
-      `AND (t.fingerprint IS NULL OR (SELECT w."fingerprint!" FROM ( ${perTry} ) w) = t.fingerprint)`,
+      `checked AS MATERIALIZED ( SELECT t.id, t.fingerprint IS NULL OR ` +
+        `(SELECT w."fingerprint!" FROM ( ${perTry} ) w) = t.fingerprint AS unchanged FROM t )`,
     );
   });
 
