@@ -204,7 +204,11 @@ export class CustomersRepository {
       page === undefined
         ? typedCursor(listCustomers, { merchantId })
         : search
-          ? typedCursor(searchCustomers, { merchantId, ...page, pattern: `%${escapeLike(search)}%` })
+          ? typedCursor(searchCustomers, {
+              merchantId,
+              ...page,
+              pattern: `%${escapeLike(search)}%`,
+            })
           : typedCursor(listCustomersPage, { merchantId, ...page });
     return this.db.forEachBatch(statement, (rows) => onBatch(rows));
   }
