@@ -16,6 +16,7 @@ import { Client } from 'pg';
 import { Agent, request } from 'undici';
 import {
   BenchServer,
+  cpuMicros,
   createMerchant,
   median,
   pin,
@@ -24,12 +25,19 @@ import {
   startDatabase,
   startServer,
   stopServers,
+  treeCpuMicros,
   wallet,
 } from './harness';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 20_000);
 const CONCURRENCY = Number(process.env.BENCH_WEBHOOK_CONCURRENCY ?? 64); // per instance
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 2000); // per kind of request
+/** BENCH_PG_STATEMENTS=1: pg_stat_statements on; the delivery round lists its statements. */
+const PG_STATEMENTS = process.env.BENCH_PG_STATEMENTS === '1';
+/** BENCH_PROFILE_DIR=dir: each delivering instance writes a V8 CPU profile there when it stops. */
+const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
+/** BENCH_ONLY=delivery skips the recording cost. */
+const ONLY = process.env.BENCH_ONLY;
 
 /** A receiver that answers 200 at once and counts deliveries per event id. */
 class Receiver {
@@ -152,11 +160,66 @@ async function queue(db: Client, merchantId: string, count: number): Promise<voi
   await db.query('ANALYZE webhook_deliveries');
 }
 
+/** CPU time (µs) of the processes in play: both service instances, PostgreSQL, this process. */
+interface Cpu {
+  service: number;
+  postgres: number;
+  bench: number;
+}
+
+function readCpu(services: number[], postgres: number | undefined): Cpu {
+  const usage = process.cpuUsage(); // every thread of this process: the receiver, a bare client
+  return {
+    service: services.reduce((sum, pid) => sum + cpuMicros(pid), 0),
+    postgres: postgres ? treeCpuMicros(postgres) : 0,
+    bench: usage.user + usage.system,
+  };
+}
+
+/** CPU µs per item between two readings. */
+function cpuPer(before: Cpu, after: Cpu, items: number): Cpu {
+  return {
+    service: (after.service - before.service) / items,
+    postgres: (after.postgres - before.postgres) / items,
+    bench: (after.bench - before.bench) / items,
+  };
+}
+
+/** The database's commits so far (every transaction, the bench's own few included). */
+async function commits(db: Client): Promise<number> {
+  const { rows } = await db.query<{ n: string }>(
+    `SELECT xact_commit::text AS n FROM pg_stat_database WHERE datname = current_database()`,
+  );
+  return Number(rows[0].n);
+}
+
+/** The statements the service ran in the round, per delivery (BENCH_PG_STATEMENTS=1). */
+async function statements(
+  db: Client,
+  deliveries: number,
+): Promise<{ query: string; perDelivery: number; rowsPerCall: number; usPerDelivery: number }[]> {
+  const { rows } = await db.query<{ query: string; calls: string; rows: string; ms: number }>(
+    `SELECT regexp_replace(query, '\\s+', ' ', 'g') AS query, calls::text AS calls,
+            rows::text AS rows, total_exec_time + total_plan_time AS ms
+       FROM pg_stat_statements
+      WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+        AND query NOT LIKE '%pg_stat_%'
+      ORDER BY calls DESC LIMIT 12`,
+  );
+  return rows.map((row) => ({
+    query: row.query.slice(0, 100),
+    perDelivery: Number(row.calls) / deliveries,
+    rowsPerCall: Number(row.rows) / Math.max(1, Number(row.calls)),
+    usPerDelivery: (1000 * row.ms) / deliveries,
+  }));
+}
+
 async function deliveryThroughput(
   databaseUrl: string,
+  postgresPid: number | undefined,
   receiver: Receiver,
   url: string,
-): Promise<Record<string, number>> {
+): Promise<Record<string, unknown>> {
   const merchant = createMerchant(databaseUrl);
   const db = new Client({ connectionString: databaseUrl });
   await db.connect();
@@ -174,11 +237,15 @@ async function deliveryThroughput(
     // Baseline: the same receiver, the same total in flight, no service in between.
     await bareClient(url, 2000, 2 * CONCURRENCY); // warm-up
     receiver.reset();
+    const bareBefore = readCpu([], undefined);
     const bare = await bareClient(url, EVENTS, 2 * CONCURRENCY);
+    const bareCpu = cpuPer(bareBefore, readCpu([], undefined), EVENTS);
     process.stderr.write(`  bare undici client: ${bare.toFixed(0)} POST/s\n`);
 
-    servers.push(await startServer(databaseUrl, { env: workerEnv }));
-    servers.push(await startServer(databaseUrl, { env: workerEnv }));
+    const nodeArgs = PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [];
+    servers.push(await startServer(databaseUrl, { env: workerEnv, nodeArgs }));
+    servers.push(await startServer(databaseUrl, { env: workerEnv, nodeArgs }));
+    const pids = servers.map((s) => s.child.pid!);
     // Warm-up round through the service.
     await queue(db, merchant.merchant.id, 2000);
     receiver.reset();
@@ -188,11 +255,25 @@ async function deliveryThroughput(
 
     await queue(db, merchant.merchant.id, EVENTS);
     receiver.reset();
+    if (PG_STATEMENTS) await db.query('SELECT pg_stat_statements_reset()');
+    const commitsBefore = await commits(db);
+    const cpuBefore = readCpu(pids, postgresPid);
     const started = performance.now();
     await db.query(`UPDATE webhook_deliveries SET next_attempt_at = now() - interval '1 second'
                      WHERE status = 'pending'; NOTIFY webhook_delivery_queued`);
     await receiver.waitFor(EVENTS, 300_000);
     const seconds = (performance.now() - started) / 1000;
+    // Until every result is written: the last POSTs' results follow the receiver's count.
+    for (let i = 0; i < 200; i++) {
+      const { rows } = await db.query<{ n: string }>(
+        `SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'pending'`,
+      );
+      if (rows[0].n === '0') break;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    const cpu = cpuPer(cpuBefore, readCpu(pids, postgresPid), EVENTS);
+    const commitsPerDelivery = ((await commits(db)) - commitsBefore) / EVENTS;
+    const perStatement = PG_STATEMENTS ? await statements(db, EVENTS) : [];
     await new Promise((r) => setTimeout(r, 1000)); // late duplicates would arrive by now
     const duplicates = [...receiver.seen.values()].filter((n) => n > 1).length;
     const { rows } = await db.query<{ status: string; n: string }>(
@@ -208,6 +289,10 @@ async function deliveryThroughput(
       duplicates,
       distinct: receiver.seen.size,
       deliveredRows: delivered,
+      bareCpuUs: bareCpu,
+      cpuUs: cpu,
+      commitsPerDelivery,
+      statements: perStatement,
     };
   } finally {
     await stopServers(servers);
@@ -296,31 +381,61 @@ async function recordingCost(databaseUrl: string, url: string): Promise<Record<s
 }
 
 async function main(): Promise<void> {
-  const db = await startDatabase();
+  const db = await startDatabase(
+    PG_STATEMENTS ? { settings: ['shared_preload_libraries=pg_stat_statements'] } : {},
+  );
+  if (PG_STATEMENTS) {
+    const admin = new Client({ connectionString: db.url });
+    await admin.connect();
+    await admin.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+    await admin.end();
+  }
   const receiver = new Receiver();
   const url = await receiver.start();
   try {
     process.stderr.write('delivery throughput...\n');
-    const delivery = await deliveryThroughput(db.url, receiver, url);
-    process.stderr.write('recording cost...\n');
-    if (db.postmasterPid) pin(db.postmasterPid, 0); // new backends inherit core 0
-    const recording = await recordingCost(db.url, url);
-
-    const ratio = delivery.rate / delivery.bareRate;
+    const delivery = await deliveryThroughput(db.url, db.postmasterPid, receiver, url);
+    const rate = delivery.rate as number;
+    const bareRate = delivery.bareRate as number;
+    const cpu = delivery.cpuUs as Cpu;
+    const bareCpu = delivery.bareCpuUs as Cpu;
+    const ratio = rate / bareRate;
     const lines = [
       `Webhook benchmark: ${EVENTS} events, 2 instances x ${CONCURRENCY} in flight, receiver in the bench process`,
       '',
-      `bare undici client -> receiver (baseline):   ${delivery.bareRate.toFixed(0)} POST/s`,
-      `service, 2 instances -> receiver:            ${delivery.rate.toFixed(0)} deliveries/s  (${(ratio * 100).toFixed(1)}% of baseline; target >= 1000/s: ${delivery.rate >= 1000 ? 'yes' : 'NO'})`,
-      `  ${delivery.distinct} distinct events received in ${delivery.seconds.toFixed(1)} s, ${delivery.duplicates} duplicates, ${delivery.deliveredRows} rows marked delivered`,
-      '',
-      `POST /api/customers, sequential, one connection, median of ${SAMPLES} each:`,
-      `  upsert changing nothing (no event):        ${recording.unchangedMedianMs.toFixed(3)} ms`,
-      `  upsert changing the label (event recorded): ${recording.changedMedianMs.toFixed(3)} ms`,
-      `  recording an event adds:                   ${recording.addedMs.toFixed(3)} ms (target < 1 ms: ${recording.addedMs < 1 ? 'yes' : 'NO'})`,
-      `  BEGIN + COMMIT round trips (the transaction the outbox needs): ${recording.transactionMs.toFixed(3)} ms`,
-      `  events recorded: ${recording.eventsRecorded} (expected ${300 + SAMPLES + SAMPLES / 100}: one per upsert that changes the label)`,
+      `bare undici client -> receiver (baseline):   ${bareRate.toFixed(0)} POST/s`,
+      `  CPU µs per POST: client and receiver (this process) ${bareCpu.bench.toFixed(0)}`,
+      `service, 2 instances -> receiver:            ${rate.toFixed(0)} deliveries/s  (${(ratio * 100).toFixed(1)}% of baseline; target >= 1000/s: ${rate >= 1000 ? 'yes' : 'NO'})`,
+      `  ${String(delivery.distinct)} distinct events received in ${(delivery.seconds as number).toFixed(1)} s, ${String(delivery.duplicates)} duplicates, ${String(delivery.deliveredRows)} rows marked delivered`,
+      `  CPU µs per delivery: service (both instances) ${cpu.service.toFixed(0)}, PostgreSQL ${cpu.postgres.toFixed(0)}, receiver (this process) ${cpu.bench.toFixed(0)}`,
+      `  PostgreSQL commits per delivery: ${(delivery.commitsPerDelivery as number).toFixed(3)}`,
     ];
+    const perStatement = delivery.statements as Awaited<ReturnType<typeof statements>>;
+    if (perStatement.length > 0) {
+      lines.push(
+        `  statements per delivery: ${perStatement.reduce((sum, row) => sum + row.perDelivery, 0).toFixed(3)}`,
+      );
+      for (const row of perStatement) {
+        lines.push(
+          `    ${row.perDelivery.toFixed(3).padStart(7)} calls, ${row.rowsPerCall.toFixed(1).padStart(6)} rows/call, ${row.usPerDelivery.toFixed(1).padStart(6)} µs per delivery  ${row.query}`,
+        );
+      }
+    }
+    let recording: Record<string, number> | undefined;
+    if (ONLY !== 'delivery') {
+      process.stderr.write('recording cost...\n');
+      if (db.postmasterPid) pin(db.postmasterPid, 0); // new backends inherit core 0
+      recording = await recordingCost(db.url, url);
+      lines.push(
+        '',
+        `POST /api/customers, sequential, one connection, median of ${SAMPLES} each:`,
+        `  upsert changing nothing (no event):        ${recording.unchangedMedianMs.toFixed(3)} ms`,
+        `  upsert changing the label (event recorded): ${recording.changedMedianMs.toFixed(3)} ms`,
+        `  recording an event adds:                   ${recording.addedMs.toFixed(3)} ms (target < 1 ms: ${recording.addedMs < 1 ? 'yes' : 'NO'})`,
+        `  BEGIN + COMMIT round trips (the transaction the outbox needs): ${recording.transactionMs.toFixed(3)} ms`,
+        `  events recorded: ${recording.eventsRecorded} (expected ${300 + SAMPLES + SAMPLES / 100}: one per upsert that changes the label)`,
+      );
+    }
     process.stdout.write(`\n${lines.join('\n')}\n`);
     saveResults('webhooks', { delivery, recording });
   } finally {
