@@ -138,9 +138,12 @@ const claimDeliveries = sql<IClaimDeliveriesQuery>`
     JOIN merchants m ON m.id = c.merchant_id`;
 
 /**
- * Writes each result (`results`: a JSON array of `DeliveryResultRow`), unless its lease was
- * lost to another instance meanwhile. A skipped delivery sent nothing: its attempt is not
- * counted and the last real attempt's details stay.
+ * Writes each result (`results`: a JSON array of `DeliveryResultRow`; `ids`: their ids), unless
+ * its lease was lost to another instance meanwhile. A skipped delivery sent nothing: its attempt
+ * is not counted and the last real attempt's details stay. The rows are found by `ids` on the
+ * primary key: the planner takes `jsonb_to_recordset` for 100 rows whatever it holds, and on a
+ * table of a few tens of thousands of rows it hash-joined them against a sequential scan of the
+ * whole table (3 ms for a batch of 8, measured by `EXPLAIN ANALYZE`; 0.3 ms by the index).
  */
 const writeDeliveryResults = sql<IWriteDeliveryResultsQuery>`
   UPDATE webhook_deliveries d
@@ -155,7 +158,7 @@ const writeDeliveryResults = sql<IWriteDeliveryResultsQuery>`
          lock_token = NULL, leased_until = NULL, updated_at = r.at
     FROM jsonb_to_recordset($results!::jsonb) AS r(id uuid, lock_token uuid, status text,
          error text, http_status smallint, next_attempt_at timestamptz, at timestamptz)
-   WHERE d.id = r.id AND d.lock_token = r.lock_token`;
+   WHERE d.id = ANY($ids!::uuid[]) AND d.id = r.id AND d.lock_token = r.lock_token`;
 
 /** The pending deliveries (the rows of `webhook_deliveries_due_idx`): how many, the oldest's queuing. */
 const backlog = sql<IBacklogQuery>`
@@ -298,6 +301,9 @@ export class WebhookDeliveriesRepository implements EventFanOut {
    * delivery sent nothing: its attempt is not counted and the last real attempt's details stay.
    */
   async writeResults(results: readonly DeliveryResultRow[]): Promise<void> {
-    await writeDeliveryResults.run({ results: JSON.stringify(results) }, this.db);
+    await writeDeliveryResults.run(
+      { results: JSON.stringify(results), ids: results.map((result) => result.id) },
+      this.db,
+    );
   }
 }
