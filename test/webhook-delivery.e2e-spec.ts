@@ -1,7 +1,10 @@
 import type { lookup, LookupAddress } from 'node:dns';
+import { randomUUID } from 'node:crypto';
 import { SchedulerRegistry } from '@nestjs/schedule';
+import { Client } from 'pg';
 import { BackgroundWork } from '../src/common/background/background-work';
 import { verifyWebhookSignature } from '../src/webhooks/signature';
+import { WebhookDeliveriesRepository } from '../src/webhooks/webhook-deliveries.repository';
 import { DNS_LOOKUP } from '../src/webhooks/webhook-sender';
 import { createTestDatabase } from './setup/test-database';
 import { createTestApp, randomWallet, TestApp, TestMerchant } from './helpers/test-app';
@@ -491,6 +494,49 @@ describe('Webhook delivery across restarts and instances', () => {
       expect(receiver.forEvent(eventId)).toHaveLength(1);
     } finally {
       await worker.close();
+    }
+  });
+
+  it("a claim reaches past the rows another instance's claim holds, within the merchant's room", async () => {
+    const api = await createTestApp({
+      env: { ...HEALTHY, ROLE: 'api' },
+      databaseUrl: database.url,
+    });
+    const other = new Client({ connectionString: database.url });
+    await other.connect();
+    try {
+      const m = await api.createMerchant();
+      await setEndpoint(api, m, receiver.url);
+      for (let i = 0; i < 8; i++) await createCustomer(api, m, `C${i}`);
+      const due = (
+        await api.sql<{ id: string }>(
+          `SELECT id FROM webhook_deliveries WHERE merchant_id = $1 AND status = 'pending'
+            ORDER BY next_attempt_at, id`,
+          [m.id],
+        )
+      ).map((row) => row.id);
+      expect(due).toHaveLength(8);
+      // Another instance's claim, under way: it holds the three oldest rows.
+      await other.query('BEGIN');
+      await other.query('SELECT 1 FROM webhook_deliveries WHERE id = ANY($1) FOR UPDATE', [
+        due.slice(0, 3),
+      ]);
+      const claimed = await api.app.get(WebhookDeliveriesRepository).claim({
+        now: api.clock.now(),
+        limit: 10,
+        candidates: 20,
+        inFlight: new Map([[m.id, 1]]),
+        perMerchantCap: 4,
+        lockToken: randomUUID(),
+        leaseMs: 60_000,
+      });
+      // Its room (4 - 1 in flight), from the next oldest: not none (choosing the three held rows
+      // and skipping them), and not more than its room although five are free.
+      expect(claimed.map((row) => row.id).sort()).toEqual(due.slice(3, 6).sort());
+    } finally {
+      await other.query('ROLLBACK').catch(() => undefined);
+      await other.end();
+      await api.close();
     }
   });
 

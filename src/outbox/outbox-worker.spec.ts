@@ -22,6 +22,11 @@ class MemoryOutbox extends OutboxWorker<Job, string> {
   readonly written: { id: string; outcome: string }[] = [];
   readonly poison = new Set<string>();
   readonly returned: Job[] = [];
+  /** Batches handed to `write`, in order (each a list of ids). */
+  readonly batches: string[][] = [];
+  /** While set, writes wait for it to resolve (the database is slow). */
+  writeGate?: Promise<void>;
+  claims = 0;
   /** The `lock_token` each leased job is held under (a hand-back under another one is refused). */
   readonly leases = new Map<string, string>();
   maxInFlightSeen = 0;
@@ -30,6 +35,7 @@ class MemoryOutbox extends OutboxWorker<Job, string> {
     concurrency: number;
     cap?: number;
     resultBatch?: number;
+    resultIntervalMs?: number;
     shutdownGraceMs?: number;
   }) {
     super(
@@ -40,6 +46,7 @@ class MemoryOutbox extends OutboxWorker<Job, string> {
         concurrency: options.concurrency,
         fairness: options.cap ? { key: (job) => job.merchant, cap: options.cap } : undefined,
         resultBatch: options.resultBatch ?? 100,
+        resultIntervalMs: options.resultIntervalMs,
       },
       new SystemClock(),
       { subscribe: () => undefined } as unknown as PgListener,
@@ -51,6 +58,7 @@ class MemoryOutbox extends OutboxWorker<Job, string> {
   }
 
   protected claim(limit: number, inFlight: ReadonlyMap<string, number>): Promise<Job[]> {
+    this.claims++;
     const taken: Job[] = [];
     const room = new Map(inFlight);
     for (const job of [...this.queue]) {
@@ -70,12 +78,13 @@ class MemoryOutbox extends OutboxWorker<Job, string> {
     return new Promise((resolve) => this.sending.set(job.id, resolve));
   }
 
-  protected write(results: readonly OutboxResult<Job, string>[]): Promise<void> {
+  protected async write(results: readonly OutboxResult<Job, string>[]): Promise<void> {
+    this.batches.push(results.map((r) => r.job.id));
+    await this.writeGate;
     if (results.some((r) => this.poison.has(r.job.id))) {
-      return Promise.reject(new Error('invalid input syntax for type json'));
+      throw new Error('invalid input syntax for type json');
     }
     this.written.push(...results.map((r) => ({ id: r.job.id, outcome: r.outcome })));
-    return Promise.resolve();
   }
 
   protected handBack(abandoned: readonly Job[]): Promise<string[]> {
@@ -149,6 +158,56 @@ describe('OutboxWorker: the delivery loop webhooks and e-mail share', () => {
     await until(() => slow().length === 4);
   });
 
+  it("a finished send frees its merchant's room at once, before its result is written", async () => {
+    outbox = new MemoryOutbox({ concurrency: 8, cap: 4 });
+    let open!: () => void;
+    outbox.writeGate = new Promise((resolve) => (open = resolve));
+    outbox.queue.push(...jobs('m', 12));
+    outbox.onApplicationBootstrap();
+    await until(() => outbox.sending.size === 4);
+    // Two sends end (half the cap): their results wait for the database, and the merchant
+    // claims again meanwhile, up to its cap of sends.
+    for (const id of [...outbox.sending.keys()].slice(0, 2)) outbox.finish(id);
+    await until(() => outbox.sending.size === 4 && outbox.queue.length === 6);
+    expect(outbox.written).toEqual([]);
+    expect(outbox.maxInFlightSeen).toBe(4);
+    open();
+    await until(() => outbox.written.length === 2);
+  });
+
+  it('writes results at most once per `resultIntervalMs`: attempts ending meanwhile share it', async () => {
+    outbox = new MemoryOutbox({ concurrency: 8, resultIntervalMs: 200 });
+    outbox.queue.push(...jobs('a', 6));
+    outbox.onApplicationBootstrap();
+    await until(() => outbox.sending.size === 6);
+    outbox.finish('a-0');
+    await until(() => outbox.written.length === 1); // the first write goes at once
+    for (const id of ['a-1', 'a-2', 'a-3']) {
+      outbox.finish(id);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    expect(outbox.written).toHaveLength(1); // within 200 ms of the first write: they wait
+    await until(() => outbox.written.length === 4);
+    expect(outbox.batches).toEqual([['a-0'], ['a-1', 'a-2', 'a-3']]);
+  });
+
+  it('claims nothing while a full batch of results waits to be written, and claims again after', async () => {
+    outbox = new MemoryOutbox({ concurrency: 4, resultBatch: 2 });
+    let open!: () => void;
+    outbox.writeGate = new Promise((resolve) => (open = resolve));
+    outbox.queue.push(...jobs('a', 10));
+    outbox.onApplicationBootstrap();
+    await until(() => outbox.sending.size === 4);
+    // The first result is being written (held); the next two fill a batch behind it.
+    for (const id of [...outbox.sending.keys()].slice(0, 3)) outbox.finish(id);
+    await until(() => outbox.batches.length === 1);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(outbox.sending.size).toBe(2); // three slots free, but the database is behind
+    open();
+    await until(() => outbox.sending.size === 4);
+    expect(outbox.written).toHaveLength(3);
+  });
+
   it('one result the database refuses costs the others nothing: they are written one by one', async () => {
     outbox = new MemoryOutbox({ concurrency: 4, resultBatch: 100 });
     outbox.queue.push(...jobs('a', 3));
@@ -175,6 +234,22 @@ describe('OutboxWorker: the delivery loop webhooks and e-mail share', () => {
     expect(outbox.written).toHaveLength(2);
     expect(outbox.queue).toHaveLength(3); // nothing more was claimed
     expect(outbox.returned).toEqual([]);
+  });
+
+  it('shutdown after the grace: a send still under way is handed back, one that was answered is written', async () => {
+    outbox = new MemoryOutbox({ concurrency: 2, shutdownGraceMs: 50 });
+    let open!: () => void;
+    outbox.writeGate = new Promise((resolve) => (open = resolve));
+    outbox.queue.push(...jobs('a', 2));
+    outbox.onApplicationBootstrap();
+    await until(() => outbox.sending.size === 2);
+    outbox.finish('a-0'); // answered; its write waits for the database past the grace
+    const stopping = outbox.beforeApplicationShutdown();
+    await new Promise((r) => setTimeout(r, 80));
+    open();
+    await stopping;
+    expect(outbox.returned.map((job) => job.id)).toEqual(['a-1']); // never the answered one
+    expect(outbox.written.map((w) => w.id)).toEqual(['a-0']);
   });
 
   it('shutdown hands back what is still in flight when the grace runs out; late results are dropped', async () => {

@@ -29,17 +29,25 @@ export interface OutboxOptions<Job> {
   /** The NOTIFY channel a new row is announced on. */
   readonly channel: string;
   readonly pollIntervalMs: number;
-  /** Attempts in flight on this instance. */
+  /** Sends under way on this instance, at most. */
   readonly concurrency: number;
-  /** Claims in batches of at least this many while attempts are in flight (1: one per free slot). */
+  /** Claims in batches of at least this many while sends are under way (1: one per free slot). */
   readonly minClaim?: number;
   /**
-   * Fairness: attempts in flight per key (a merchant) are capped at `cap`; a key whose claim filled
+   * Fairness: sends under way per key (a merchant) are capped at `cap`; a key whose claim filled
    * its room claims again when it is back to half of it.
    */
   readonly fairness?: { readonly key: (job: Job) => string; readonly cap: number };
-  /** At most this many results go in one write. */
+  /**
+   * At most this many results go in one write; while as many wait to be written, nothing more
+   * is claimed.
+   */
   readonly resultBatch: number;
+  /**
+   * Results are written at most once per this many ms (0: as soon as the previous write is
+   * done); the attempts finishing meanwhile share the write.
+   */
+  readonly resultIntervalMs?: number;
 }
 
 /** Why a handed-back attempt has no result (stored as its last error). */
@@ -53,15 +61,21 @@ export const HANDED_BACK_ERROR =
  * mid-attempt is taken again when its lease ends (at least once, never lost).
  *
  * It wakes on NOTIFY on `channel` (a row queued by any instance, or the listener reconnected),
- * every `pollIntervalMs` for retries that come due, and when an attempt finishes while more may be
- * due (the last claim was full, or a key that filled its share is back to half of it). Results
- * are written in batches: attempts that finish while a write is under way share the next one.
+ * every `pollIntervalMs` for retries that come due, and when a send ends while more may be due
+ * (the last claim was full, or a key that filled its share is back to half of it).
+ *
+ * A send's slot (and its key's share) is free again as soon as the send ends; its result is
+ * written afterwards, in a batch: results are written at most once per `resultIntervalMs`, and
+ * those of the attempts finishing meanwhile go in the same write (one statement and one commit
+ * for many). The row stays leased until its result is written. A crash between a send and its
+ * write means the attempt is made again when the lease runs out: at least once.
  *
  * On shutdown it stops claiming and lets the attempts under way finish within what is left of
- * the close's grace (`SHUTDOWN_GRACE_MS`); those still in flight then are handed back: due again
+ * the close's grace (`SHUTDOWN_GRACE_MS`); those still sending then are handed back: due again
  * at once with their lease ended (each fenced on its `lock_token`), so another instance takes
  * them up at once rather than when the lease would have ended. Their late results are not
- * written (and a write under the old `lock_token` would change nothing).
+ * written (and a write under the old `lock_token` would change nothing). The results of sends
+ * that did end are written before it returns: an answered send is never handed back.
  *
  * A subclass supplies its table's four steps: `claim` (lease due rows), `send` (the attempt; it
  * never throws for a failed delivery, it returns the outcome), `write` (the results, each
@@ -71,23 +85,30 @@ export abstract class OutboxWorker<Job extends OutboxJob, Outcome>
   implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown
 {
   protected abstract readonly logger: Logger;
-  /** The attempts under way, and the job of each. */
+  /** The attempts under way (claimed, result not written yet), and the job of each. */
   private readonly inFlight = new Map<Promise<void>, Job>();
+  /** The attempts whose send is under way, by id: the slots in use, and what a shutdown hands back. */
+  private readonly sendsUnderWay = new Map<string, Job>();
   /** Jobs handed back on shutdown: their late results are dropped. */
   private readonly handedBack = new Set<string>();
-  private readonly inFlightByKey = new Map<string, number>();
+  /** Sends under way per fairness key. */
+  private readonly sendingByKey = new Map<string, number>();
   /** Keys whose last claim filled their room (more of theirs may be due). */
   private readonly atCap = new Set<string>();
   private running = false;
   private pumping?: Promise<void>;
   private wakeAgain = false;
-  /** The last claim came back full: more may be due, so finishing an attempt claims again. */
+  /** The last claim was held back or came back full: more may be due, so a free slot claims again. */
   private backlog = false;
   private readonly results: (OutboxResult<Job, Outcome> & {
     resolve: () => void;
     reject: (error: unknown) => void;
   })[] = [];
   private writing = false;
+  /** The loop writing the queued results (the last one, once it has ended). */
+  private writer?: Promise<void>;
+  /** When the last write began (`performance.now()`). */
+  private lastWriteAt = -Infinity;
 
   protected constructor(
     private readonly options: OutboxOptions<Job>,
@@ -97,8 +118,9 @@ export abstract class OutboxWorker<Job extends OutboxJob, Outcome>
   ) {}
 
   /**
-   * Leases up to `limit` due rows. `inFlight` counts this instance's attempts per fairness key
-   * (empty without fairness): a key at its cap is passed over, and none gets more than its room.
+   * Leases up to `limit` due rows. `inFlight` counts this instance's sends under way per fairness
+   * key (empty without fairness): a key at its cap is passed over, and none gets more than its
+   * room.
    */
   protected abstract claim(limit: number, inFlight: ReadonlyMap<string, number>): Promise<Job[]>;
 
@@ -134,24 +156,28 @@ export abstract class OutboxWorker<Job extends OutboxJob, Outcome>
 
   /**
    * Stops claiming, then lets the attempts under way finish and write their results within what
-   * is left of the close's grace; hands back those still in flight then.
+   * is left of the close's grace; hands back those still sending then, and waits for the results
+   * of the others to be written.
    */
   async beforeApplicationShutdown(): Promise<void> {
     this.running = false;
     await this.pumping;
     if (await this.background.withinGrace([...this.inFlight.keys()])) return;
-    const abandoned = [...this.inFlight.values()];
+    const abandoned = [...this.sendsUnderWay.values()];
     for (const job of abandoned) this.handedBack.add(job.id);
-    try {
-      const handed = await this.handBack(abandoned);
-      this.logger.log(
-        { ids: handed, inFlight: abandoned.length },
-        `Shutdown: attempts still in flight handed back (${this.options.name})`,
-      );
-    } catch (error) {
-      // Their leases end in their own time instead: taken again then, at least once.
-      this.logger.warn({ err: error }, `Could not hand back attempts (${this.options.name})`);
+    if (abandoned.length > 0) {
+      try {
+        const handed = await this.handBack(abandoned);
+        this.logger.log(
+          { ids: handed, inFlight: abandoned.length },
+          `Shutdown: attempts still in flight handed back (${this.options.name})`,
+        );
+      } catch (error) {
+        // Their leases end in their own time instead: taken again then, at least once.
+        this.logger.warn({ err: error }, `Could not hand back attempts (${this.options.name})`);
+      }
     }
+    await this.writer;
   }
 
   private wake(): void {
@@ -166,17 +192,22 @@ export abstract class OutboxWorker<Job extends OutboxJob, Outcome>
   }
 
   private async pump(): Promise<void> {
-    const { concurrency, minClaim = 1, fairness } = this.options;
+    const { concurrency, minClaim = 1, fairness, resultBatch } = this.options;
     do {
       this.wakeAgain = false;
       while (this.running) {
-        const free = concurrency - this.inFlight.size;
-        // Claim in batches rather than one row per finished attempt, unless idle.
-        if (free <= 0 || (this.inFlight.size > 0 && free < minClaim)) {
-          this.backlog = true; // finishing attempts wake the pump again
+        const free = concurrency - this.sendsUnderWay.size;
+        // Claim in batches rather than one row per finished send, unless idle; and not while
+        // a full batch of results waits to be written (the database is behind).
+        if (
+          free <= 0 ||
+          (this.sendsUnderWay.size > 0 && free < minClaim) ||
+          this.results.length >= resultBatch
+        ) {
+          this.backlog = true; // ending sends and writes wake the pump again
           break;
         }
-        const busy = new Map(this.inFlightByKey);
+        const busy = new Map(this.sendingByKey);
         let claimed: Job[];
         try {
           claimed = await this.claim(free, busy);
@@ -199,30 +230,41 @@ export abstract class OutboxWorker<Job extends OutboxJob, Outcome>
   }
 
   private start(job: Job): void {
-    const fairness = this.options.fairness;
-    const key = fairness?.key(job);
-    if (key !== undefined) this.inFlightByKey.set(key, (this.inFlightByKey.get(key) ?? 0) + 1);
-    const task: Promise<void> = this.attempt(job).finally(() => {
-      this.inFlight.delete(task);
-      let released = false;
-      if (key !== undefined) {
-        const left = (this.inFlightByKey.get(key) ?? 1) - 1;
-        if (left > 0) this.inFlightByKey.set(key, left);
-        else this.inFlightByKey.delete(key);
-        // A key that reached its cap claims again at half of it (claiming per finished attempt
-        // would cost a query each).
-        released = this.atCap.has(key) && left <= Math.floor(fairness!.cap / 2);
-        if (released) this.atCap.delete(key);
-      }
-      if (this.backlog || released) this.wake();
-    });
+    const key = this.options.fairness?.key(job);
+    if (key !== undefined) this.sendingByKey.set(key, (this.sendingByKey.get(key) ?? 0) + 1);
+    this.sendsUnderWay.set(job.id, job);
+    const task: Promise<void> = this.attempt(job, key).finally(() => this.inFlight.delete(task));
     this.inFlight.set(task, job);
   }
 
+  /**
+   * A send ended: its slot and its key's share are free at once, not when its result is written
+   * (holding them through the batched write and its commit left the endpoint idle that long).
+   */
+  private sent(job: Job, key: string | undefined): void {
+    this.sendsUnderWay.delete(job.id);
+    let released = false;
+    if (key !== undefined) {
+      const left = (this.sendingByKey.get(key) ?? 1) - 1;
+      if (left > 0) this.sendingByKey.set(key, left);
+      else this.sendingByKey.delete(key);
+      // A key that reached its cap claims again at half of it (claiming per finished send
+      // would cost a query each).
+      released = this.atCap.has(key) && left <= Math.floor(this.options.fairness!.cap / 2);
+      if (released) this.atCap.delete(key);
+    }
+    if (this.backlog || released) this.wake();
+  }
+
   /** One attempt and its result written. Never throws. */
-  private async attempt(job: Job): Promise<void> {
+  private async attempt(job: Job, key: string | undefined): Promise<void> {
     try {
-      const outcome = await this.send(job);
+      let outcome: Outcome;
+      try {
+        outcome = await this.send(job);
+      } finally {
+        this.sent(job, key);
+      }
       this.attempted?.(job, outcome);
       await this.complete(job, outcome);
     } catch (error) {
@@ -239,13 +281,19 @@ export abstract class OutboxWorker<Job extends OutboxJob, Outcome>
       this.results.push({ job, outcome, at: this.clock.now(), resolve, reject });
       if (!this.writing) {
         this.writing = true;
-        setImmediate(() => void this.writeResults());
+        this.writer = this.writeResults();
       }
     });
   }
 
+  /** Writes the queued results in batches until none is left. Never throws. */
   private async writeResults(): Promise<void> {
     while (this.results.length > 0) {
+      // The attempts finishing until the next write is due share it (on the next turn at the
+      // soonest, so that those finishing together do).
+      const wait = this.lastWriteAt + (this.options.resultIntervalMs ?? 0) - performance.now();
+      await new Promise((turn) => (wait > 0 ? setTimeout(turn, wait) : setImmediate(turn)));
+      this.lastWriteAt = performance.now();
       const batch = this.results.splice(0, this.options.resultBatch);
       try {
         await this.write(batch);
@@ -253,14 +301,15 @@ export abstract class OutboxWorker<Job extends OutboxJob, Outcome>
       } catch (error) {
         if (batch.length === 1) {
           batch[0].reject(error);
-          continue;
-        }
-        // One row the database refuses must not cost the others their results (their leases
-        // would run out and they would be attempted again): each is written on its own.
-        for (const result of batch) {
-          await this.write([result]).then(result.resolve, result.reject);
+        } else {
+          // One row the database refuses must not cost the others their results (their leases
+          // would run out and they would be attempted again): each is written on its own.
+          for (const result of batch) {
+            await this.write([result]).then(result.resolve, result.reject);
+          }
         }
       }
+      if (this.backlog) this.wake(); // claims held back while the results waited
     }
     this.writing = false;
   }

@@ -94,11 +94,18 @@ const redeliver = sql<IRedeliverQuery>`
 /**
  * Leases up to `limit` due deliveries (due: domain time `now`; the lease: the database's real
  * time) and returns them with their event and endpoint. `busy` is this instance's deliveries in
- * flight per merchant (a JSON object), `cap` one merchant's most. Chooses without locking (a
- * merchant's room bounds its share), then locks only the chosen rows: locking candidates that
- * end up unclaimed would cost a write each. `lock_token` (set here) and the payload's text are
- * forced non-null (`!`): pgtyped sees a nullable column and an expression. (Each hint costs a
- * renamed property per row, so the columns it types right have none.)
+ * flight per merchant (a JSON object), `cap` one merchant's most.
+ *
+ * Chooses without locking: the oldest candidates, each merchant's within its room, oldest first
+ * up to `limit`, which gives each merchant its quota. Then locks, per merchant, that many of its
+ * candidates in the same order (`FOR UPDATE SKIP LOCKED` under `LIMIT`: only the rows taken are
+ * locked; locking candidates that end up unclaimed would cost a write each), reaching past the
+ * rows another instance's claim holds to the merchant's next ones, up to twice its room. (Locking
+ * only the rows chosen, two instances claiming at once chose the same rows and the second came
+ * back with few or none: its merchant then waited for the next poll.) `lock_token` (set here) and
+ * the payload's text are forced non-null (`!`): pgtyped sees a nullable column and an
+ * expression. (Each hint costs a renamed property per row, so the columns it types right have
+ * none.)
  */
 const claimDeliveries = sql<IClaimDeliveriesQuery>`
   WITH candidates AS (
@@ -108,21 +115,25 @@ const claimDeliveries = sql<IClaimDeliveriesQuery>`
        AND COALESCE(($busy!::jsonb ->> merchant_id::text)::int, 0) < $cap!
      ORDER BY next_attempt_at
      LIMIT $candidates!
-  ), chosen AS (
-    SELECT id FROM (
-      SELECT id, next_attempt_at,
-             row_number() OVER (PARTITION BY merchant_id ORDER BY next_attempt_at) AS rn,
-             $cap! - COALESCE(($busy!::jsonb ->> merchant_id::text)::int, 0) AS room
-        FROM candidates
-    ) ranked
-     WHERE rn <= room
-     ORDER BY next_attempt_at
-     LIMIT $limit!
+  ), ranked AS (
+    SELECT id, merchant_id, next_attempt_at,
+           row_number() OVER (PARTITION BY merchant_id ORDER BY next_attempt_at, id) AS rn,
+           $cap! - COALESCE(($busy!::jsonb ->> merchant_id::text)::int, 0) AS room
+      FROM candidates
+  ), quota AS (
+    SELECT merchant_id, count(*) AS n FROM (
+      SELECT merchant_id FROM ranked WHERE rn <= room ORDER BY next_attempt_at LIMIT $limit!
+    ) chosen GROUP BY merchant_id
   ), due AS (
-    SELECT d.id FROM webhook_deliveries d
-      JOIN chosen ON chosen.id = d.id
-     WHERE d.status = 'pending' AND (d.leased_until IS NULL OR d.leased_until < now())
-       FOR UPDATE OF d SKIP LOCKED
+    SELECT locked.id FROM quota CROSS JOIN LATERAL (
+      SELECT d.id FROM webhook_deliveries d
+        JOIN ranked r ON r.id = d.id
+       WHERE r.merchant_id = quota.merchant_id AND r.rn <= 2 * r.room
+         AND d.status = 'pending' AND (d.leased_until IS NULL OR d.leased_until < now())
+       ORDER BY r.rn
+       LIMIT quota.n
+         FOR UPDATE OF d SKIP LOCKED
+    ) locked
   ), claimed AS (
     UPDATE webhook_deliveries d
        SET attempts = d.attempts + 1, lock_token = $lockToken!, updated_at = $now!,
@@ -138,9 +149,12 @@ const claimDeliveries = sql<IClaimDeliveriesQuery>`
     JOIN merchants m ON m.id = c.merchant_id`;
 
 /**
- * Writes each result (`results`: a JSON array of `DeliveryResultRow`), unless its lease was
- * lost to another instance meanwhile. A skipped delivery sent nothing: its attempt is not
- * counted and the last real attempt's details stay.
+ * Writes each result (`results`: a JSON array of `DeliveryResultRow`; `ids`: their ids), unless
+ * its lease was lost to another instance meanwhile. A skipped delivery sent nothing: its attempt
+ * is not counted and the last real attempt's details stay. The rows are found by `ids` on the
+ * primary key: the planner takes `jsonb_to_recordset` for 100 rows whatever it holds, and on a
+ * table of a few tens of thousands of rows it hash-joined them against a sequential scan of the
+ * whole table (3 ms for a batch of 8, measured by `EXPLAIN ANALYZE`; 0.3 ms by the index).
  */
 const writeDeliveryResults = sql<IWriteDeliveryResultsQuery>`
   UPDATE webhook_deliveries d
@@ -155,7 +169,7 @@ const writeDeliveryResults = sql<IWriteDeliveryResultsQuery>`
          lock_token = NULL, leased_until = NULL, updated_at = r.at
     FROM jsonb_to_recordset($results!::jsonb) AS r(id uuid, lock_token uuid, status text,
          error text, http_status smallint, next_attempt_at timestamptz, at timestamptz)
-   WHERE d.id = r.id AND d.lock_token = r.lock_token`;
+   WHERE d.id = ANY($ids!::uuid[]) AND d.id = r.id AND d.lock_token = r.lock_token`;
 
 /** The pending deliveries (the rows of `webhook_deliveries_due_idx`): how many, the oldest's queuing. */
 const backlog = sql<IBacklogQuery>`
@@ -298,6 +312,9 @@ export class WebhookDeliveriesRepository implements EventFanOut {
    * delivery sent nothing: its attempt is not counted and the last real attempt's details stay.
    */
   async writeResults(results: readonly DeliveryResultRow[]): Promise<void> {
-    await writeDeliveryResults.run({ results: JSON.stringify(results) }, this.db);
+    await writeDeliveryResults.run(
+      { results: JSON.stringify(results), ids: results.map((result) => result.id) },
+      this.db,
+    );
   }
 }

@@ -3,6 +3,8 @@ export type Json = null | boolean | number | string | Json[] | { [key: string]: 
 
 export type NumberOrString = number | string;
 
+export type stringArray = (string)[];
+
 /** 'Redeliver' parameters type */
 export interface IRedeliverParams {
   at: Date | string;
@@ -65,6 +67,7 @@ export interface IClaimDeliveriesQuery {
 
 /** 'WriteDeliveryResults' parameters type */
 export interface IWriteDeliveryResultsParams {
+  ids: stringArray;
   results: Json;
 }
 

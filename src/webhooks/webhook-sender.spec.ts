@@ -2,7 +2,8 @@ import { createServer, Server } from 'node:http';
 import type { lookup as dnsLookup, LookupAddress } from 'node:dns';
 import { AddressInfo } from 'node:net';
 import { Agent, request } from 'undici';
-import { checkedTargetLookup, describeFailure } from './webhook-sender';
+import type { AppConfig } from '../config/app-config';
+import { checkedTargetLookup, describeFailure, WebhookSender } from './webhook-sender';
 
 /** A resolver answering from a fixed table, as `dns.lookup` with `all: true` would. */
 function fakeDns(table: Record<string, LookupAddress[]>): typeof dnsLookup {
@@ -149,5 +150,59 @@ describe('describeFailure: how a delivery failed, never what the network knows',
     const described = describeFailure(error, 5000);
     expect(described).toBe(expected);
     expect(described).not.toMatch(/10\.0\.0\.7|internal|ENOTFOUND|EBLOCKED|getaddrinfo/);
+  });
+});
+
+describe('WebhookSender.post: one deadline for the whole POST', () => {
+  let server: Server;
+  let port: number;
+  let sender: WebhookSender;
+  /** What the server does with each request. */
+  let behaviour: 'answer' | 'hang' | 'hang-body';
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      req.resume();
+      if (behaviour === 'answer') res.end('ok');
+      else if (behaviour === 'hang-body') res.writeHead(200).write('partial');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
+    const config = { isLocalnet: true, WEBHOOK_CONCURRENCY: 4, WEBHOOK_TIMEOUT_MS: 200 };
+    sender = new WebhookSender(config as AppConfig, fakeDns({}));
+  });
+  afterAll(async () => {
+    await sender.onApplicationShutdown();
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  it('an answer within it is its status', async () => {
+    behaviour = 'answer';
+    expect(await sender.post(`http://127.0.0.1:${port}/`, '{}', {})).toEqual({ status: 200 });
+  });
+
+  it('no answer within it: timed out, once the deadline has passed', async () => {
+    behaviour = 'hang';
+    const started = performance.now();
+    expect(await sender.post(`http://127.0.0.1:${port}/`, '{}', {})).toEqual({
+      error: 'Timed out after 200 ms',
+    });
+    expect(performance.now() - started).toBeGreaterThanOrEqual(195);
+  });
+
+  it('a body that never ends is cut at the deadline: the status that came is the answer', async () => {
+    behaviour = 'hang-body';
+    const started = performance.now();
+    expect(await sender.post(`http://127.0.0.1:${port}/`, '{}', {})).toEqual({ status: 200 });
+    expect(performance.now() - started).toBeGreaterThanOrEqual(195);
+  });
+
+  it('a URL the rule refuses is refused every time, without a connection', async () => {
+    const refused = {
+      error: 'Endpoint refused: must not point at a link-local or cloud metadata address',
+    };
+    expect(await sender.post('http://169.254.169.254/latest', '{}', {})).toEqual(refused);
+    expect(await sender.post('http://169.254.169.254/latest', '{}', {})).toEqual(refused);
   });
 });
