@@ -11,10 +11,10 @@ import { SubscriptionsService } from '../subscriptions/subscriptions.service';
 import { BillingNotices } from './billing-notices';
 import { ChargeClaims } from './charge-claims';
 import { chargeLine, ChargeSuccesses, type ChargeTry } from './charge-successes';
-
-export type { ChargeTry } from './charge-successes';
 import { AttemptRow, ChargeAttemptsRepository } from './repositories/charge-attempts.repository';
 import { ReceivingAccountAlertsRepository } from './repositories/receiving-account-alerts.repository';
+
+export type { ChargeTry } from './charge-successes';
 
 /** What one charge run did. */
 export interface ChargeRunResult {
