@@ -618,6 +618,39 @@ describe('Shutdown: charge attempts in hand are handed back, and another instanc
       expect(await snapshot(handed.id)).toBe(after);
     });
 
+    it("recording a try (token-delegate): refused when the wallet's other charges are not as the charge saw them", async () => {
+      const repo = t.app.get(ChargeAttemptsRepository);
+      const [sub] = await t.sql<{ wallet: string; created_at: string }>(
+        `SELECT c.wallet_address AS wallet, s.created_at::text AS created_at
+           FROM subscriptions s JOIN customers c ON c.id = s.customer_id WHERE s.id = $1`,
+        [subscriptionId],
+      );
+      const self = { id: subscriptionId, createdAt: sub.created_at };
+      const seen = await t.app
+        .get(WalletReservationsRepository)
+        .walletReservation(sub.wallet, 'USDC', self);
+      const a = await attempt('pending', 'A');
+      const record = (fingerprint: string) =>
+        repo.recordTry({
+          id: a.id,
+          subscriptionId,
+          signature: '7'.repeat(87),
+          transaction: 'CCCC',
+          lastValidBlockHeight: 2000,
+          amount: '10000000',
+          leaseSeconds: 600,
+          owner: 'A',
+          now: now(),
+          unchanged: { wallet: sub.wallet, mint: 'USDC', self, seen: { ...seen, fingerprint } },
+        });
+      // A sibling's charge went in flight (or settled) since the charge read the wallet.
+      expect(await record(`${seen.fingerprint}+1`)).toBe(false);
+      expect((await snapshot(a.id)).includes('"signature":null')).toBe(true);
+      // As it saw them: recorded.
+      expect(await record(seen.fingerprint)).toBe(true);
+      expect((await snapshot(a.id)).includes(`"signature":"${'7'.repeat(87)}"`)).toBe(true);
+    });
+
     it('writes of several attempts at once: each stands or falls on its own holder', async () => {
       const repo = t.app.get(ChargeAttemptsRepository);
       // Two tries recorded at the same moment (one statement): the handed-back one is refused.
