@@ -618,6 +618,34 @@ describe('Shutdown: charge attempts in hand are handed back, and another instanc
       expect(await snapshot(handed.id)).toBe(after);
     });
 
+    it.each(['PastDue', 'Cancelled', 'Completed'])(
+      'recording a try: refused once the subscription is %s (a move that commits first stops the charge)',
+      async (status) => {
+        const repo = t.app.get(ChargeAttemptsRepository);
+        const a = await attempt('pending', 'A');
+        const record = () =>
+          repo.recordTry({
+            id: a.id,
+            subscriptionId,
+            signature: '8'.repeat(87),
+            transaction: 'DDDD',
+            lastValidBlockHeight: 2000,
+            amount: '10000000',
+            leaseSeconds: 600,
+            owner: 'A',
+            now: now(),
+          });
+        await t.sql('UPDATE subscriptions SET status = $2 WHERE id = $1', [subscriptionId, status]);
+        try {
+          expect(await record()).toBe(false);
+          expect((await snapshot(a.id)).includes('"signature":null')).toBe(true);
+        } finally {
+          await t.sql("UPDATE subscriptions SET status = 'Active' WHERE id = $1", [subscriptionId]);
+        }
+        expect(await record()).toBe(true);
+      },
+    );
+
     it("recording a try (token-delegate): refused when the wallet's other charges are not as the charge saw them", async () => {
       const repo = t.app.get(ChargeAttemptsRepository);
       const [sub] = await t.sql<{ wallet: string; created_at: string }>(
