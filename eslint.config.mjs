@@ -4,7 +4,7 @@ import prettier from 'eslint-config-prettier';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'packages/*/dist/', 'src/**/*.repository.types.ts', 'public/', 'node_modules/', 'coverage/', '.data/', 'test/setup/*.js', 'test/helpers/*.js', 'scripts/', 'jest.config.js', 'jest.topology.config.js', 'eslint.config.mjs'] },
+  { ignores: ['dist/', 'packages/*/dist/', 'src/**/*.repository.types.ts', 'src/solana/subscriptions-client/generated/', 'public/', 'node_modules/', 'coverage/', '.data/', 'test/setup/*.js', 'test/helpers/*.js', 'scripts/', 'jest.config.js', 'jest.topology.config.js', 'eslint.config.mjs'] },
   eslint.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   prettier,
