@@ -317,7 +317,7 @@ describe('package export for webhook receivers', () => {
 });
 
 describe('npm run smoke:devnet', () => {
-  it('registers a plan and an invoice and pays it, here against localnet', async () => {
+  it('registers a plan, subscribes, charges and cancels, registers an invoice and pays it, here against localnet', async () => {
     const chain = await startTestChain();
     const dataDir = mkdtempSync(join(tmpdir(), 'billing-smoke-'));
     try {
@@ -338,6 +338,11 @@ describe('npm run smoke:devnet', () => {
         },
       );
       expect(out).toMatch(/plan [0-9a-f-]{36} \(memo\): \w{64,88}/);
+      // Localnet runs the token-delegate scheme: the subscribe is one transaction.
+      expect(out).not.toMatch(/subscription authority/);
+      expect(out).toMatch(/subscribed: \w{64,88}/);
+      expect(out).toMatch(/charged by the service key: \w{64,88}/);
+      expect(out).toMatch(/cancelled by the subscriber: \w{64,88}/);
       expect(out).toMatch(/invoice \w+ registered: \w{64,88}/);
       expect(out).toMatch(/payment found by reference and by the merchant's account: \w{64,88}/);
       expect(out).toContain('smoke test passed');

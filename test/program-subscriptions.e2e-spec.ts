@@ -1,22 +1,8 @@
-import { address } from '@solana/kit';
-import {
-  AccountDiscriminator,
-  getPlanEncoder,
-  getSubscriptionAuthorityEncoder,
-  getSubscriptionDelegationEncoder,
-  MAX_PLAN_DESTINATIONS,
-  MAX_PLAN_PULLERS,
-  SUBSCRIPTIONS_PROGRAM_ADDRESS,
-  ZERO_ADDRESS,
-} from '@solana/subscriptions';
 import { Keypair, SystemProgram, Transaction } from '@solana/web3.js';
-import {
-  onchainPlanId,
-  planPda,
-  subscriptionAuthorityPda,
-  subscriptionPda,
-} from '../src/solana/subscriptions-program';
+import { Transaction as Web3Transaction } from '@solana/web3.js';
+import { onchainPlanId, planPda, subscriptionPda } from '../src/solana/subscriptions-program';
 import { billingHelpers } from './helpers/billing';
+import { ProgramAccounts } from './helpers/program-accounts';
 import { fund } from './helpers/chain-tx';
 import { createTestApp, TestApp, TestMerchant } from './helpers/test-app';
 
@@ -39,10 +25,7 @@ describe('Subscriptions program scheme: a subscription is born from its own subs
   let planId: string;
   let mintAddress: string;
   const terms = { amount: 10n * PYUSD, periodHours: 720n, createdAt: 1_790_000_000n };
-  const pad = (items: string[], size: number) =>
-    [...items, ...Array.from({ length: size - items.length }, () => ZERO_ADDRESS)].map((a) =>
-      address(a),
-    );
+  let accounts: ProgramAccounts;
 
   /** Signs a transaction the service built as `signer` and records it as landed (unexecuted). */
   function land(transaction: string, signer: Keypair): string {
@@ -51,55 +34,52 @@ describe('Subscriptions program scheme: a subscription is born from its own subs
     return t.chain!.chain.recordUnexecuted(tx.serialize());
   }
 
-  /** What `initialize_subscription_authority` + `subscribe` leave: the authority and the delegation. */
-  async function writeSubscription(subscriber: string, overrides: { expiresAtTs?: bigint } = {}) {
-    const plan = await planPda(acme.walletAddress, onchainPlanId(planId));
-    t.chain!.chain.setAccount(await subscriptionAuthorityPda(subscriber, mintAddress), {
-      lamports: 2_000_000n,
-      owner: SUBSCRIPTIONS_PROGRAM_ADDRESS,
-      data: new Uint8Array(
-        getSubscriptionAuthorityEncoder().encode({
-          discriminator: AccountDiscriminator.SubscriptionAuthority,
-          user: address(subscriber),
-          tokenMint: address(mintAddress),
-          payer: address(subscriber),
-          bump: 254,
-          initId: 0n,
-        }),
-      ),
-    });
-    t.chain!.chain.setAccount(await subscriptionPda(plan, subscriber), {
-      lamports: 2_000_000n,
-      owner: SUBSCRIPTIONS_PROGRAM_ADDRESS,
-      data: new Uint8Array(
-        getSubscriptionDelegationEncoder().encode({
-          header: {
-            discriminator: AccountDiscriminator.SubscriptionDelegation,
-            version: 1,
-            bump: 253,
-            delegator: address(subscriber),
-            delegatee: address(plan),
-            payer: address(subscriber),
-            initId: 0n,
-          },
-          terms,
-          amountPulledInPeriod: 0n,
-          currentPeriodStartTs: terms.createdAt,
-          expiresAtTs: overrides.expiresAtTs ?? 0n,
-        }),
-      ),
+  /** What `subscribe` leaves: the subscription, bound to the authority's init_id. */
+  async function writeSubscription(
+    subscriber: string,
+    initId: bigint,
+    overrides: { expiresAtTs?: bigint } = {},
+  ) {
+    await accounts.subscription({
+      merchant: acme.walletAddress,
+      planId,
+      subscriber,
+      terms,
+      initId,
+      currentPeriodStartTs: terms.createdAt,
+      expiresAtTs: overrides.expiresAtTs ?? 0n,
     });
   }
 
-  /** The customer's checkout: the service's subscribe transaction, signed, landed, its accounts written. */
-  async function subscribeOnChain(customer: Keypair): Promise<string> {
-    const req = await t.http
-      .post(`/api/checkout/plans/${planId}/transaction`)
-      .send({ account: customer.publicKey.toBase58() })
-      .expect(200);
-    const signature = land(req.body.transaction as string, customer);
-    await writeSubscription(customer.publicKey.toBase58());
-    return signature;
+  /**
+   * The customer's checkout under the program, as the page drives it: a first subscription in
+   * the mint asks for the authority first (step `authority`); it lands, stamped by the program
+   * with its slot; asked again, the service answers with the subscribe bound to that stamp, which
+   * lands and leaves the subscription. Returns the subscribe's signature and the init_id.
+   */
+  async function subscribeOnChain(
+    customer: Keypair,
+  ): Promise<{ signature: string; initId: bigint; authority: string }> {
+    const wallet = customer.publicKey.toBase58();
+    const ask = () =>
+      t.http
+        .post(`/api/checkout/plans/${planId}/transaction`)
+        .send({ account: wallet })
+        .expect(200);
+    const first = await ask();
+    expect(first.body.step).toBe('authority');
+    expect(first.body.message).toMatch(/^Step 1 of 2: allow subscriptions in PYUSD/);
+    const authority = land(first.body.transaction as string, customer);
+    const initId = BigInt(t.chain!.chain.slot());
+    await accounts.authority(wallet, mintAddress, initId);
+    const second = await ask();
+    expect(second.body.step).toBe('subscribe');
+    const subscribe = Web3Transaction.from(Buffer.from(second.body.transaction as string, 'base64'))
+      .instructions[0];
+    expect(subscribe.data.readBigInt64LE(subscribe.data.length - 8)).toBe(initId);
+    const signature = land(second.body.transaction as string, customer);
+    await writeSubscription(wallet, initId);
+    return { signature, initId, authority };
   }
   const confirm = (signature: string) =>
     t.http.post(`/api/checkout/plans/${planId}/confirm`).send({ signature });
@@ -126,27 +106,14 @@ describe('Subscriptions program scheme: a subscription is born from its own subs
       .send({ label: 'Pro', mint: 'PYUSD', amount: '10', intervalSeconds: 30 * DAY })
       .expect(201);
     planId = plan.body.plan.id;
+    accounts = new ProgramAccounts(t.chain!.chain);
     // The plan as the merchant's signed `create_plan` would have left it.
-    t.chain!.chain.setAccount(await planPda(acme.walletAddress, onchainPlanId(planId)), {
-      lamports: 10_000_000n,
-      owner: SUBSCRIPTIONS_PROGRAM_ADDRESS,
-      data: new Uint8Array(
-        getPlanEncoder().encode({
-          discriminator: AccountDiscriminator.Plan,
-          owner: address(acme.walletAddress),
-          bump: 255,
-          status: 1,
-          data: {
-            planId: onchainPlanId(planId),
-            mint: address(mintAddress),
-            terms,
-            endTs: 0n,
-            destinations: pad([acme.walletAddress], MAX_PLAN_DESTINATIONS),
-            pullers: pad([billing.chain.servicePublicKey], MAX_PLAN_PULLERS),
-            metadataUri: '',
-          },
-        }),
-      ),
+    await accounts.plan({
+      merchant: acme.walletAddress,
+      planId,
+      mint: mintAddress,
+      terms,
+      pullers: [billing.chain.servicePublicKey],
     });
   });
   afterAll(async () => {
@@ -156,7 +123,13 @@ describe('Subscriptions program scheme: a subscription is born from its own subs
   it('confirms the subscribe instruction signed by the subscriber; a merchant cancel is final: neither a replay nor another transaction of the customer revives it', async () => {
     const customer = Keypair.generate();
     fund(t, customer.publicKey.toBase58(), { symbol: 'PYUSD', amount: 100n * PYUSD });
-    const signature = await subscribeOnChain(customer);
+    const { signature, authority } = await subscribeOnChain(customer);
+    // The first step (the authority) subscribes nobody.
+    const notYet = await confirm(authority).expect(400);
+    expect(notYet.body.error.message).toBe(
+      'signature is not a subscribe to this plan signed by its subscriber',
+    );
+    expect(await subscriptionsOf(customer)).toEqual([]);
     const created = await confirm(signature).expect(200);
     expect(created.body).toMatchObject({ planId, created: true, subscribed: true });
     const [subscription] = await subscriptionsOf(customer);
@@ -200,9 +173,9 @@ describe('Subscriptions program scheme: a subscription is born from its own subs
   it('refuses a subscribe whose on-chain subscription the customer cancelled before the confirm', async () => {
     const customer = Keypair.generate();
     fund(t, customer.publicKey.toBase58(), { symbol: 'PYUSD', amount: 100n * PYUSD });
-    const signature = await subscribeOnChain(customer);
-    // The customer cancelled on-chain before the page confirmed: the delegation expires.
-    await writeSubscription(customer.publicKey.toBase58(), { expiresAtTs: 1_800_000_000n });
+    const { signature, initId } = await subscribeOnChain(customer);
+    // The customer cancelled on-chain before the page confirmed: the subscription expires.
+    await writeSubscription(customer.publicKey.toBase58(), initId, { expiresAtTs: 1_800_000_000n });
     const expiring = await confirm(signature).expect(400);
     expect(expiring.body.error.message).toBe(
       "signature did not leave a subscription with this plan's terms on-chain",
@@ -214,7 +187,8 @@ describe('Subscriptions program scheme: a subscription is born from its own subs
     const customer = Keypair.generate();
     const wallet = customer.publicKey.toBase58();
     fund(t, wallet, { symbol: 'PYUSD', amount: 100n * PYUSD });
-    await confirm(await subscribeOnChain(customer)).expect(200);
+    const { signature: subscribed, initId } = await subscribeOnChain(customer);
+    await confirm(subscribed).expect(200);
     const [subscription] = await subscriptionsOf(customer);
     const [row] = await t.sql<{ customer_id: string }>(
       'SELECT customer_id FROM subscriptions WHERE id = $1',
@@ -244,15 +218,15 @@ describe('Subscriptions program scheme: a subscription is born from its own subs
       'signature is not the revoke of this subscription signed by its wallet',
     );
 
-    // The revoke the portal builds, signed by the subscriber, closes the delegation.
+    // The revoke the portal builds is the subscriber's cancel_subscription (closing a running
+    // subscription is refused by the program); signed and landed, it sets the expiry.
     const built = await post('cancel/transaction', { account: wallet }).expect(200);
+    const [cancel] = Web3Transaction.from(
+      Buffer.from(built.body.transaction as string, 'base64'),
+    ).instructions;
+    expect(cancel.data[0]).toBe(12);
     const revoke = land(built.body.transaction as string, customer);
-    const plan = await planPda(acme.walletAddress, onchainPlanId(planId));
-    t.chain!.chain.setAccount(await subscriptionPda(plan, wallet), {
-      lamports: 0n,
-      owner: '11111111111111111111111111111111',
-      data: new Uint8Array(),
-    });
+    await writeSubscription(wallet, initId, { expiresAtTs: terms.createdAt + 720n * 3600n });
     const done = await post('cancel/confirm', { signature: revoke }).expect(200);
     expect(done.body).toMatchObject({ cancelled: true });
     const [after] = await t.sql<{ revoked: boolean }>(

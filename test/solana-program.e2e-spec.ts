@@ -1,18 +1,3 @@
-import { address, createNoopSigner, type Instruction, AccountRole } from '@solana/kit';
-import {
-  AccountDiscriminator,
-  getInitSubscriptionAuthorityOverlayInstructionAsync,
-  getPlanEncoder,
-  getRevokeSubscriptionOverlayInstruction,
-  getSubscribeOverlayInstructionAsync,
-  getSubscriptionAuthorityEncoder,
-  getSubscriptionDelegationEncoder,
-  getTransferSubscriptionOverlayInstructionAsync,
-  MAX_PLAN_DESTINATIONS,
-  MAX_PLAN_PULLERS,
-  SUBSCRIPTIONS_PROGRAM_ADDRESS,
-  ZERO_ADDRESS,
-} from '@solana/subscriptions';
 import {
   ASSOCIATED_TOKEN_PROGRAM_ID,
   getAssociatedTokenAddressSync,
@@ -31,23 +16,31 @@ import { ChargeInput, PlanTermsMismatchError } from '../src/solana/chain.port';
 import { mintTable } from '../src/solana/mints';
 import { RpcChainAdapter } from '../src/solana/rpc-chain.adapter';
 import {
+  cancelSubscriptionInstruction,
   createPlanInstruction,
+  initAuthorityInstruction,
   onchainPlanId,
   planPda,
+  subscribeInstruction,
   subscriptionAuthorityPda,
   subscriptionPda,
+  transferSubscriptionInstruction,
 } from '../src/solana/subscriptions-program';
+import { ProgramAccounts } from './helpers/program-accounts';
 import { startTestChain, TestChain } from './helpers/test-chain';
 
 /**
- * The Subscriptions-program scheme against localnet. The program itself cannot run here (its
- * binary is not available offline), so its accounts are written onto the chain with the official
- * codecs, and the adapter's readers and builders are checked against them over JSON-RPC.
+ * The Subscriptions-program scheme (v0.4.0) against localnet. The program itself cannot run here
+ * (its binary is not available offline), so its accounts are written onto the chain in their
+ * v0.4.0 layouts by the client generated from its IDL (`ProgramAccounts`), and the adapter's
+ * readers and builders are checked against them over JSON-RPC. The builders' bytes are held by
+ * the golden vectors (src/solana/subscriptions-program.spec.ts).
  */
 describe('Subscriptions-program scheme on localnet', () => {
   let tc: TestChain;
   let connection: Connection;
   let adapter: RpcChainAdapter;
+  let accounts: ProgramAccounts;
   const serviceKey = Keypair.generate();
   const merchant = Keypair.generate().publicKey.toBase58();
   const planId = randomUUID();
@@ -59,11 +52,6 @@ describe('Subscriptions-program scheme on localnet', () => {
     bytes.writeUInt32LE(n);
     return [...bytes];
   };
-  const pad = (items: string[], size: number) =>
-    [...items, ...Array.from({ length: size - items.length }, () => ZERO_ADDRESS)].map((a) =>
-      address(a),
-    );
-
   beforeAll(async () => {
     tc = await startTestChain();
     connection = new Connection(tc.url, 'confirmed');
@@ -75,28 +63,14 @@ describe('Subscriptions-program scheme on localnet', () => {
       serviceKey,
       approvalPeriods: 12,
     });
+    accounts = new ProgramAccounts(tc.chain);
     // The plan as create_plan would have left it.
-    const plan = await planPda(merchant, onchainPlanId(planId));
-    tc.chain.setAccount(plan, {
-      lamports: 10_000_000n,
-      owner: SUBSCRIPTIONS_PROGRAM_ADDRESS,
-      data: new Uint8Array(
-        getPlanEncoder().encode({
-          discriminator: AccountDiscriminator.Plan,
-          owner: address(merchant),
-          bump: 255,
-          status: 1,
-          data: {
-            planId: onchainPlanId(planId),
-            mint: address(PYUSD),
-            terms,
-            endTs: 0n,
-            destinations: pad([merchant], MAX_PLAN_DESTINATIONS),
-            pullers: pad([serviceKey.publicKey.toBase58()], MAX_PLAN_PULLERS),
-            metadataUri: '',
-          },
-        }),
-      ),
+    await accounts.plan({
+      merchant,
+      planId,
+      mint: PYUSD,
+      terms,
+      pullers: [serviceKey.publicKey.toBase58()],
     });
   });
   afterAll(async () => {
@@ -105,28 +79,14 @@ describe('Subscriptions-program scheme on localnet', () => {
 
   // Decoded from a compiled transaction, an account's writable flag is the message's (the union
   // over its instructions, and the fee payer is always writable), so it can only be at least the
-  // official one; program, accounts in order, signers and data must match exactly. (The builders
-  // themselves are compared flag for flag in subscriptions-program.spec.ts.)
+  // builder's; program, accounts in order, signers and data must match exactly.
   const wire = (ix: TransactionInstruction) => ({
     programId: ix.programId.toBase58(),
     keys: ix.keys.map((k) => [k.pubkey.toBase58(), k.isSigner]),
     data: ix.data.toString('hex'),
-    writable: ix.keys.filter((k) => k.isWritable).map((k) => k.pubkey.toBase58()),
   });
-  const officialWire = (ix: Instruction) => {
-    const writable = (ix.accounts ?? [])
-      .filter((a) => a.role === AccountRole.WRITABLE || a.role === AccountRole.WRITABLE_SIGNER)
-      .map((a) => a.address as string);
-    return {
-      programId: ix.programAddress as string,
-      keys: (ix.accounts ?? []).map((a) => [
-        a.address as string,
-        a.role === AccountRole.READONLY_SIGNER || a.role === AccountRole.WRITABLE_SIGNER,
-      ]),
-      data: Buffer.from(ix.data ?? []).toString('hex'),
-      writable: expect.arrayContaining(writable) as unknown as string[],
-    };
-  };
+  const writable = (ix: TransactionInstruction) =>
+    ix.keys.filter((k) => k.isWritable).map((k) => k.pubkey.toBase58());
   const instructions = (base64: string) =>
     Transaction.from(Buffer.from(base64, 'base64')).instructions;
 
@@ -177,7 +137,7 @@ describe('Subscriptions-program scheme on localnet', () => {
     );
   });
 
-  it('subscribe reads the live plan terms from the chain; initializes the authority only when missing', async () => {
+  it('subscribe takes two steps for a first subscription: the authority, then the subscribe bound to its init_id as it landed', async () => {
     const subscriber = Keypair.generate().publicKey.toBase58();
     const subscriberAta = getAssociatedTokenAddressSync(
       new PublicKey(PYUSD),
@@ -193,52 +153,41 @@ describe('Subscriptions-program scheme on localnet', () => {
       amount: terms.amount,
       periodHours: 720,
     };
-    const signer = createNoopSigner(address(subscriber));
-    const subscribeWith = (initId: bigint) =>
-      getSubscribeOverlayInstructionAsync({
-        subscriber: signer,
-        merchant: address(merchant),
-        planId: onchainPlanId(planId),
-        tokenMint: address(PYUSD),
-        expectedAmount: terms.amount,
-        expectedPeriodHours: terms.periodHours,
-        expectedCreatedAt: terms.createdAt,
-        expectedSubscriptionAuthorityInitId: initId,
-      });
 
+    // No authority for PYUSD yet: initialize_subscription_authority alone, nothing else.
     const first = await adapter.buildSubscribe(input);
-    expect(instructions(first.transaction).map(wire)).toEqual([
-      officialWire(
-        await getInitSubscriptionAuthorityOverlayInstructionAsync({
-          owner: signer,
-          tokenMint: address(PYUSD),
-          tokenProgram: address(TOKEN_2022),
-          userAta: address(subscriberAta),
-        }),
-      ),
-      officialWire(await subscribeWith(0n)),
-    ]);
-
-    // With an authority on-chain (init_id 7), subscribe alone, consenting to that init_id.
-    const authority = await subscriptionAuthorityPda(subscriber, PYUSD);
-    tc.chain.setAccount(authority, {
-      lamports: 2_000_000n,
-      owner: SUBSCRIPTIONS_PROGRAM_ADDRESS,
-      data: new Uint8Array(
-        getSubscriptionAuthorityEncoder().encode({
-          discriminator: AccountDiscriminator.SubscriptionAuthority,
-          user: address(subscriber),
-          tokenMint: address(PYUSD),
-          payer: address(subscriber),
-          bump: 254,
-          initId: 7n,
-        }),
-      ),
+    expect(first.step).toBe('authority');
+    const [init] = instructions(first.transaction);
+    expect(instructions(first.transaction)).toHaveLength(1);
+    const expectedInit = await initAuthorityInstruction({
+      subscriber,
+      mint: PYUSD,
+      tokenProgram: TOKEN_2022,
+      subscriberAta,
     });
-    const again = await adapter.buildSubscribe(input);
-    expect(instructions(again.transaction).map(wire)).toEqual([
-      officialWire(await subscribeWith(7n)),
-    ]);
+    expect(wire(init)).toEqual(wire(expectedInit));
+    expect(writable(init)).toEqual(expect.arrayContaining(writable(expectedInit)));
+
+    // The authority landed: the program stamped it with its slot. The subscribe names that
+    // init_id and the plan's live terms (its createdAt included), read from the chain.
+    await accounts.authority(subscriber, PYUSD, 381_204_117n);
+    const second = await adapter.buildSubscribe(input);
+    expect(second.step).toBe('subscribe');
+    const expectedSubscribe = await subscribeInstruction({
+      subscriber,
+      merchant,
+      planId: onchainPlanId(planId),
+      mint: PYUSD,
+      terms,
+      authorityInitId: 381_204_117n,
+    });
+    expect(instructions(second.transaction).map(wire)).toEqual([wire(expectedSubscribe)]);
+
+    // Re-initialised after a close (a new slot): the next subscribe consents to the new one.
+    await accounts.authority(subscriber, PYUSD, 381_999_001n);
+    const third = await adapter.buildSubscribe(input);
+    const [subscribe] = instructions(third.transaction);
+    expect(subscribe.data.readBigInt64LE(subscribe.data.length - 8)).toBe(381_999_001n);
   });
 
   it('refuses to build a subscribe for a plan that is not on-chain', async () => {
@@ -272,40 +221,24 @@ describe('Subscriptions-program scheme on localnet', () => {
     ];
     it.each(cases)('%s', async (_name, change, message) => {
       const id = randomUUID();
-      const plan = await planPda(merchant, onchainPlanId(id));
       const named = (list: unknown) =>
         (list as string[]).map((a) =>
           a === 'SERVICE' ? serviceKey.publicKey.toBase58() : a === 'MERCHANT' ? merchant : a,
         );
-      tc.chain.setAccount(plan, {
-        lamports: 10_000_000n,
-        owner: SUBSCRIPTIONS_PROGRAM_ADDRESS,
-        data: new Uint8Array(
-          getPlanEncoder().encode({
-            discriminator: AccountDiscriminator.Plan,
-            owner: address(merchant),
-            bump: 255,
-            status: 1,
-            data: {
-              planId: onchainPlanId(id),
-              mint: address((change.mint as string | undefined) ?? PYUSD),
-              terms: {
-                ...terms,
-                ...(change.amount !== undefined ? { amount: change.amount as bigint } : {}),
-                ...(change.periodHours !== undefined
-                  ? { periodHours: change.periodHours as bigint }
-                  : {}),
-              },
-              endTs: (change.endTs as bigint | undefined) ?? 0n,
-              destinations: pad(named(change.destinations ?? [merchant]), MAX_PLAN_DESTINATIONS),
-              pullers: pad(
-                named(change.pullers ?? [serviceKey.publicKey.toBase58()]),
-                MAX_PLAN_PULLERS,
-              ),
-              metadataUri: '',
-            },
-          }),
-        ),
+      await accounts.plan({
+        merchant,
+        planId: id,
+        mint: (change.mint as string | undefined) ?? PYUSD,
+        terms: {
+          ...terms,
+          ...(change.amount !== undefined ? { amount: change.amount as bigint } : {}),
+          ...(change.periodHours !== undefined
+            ? { periodHours: change.periodHours as bigint }
+            : {}),
+        },
+        endTs: (change.endTs as bigint | undefined) ?? 0n,
+        destinations: named(change.destinations ?? [merchant]),
+        pullers: named(change.pullers ?? [serviceKey.publicKey.toBase58()]),
       });
       const attempt = adapter.buildSubscribe({
         subscriber: Keypair.generate().publicKey.toBase58(),
@@ -323,7 +256,7 @@ describe('Subscriptions-program scheme on localnet', () => {
     });
   });
 
-  it('revoke is the subscriber-signed revoke of that subscription (the official instruction)', async () => {
+  it("revoke is the subscriber's cancel_subscription of that subscription (closing it would be refused while it runs)", async () => {
     const subscriber = Keypair.generate().publicKey.toBase58();
     const plan = await planPda(merchant, onchainPlanId(planId));
     const subscription = await subscriptionPda(plan, subscriber);
@@ -343,15 +276,9 @@ describe('Subscriptions-program scheme on localnet', () => {
     });
     const tx = Transaction.from(Buffer.from(unsigned.transaction, 'base64'));
     expect(tx.feePayer?.toBase58()).toBe(subscriber);
-    expect(tx.instructions.map(wire)).toEqual([
-      officialWire(
-        getRevokeSubscriptionOverlayInstruction({
-          authority: createNoopSigner(address(subscriber)),
-          planPda: address(plan),
-          subscriptionPda: address(subscription),
-        }),
-      ),
-    ]);
+    const expected = await cancelSubscriptionInstruction({ subscriber, plan, subscription });
+    expect(tx.instructions.map(wire)).toEqual([wire(expected)]);
+    expect(tx.instructions[0].data[0]).toBe(12); // cancel_subscription, not revoke_delegation (3)
   });
 
   describe('a subscription delegation on-chain', () => {
@@ -366,35 +293,24 @@ describe('Subscriptions-program scheme on localnet', () => {
       amount,
     });
 
-    /** The delegation as `subscribe` leaves it (`expiresAtTs` 0), or as a cancel does. */
-    const writeDelegation = async (expiresAtTs: bigint) => {
-      const plan = await planPda(merchant, onchainPlanId(planId));
-      tc.chain.setAccount(subscription, {
-        lamports: 2_000_000n,
-        owner: SUBSCRIPTIONS_PROGRAM_ADDRESS,
-        data: new Uint8Array(
-          getSubscriptionDelegationEncoder().encode({
-            header: {
-              discriminator: AccountDiscriminator.SubscriptionDelegation,
-              version: 1,
-              bump: 253,
-              delegator: address(subscriber.publicKey.toBase58()),
-              delegatee: address(plan),
-              payer: address(subscriber.publicKey.toBase58()),
-              initId: 0n,
-            },
-            terms,
-            amountPulledInPeriod: 4_000_000n,
-            currentPeriodStartTs: 1_790_100_000n,
-            expiresAtTs,
-          }),
-        ),
+    const INIT_ID = 377_000_042n;
+    /** The subscription as `subscribe` leaves it (`expiresAtTs` 0), or as a cancel does. */
+    const writeDelegation = (expiresAtTs: bigint) =>
+      accounts.subscription({
+        merchant,
+        planId,
+        subscriber: subscriber.publicKey.toBase58(),
+        terms,
+        initId: INIT_ID,
+        expiresAtTs,
+        amountPulledInPeriod: 4_000_000n,
+        currentPeriodStartTs: 1_790_100_000n,
       });
-    };
 
     beforeAll(async () => {
       const plan = await planPda(merchant, onchainPlanId(planId));
       subscription = await subscriptionPda(plan, subscriber.publicKey.toBase58());
+      await accounts.authority(subscriber.publicKey.toBase58(), PYUSD, INIT_ID);
       await writeDelegation(0n);
       tc.chain.faucet({
         wallet: subscriber.publicKey.toBase58(),
@@ -472,14 +388,21 @@ describe('Subscriptions-program scheme on localnet', () => {
         true,
         TOKEN_2022_PROGRAM_ID,
       ).toBase58();
-      const official = await getTransferSubscriptionOverlayInstructionAsync({
-        caller: createNoopSigner(address(serviceKey.publicKey.toBase58())),
-        delegator: address(subscriber.publicKey.toBase58()),
-        planPda: address(plan),
-        subscriptionPda: address(subscription),
-        receiverAta: address(receiverAta),
-        tokenMint: address(PYUSD),
-        tokenProgram: address(TOKEN_2022),
+      const subscriberAta = getAssociatedTokenAddressSync(
+        new PublicKey(PYUSD),
+        subscriber.publicKey,
+        true,
+        TOKEN_2022_PROGRAM_ID,
+      ).toBase58();
+      const expected = await transferSubscriptionInstruction({
+        caller: serviceKey.publicKey.toBase58(),
+        subscriber: subscriber.publicKey.toBase58(),
+        subscriberAta,
+        plan,
+        subscription,
+        receiverAta,
+        mint: PYUSD,
+        tokenProgram: TOKEN_2022,
         amount: terms.amount,
       });
       // The compute budget, the memo and the pull, nothing else: never the merchant's account,
@@ -491,7 +414,71 @@ describe('Subscriptions-program scheme on localnet', () => {
       expect(budget.programId.toBase58()).toBe('ComputeBudget111111111111111111111111111111');
       expect(budget.data).toEqual(Buffer.from([2, ...u32(400_000)]));
       expect(memo.data.toString()).toBe(`charge:v1:${planId}:${input.chargeId}`);
-      expect(wire(pull)).toEqual(officialWire(official));
+      expect(wire(pull)).toEqual(wire(expected));
+      expect(writable(pull)).toEqual(expect.arrayContaining(writable(expected)));
+    });
+
+    describe('refuses a pull the program would refuse, before signing, from the accounts it checks', () => {
+      const wallet = () => subscriber.publicKey.toBase58();
+      afterEach(async () => {
+        // Back to a running subscription, its authority and the plan as registered.
+        await accounts.authority(wallet(), PYUSD, INIT_ID);
+        await writeDelegation(0n);
+        await accounts.plan({
+          merchant,
+          planId,
+          mint: PYUSD,
+          terms,
+          pullers: [serviceKey.publicKey.toBase58()],
+        });
+      });
+
+      it('signs while the subscription runs, its authority is the one it was bound to, and the plan lets the service pull', async () => {
+        await expect(adapter.signCharge(charge())).resolves.toMatchObject({
+          signature: expect.any(String) as string,
+        });
+      });
+
+      it('a cancelled subscription (its expiry set): authorization_gone', async () => {
+        await writeDelegation(1_790_200_000n);
+        await expect(adapter.signCharge(charge())).rejects.toMatchObject({
+          reason: 'authorization_gone',
+          message: /cancelled/,
+        });
+      });
+
+      it('an authority re-initialised since the subscribe (init_id rotated): authorization_gone', async () => {
+        await accounts.authority(wallet(), PYUSD, INIT_ID + 1n);
+        await expect(adapter.signCharge(charge())).rejects.toMatchObject({
+          reason: 'authorization_gone',
+          message: /re-initialised/,
+        });
+      });
+
+      it('an authority closed (revoke_subscription_authority): authorization_gone', async () => {
+        accounts.close(await subscriptionAuthorityPda(wallet(), PYUSD));
+        await expect(adapter.signCharge(charge())).rejects.toMatchObject({
+          reason: 'authorization_gone',
+          message: /authority for the mint is closed/,
+        });
+      });
+
+      it("a plan its owner updated on-chain to drop the service key: transient (not the customer's doing)", async () => {
+        const other = Keypair.generate().publicKey.toBase58();
+        await accounts.plan({ merchant, planId, mint: PYUSD, terms, pullers: [other] });
+        await expect(adapter.signCharge(charge())).rejects.toMatchObject({
+          reason: 'transient',
+          message: /removed the service key/,
+        });
+      });
+
+      it('a plan closed by its owner: authorization_gone', async () => {
+        accounts.close(await planPda(merchant, onchainPlanId(planId)));
+        await expect(adapter.signCharge(charge())).rejects.toMatchObject({
+          reason: 'authorization_gone',
+          message: /plan account is gone/,
+        });
+      });
     });
 
     it('classifies what it can before sending, and the program refusals after', async () => {
@@ -505,8 +492,9 @@ describe('Subscriptions-program scheme on localnet', () => {
       await expect(adapter.signCharge(stranger)).rejects.toMatchObject({
         reason: 'authorization_gone',
       });
-      // SUBSCRIPTION_CANCELLED (508), DELEGATION_EXPIRED (128): the customer's authorisation is over.
-      for (const code of [508, 128]) {
+      // SUBSCRIPTION_CANCELLED (508), DELEGATION_EXPIRED (128), STALE_SUBSCRIPTION_AUTHORITY (136):
+      // the customer's authorisation is over.
+      for (const code of [508, 128, 136]) {
         expect(
           await adapter.classifyChargeFailure(
             charge(),

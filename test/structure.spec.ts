@@ -251,9 +251,9 @@ describe('source structure', () => {
     });
   });
 
-  it(`no file is longer than ${MAX_LINES} lines (specs aside)`, () => {
+  it(`no file is longer than ${MAX_LINES} lines (specs and generated clients aside)`, () => {
     const long = sources
-      .filter((s) => !s.path.endsWith('.spec.ts'))
+      .filter((s) => !s.path.endsWith('.spec.ts') && !s.path.includes('/generated/'))
       .map((s) => [s.path, s.text.split('\n').length] as const)
       .filter(([, lines]) => lines > MAX_LINES);
     expect(long).toEqual([]);

@@ -12,6 +12,7 @@ import {
   CheckoutPlanResponse,
   CheckoutSubscriptionResponse,
   TransactionRequestMetaResponse,
+  PlanTransactionRequestResponse,
   TransactionRequestResponse,
 } from './dto/checkout.response';
 
@@ -95,11 +96,11 @@ export class CheckoutController {
     [ErrorCode.CONFLICT, 'This wallet already has a live subscription to the plan'],
     ErrorCode.SERVICE_UNAVAILABLE,
   )
-  @ApiOkResponse({ type: TransactionRequestResponse })
+  @ApiOkResponse({ type: PlanTransactionRequestResponse })
   planTransaction(
     @IdParam('Plan') id: string,
     @Body() body: TransactionRequestDto,
-  ): Promise<TransactionRequestResponse> {
+  ): Promise<PlanTransactionRequestResponse> {
     return this.checkout.planTransaction(id, body.account);
   }
 

@@ -23,6 +23,7 @@ import {
   CheckoutSubscriptionResponse,
   FirstPaymentState,
   TransactionRequestMetaResponse,
+  PlanTransactionRequestResponse,
   TransactionRequestResponse,
 } from './dto/checkout.response';
 
@@ -153,7 +154,7 @@ export class CheckoutService {
    * @throws ValidationError (inactive plan); ConflictError (already subscribed, or under the
    *   program scheme the plan is not registered on-chain yet or differs).
    */
-  async planTransaction(id: string, account: string): Promise<TransactionRequestResponse> {
+  async planTransaction(id: string, account: string): Promise<PlanTransactionRequestResponse> {
     const plan = await this.subscribes.plan(id);
     if (!plan.active) {
       throw new ValidationError('Plan is not active: it accepts no new subscribers', [
@@ -176,9 +177,17 @@ export class CheckoutService {
       reference: planSubscribeReference(plan.id),
       otherSubscriptionsAllowance: await this.subscribes.reserved(account, plan.mint, plan.id),
     });
+    if (tx.step === 'authority') {
+      return {
+        step: tx.step,
+        transaction: tx.transaction,
+        message: `Step 1 of 2: allow subscriptions in ${plan.mint} from this wallet (the Subscriptions program's authority on your ${plan.mint} account). Then subscribe to ${plan.label}.`,
+      };
+    }
     // The reconciling watcher follows the plan's subscribes from before this one.
     await this.subscribes.watch(plan, tx.slot);
     return {
+      step: tx.step,
       transaction: tx.transaction,
       message: `Subscribe to ${plan.label} (${plan.merchant_name}): ${formatAmount(amount)} ${plan.mint} every ${everyText(plan.interval_seconds)}${amount > price ? ` (${formatAmount(price)} + ${formatAmount(amount - price)} network fee)` : ''}`,
     };

@@ -1,10 +1,13 @@
 /**
- * `npm run smoke:devnet`: registers a plan and an invoice and pays the invoice on a real cluster,
- * through the same chain adapter the service uses. Needs network access and funded keypairs:
+ * `npm run smoke:devnet`: on a real cluster, through the same chain adapter the service uses,
+ * registers a plan, subscribes to it (the Subscriptions program v0.4.0 on devnet: the
+ * authority, then the subscribe), charges one period with the service key, cancels, then
+ * registers an invoice and pays it. Needs network access and funded keypairs:
  *
- *   SERVICE_KEYPAIR=<path>        the service key (plan pullers; pays nothing here)
+ *   SERVICE_KEYPAIR=<path>        the service key (the plan's puller; pays the charge's fee)
  *   SMOKE_MERCHANT_KEYPAIR=<path> signs and pays for the plan and invoice registrations (SOL)
- *   SMOKE_PAYER_KEYPAIR=<path>    pays the invoice (SOL for fees + the mint, e.g. devnet USDC)
+ *   SMOKE_PAYER_KEYPAIR=<path>    subscribes and pays the invoice (SOL for fees + the mint, e.g.
+ *                                 devnet USDC: twice SMOKE_AMOUNT)
  *   SMOKE_MINT=USDC               SMOKE_AMOUNT=0.01   SOLANA_RPC_URL=<your devnet RPC>
  *
  * With SOLANA_CLUSTER=localnet (and the chain running) it funds throwaway keypairs from the
@@ -35,11 +38,13 @@ runCli(async (out) => {
   const payer = await keypair('SMOKE_PAYER_KEYPAIR', config.isLocalnet);
   if (config.isLocalnet) {
     const devKey = resolveDevKey(config.DEV_KEY, config.DATA_DIR);
-    await faucet(config.solanaRpcUrl, devKey, merchant, undefined, 0n);
+    await faucet(config.solanaRpcUrl, devKey, merchant.publicKey.toBase58(), undefined, 0n);
+    // The service key pays its pulls' fees.
+    await faucet(config.solanaRpcUrl, devKey, chain.servicePublicKey, undefined, 0n);
     await faucet(
       config.solanaRpcUrl,
       devKey,
-      payer,
+      payer.publicKey.toBase58(),
       (await chain.mint(mint)).address,
       amount * 10n,
     );
@@ -60,6 +65,41 @@ runCli(async (out) => {
   out(
     `plan ${planId} (${(await chain.planAddress(merchant.publicKey.toBase58(), planId)) ?? 'memo'}): ${await land(chain, plan, merchant)}`,
   );
+
+  // A subscription's life as the checkout, the engine and the portal drive it: under the
+  // Subscriptions program (v0.4.0) the payer's first subscription in the mint takes two
+  // transactions (the authority, then the subscribe naming its init_id), then the service key
+  // pulls one period and the payer cancels.
+  const subscriber = payer.publicKey.toBase58();
+  const merchantWallet = merchant.publicKey.toBase58();
+  const pull = await chain.pullAmount(mint, amount);
+  const subscribeInput = {
+    subscriber,
+    merchantWallet,
+    planId,
+    mint,
+    amount: pull,
+    periodHours: 720,
+  };
+  let subscribe = await chain.buildSubscribe(subscribeInput);
+  if (subscribe.step === 'authority') {
+    out(`subscription authority: ${await land(chain, subscribe, payer)}`);
+    subscribe = await chain.buildSubscribe(subscribeInput);
+  }
+  out(`subscribed: ${await land(chain, subscribe, payer)}`);
+  const charge = await chain.signCharge({
+    chargeId: randomUUID(),
+    subscriber,
+    merchantWallet,
+    planId,
+    mint,
+    amount: pull,
+  });
+  const charged = await chain.sendAndConfirm(charge);
+  if (charged.state !== 'succeeded') throw new Error(`charge ${JSON.stringify(charged)}`);
+  out(`charged by the service key: ${charge.signature}`);
+  const cancel = await chain.buildRevoke({ subscriber, merchantWallet, planId, mint });
+  out(`cancelled by the subscriber: ${await land(chain, cancel, payer)}`);
 
   const reference = Keypair.generate().publicKey.toBase58();
   const commitment = createHash('sha256')
@@ -116,7 +156,7 @@ async function keypair(variable: string, localnet: boolean): Promise<Keypair> {
 async function faucet(
   url: string,
   devKey: string,
-  wallet: Keypair,
+  wallet: string,
   mint: string | undefined,
   amount: bigint,
 ) {
@@ -129,7 +169,7 @@ async function faucet(
       method: 'localnet_faucet',
       params: [
         {
-          walletAddress: wallet.publicKey.toBase58(),
+          walletAddress: wallet,
           lamports: '1000000000',
           ...(mint ? { mint, amount: amount.toString() } : {}),
         },

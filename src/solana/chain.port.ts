@@ -15,6 +15,12 @@ export interface UnsignedTx {
   slot: number;
 }
 
+/** A subscribe to sign, and its step (docs/solana.md, "Subscribing under the program"). */
+export interface SubscribeTx extends UnsignedTx {
+  /** `subscribe`: confirm it once sent; `authority` (program): send it, then ask again. */
+  step: 'authority' | 'subscribe';
+}
+
 /** A mint as the service uses it: its token program is read from the chain (the mint's owner). */
 export interface ResolvedMint {
   symbol: MintSymbol;
@@ -337,7 +343,7 @@ export abstract class ChainPort {
   abstract buildInvoicePayment(input: InvoicePaymentInput): Promise<UnsignedTx>;
   abstract buildPlanRegistration(input: PlanRegistrationInput): Promise<UnsignedTx>;
   /** @throws PlanTermsMismatchError (program scheme) when the on-chain plan is not ours. */
-  abstract buildSubscribe(input: SubscribeInput): Promise<UnsignedTx>;
+  abstract buildSubscribe(input: SubscribeInput): Promise<SubscribeTx>;
   /** The customer-signed revoke of one subscription's authorisation. */
   abstract buildRevoke(input: RevokeInput): Promise<UnsignedTx>;
 

@@ -18,6 +18,7 @@ import {
   SignatureEntry,
   PlanRegistrationInput,
   ProgramSubscriptionState,
+  SubscribeTx,
   ResolvedMint,
   RevokeInput,
   SharedApproval,
@@ -210,12 +211,13 @@ export class RpcChainAdapter extends ChainPort {
     );
   }
 
-  buildSubscribe(input: SubscribeInput): Promise<UnsignedTx> {
+  buildSubscribe(input: SubscribeInput): Promise<SubscribeTx> {
     return this.available(
       (async () => {
         const mint = await this.mints.mint(input.mint);
-        const instructions = await this.subscriptions.subscribe(input, mint);
-        return this.unsigned.build(new PublicKey(input.subscriber), instructions);
+        const { step, instructions } = await this.subscriptions.subscribe(input, mint);
+        const tx = await this.unsigned.build(new PublicKey(input.subscriber), instructions);
+        return { ...tx, step };
       })(),
     );
   }

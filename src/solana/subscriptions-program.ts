@@ -10,30 +10,42 @@ import {
   decodePlan,
   decodeSubscriptionAuthority,
   decodeSubscriptionDelegation,
-  identifySubscriptionsInstruction,
-  parseCancelSubscriptionInstruction,
-  parseRevokeDelegationInstruction,
-  parseSubscribeInstruction,
-  SubscriptionsInstruction,
   findPlanPda,
   findSubscriptionAuthorityPda,
   findSubscriptionDelegationPda,
-  getCreatePlanOverlayInstructionAsync,
-  getInitSubscriptionAuthorityOverlayInstructionAsync,
-  getRevokeSubscriptionOverlayInstruction,
-  getSubscribeOverlayInstructionAsync,
-  getTransferSubscriptionOverlayInstructionAsync,
+  getCancelSubscriptionInstructionAsync,
+  getCreatePlanInstruction,
+  getInitSubscriptionAuthorityInstructionAsync,
+  getResumeSubscriptionInstructionAsync,
+  getRevokeSubscriptionAuthorityInstructionAsync,
+  getSubscribeInstructionAsync,
+  getTransferSubscriptionInstructionAsync,
+  getUpdatePlanInstructionAsync,
+  PlanStatus,
   SUBSCRIPTIONS_PROGRAM_ADDRESS,
-} from '@solana/subscriptions';
+} from './subscriptions-client/generated';
 import { AccountInfo, PublicKey, TransactionInstruction } from '@solana/web3.js';
-import type { ChainInstruction } from './chain.port';
 
 /**
- * The Solana Foundation Subscriptions program (devnet and mainnet-beta), through its official
- * client: every instruction and PDA here is what `@solana/subscriptions` builds, converted to
- * web3.js v1 types. Nothing is encoded by hand.
+ * The Solana Foundation Subscriptions program v0.4.0 (devnet and mainnet-beta), through the client
+ * Codama generates from the program's own interface description (`idl/subscriptions-v0.4.0.json`,
+ * `subscriptions-client/generated/`): every instruction, PDA, account and event codec here is
+ * what that client builds, converted to web3.js v1 types. Nothing is encoded by hand.
  */
 export const SUBSCRIPTIONS_PROGRAM_ID = new PublicKey(SUBSCRIPTIONS_PROGRAM_ADDRESS);
+
+/** The program's fixed-size plan arrays (pullers, destinations) and their padding. */
+export const MAX_PLAN_PULLERS = 4;
+export const MAX_PLAN_DESTINATIONS = 4;
+export const ZERO_ADDRESS = '11111111111111111111111111111111';
+
+/** `items` padded to the program's fixed array size with the zero address. */
+export function padAddresses(items: readonly string[], size: number) {
+  if (items.length > size) throw new RangeError(`At most ${size} addresses, got ${items.length}`);
+  return [...items, ...Array.from({ length: size - items.length }, () => ZERO_ADDRESS)].map((a) =>
+    address(a),
+  );
+}
 
 /** A kit instruction as a web3.js v1 instruction: same program, accounts, roles and bytes. */
 export function toWeb3Instruction(instruction: Instruction): TransactionInstruction {
@@ -90,20 +102,85 @@ export interface CreatePlanParams {
   puller: string;
 }
 
-/** `create_plan`, signed by the merchant: pullers = [service key], destinations = [merchant]. */
+/**
+ * `create_plan`, signed by the merchant: pullers = [service key], destinations = [merchant], no
+ * end, no metadata. The program stamps `terms.createdAt` itself (0 is sent). At v0.4.0 the
+ * instruction has no sponsor payer (the merchant pays the plan's rent), so the service offers none.
+ */
 export async function createPlanInstruction(p: CreatePlanParams): Promise<TransactionInstruction> {
+  const [plan] = await findPlanPda({ owner: address(p.merchant), planId: p.planId });
   return toWeb3Instruction(
-    await getCreatePlanOverlayInstructionAsync({
-      owner: createNoopSigner(address(p.merchant)),
-      planId: p.planId,
-      mint: address(p.mint),
+    getCreatePlanInstruction({
+      merchant: createNoopSigner(address(p.merchant)),
+      planPda: plan,
+      tokenMint: address(p.mint),
       tokenProgram: address(p.tokenProgram),
-      amount: p.amount,
-      periodHours: p.periodHours,
-      endTs: 0,
-      destinations: [address(p.merchant)],
-      pullers: [address(p.puller)],
-      metadataUri: '',
+      planData: {
+        planId: p.planId,
+        mint: address(p.mint),
+        terms: { amount: p.amount, periodHours: p.periodHours, createdAt: 0n },
+        endTs: 0n,
+        destinations: padAddresses([p.merchant], MAX_PLAN_DESTINATIONS),
+        pullers: padAddresses([p.puller], MAX_PLAN_PULLERS),
+        metadataUri: '',
+      },
+    }),
+  );
+}
+
+export interface UpdatePlanParams {
+  merchant: string;
+  plan: string;
+  /** Active, or Sunset (no new subscribers; needs an end). */
+  status: 'Active' | 'Sunset';
+  /** Unix seconds; 0 for none. A finite end may only be shortened (program error 520). */
+  endTs: bigint;
+  /** The whole new puller set (a key rotation adds the new service key, then drops the old). */
+  pullers: string[];
+}
+
+/**
+ * `update_plan`, signed by the merchant, with the event accounts v0.4.0 requires (the
+ * `event_authority` PDA and the program itself, for the self-CPI `PlanUpdatedEvent`).
+ */
+export async function updatePlanInstruction(p: UpdatePlanParams): Promise<TransactionInstruction> {
+  return toWeb3Instruction(
+    await getUpdatePlanInstructionAsync({
+      owner: createNoopSigner(address(p.merchant)),
+      planPda: address(p.plan),
+      updatePlanData: {
+        status: p.status === 'Active' ? PlanStatus.Active : PlanStatus.Sunset,
+        endTs: p.endTs,
+        pullers: padAddresses(p.pullers, MAX_PLAN_PULLERS),
+        metadataUri: '',
+      },
+    }),
+  );
+}
+
+export interface AuthorityParams {
+  subscriber: string;
+  mint: string;
+  tokenProgram: string;
+  subscriberAta: string;
+}
+
+/**
+ * `initialize_subscription_authority`, signed by the subscriber: the program's delegate on the
+ * subscriber's token account for this mint. The program stamps the authority's `init_id` with the
+ * slot the transaction lands in, and `subscribe` must name that exact `init_id` (error 136
+ * otherwise), so a first subscription takes two transactions: this one, then the subscribe built
+ * from the authority as it landed (docs/solana.md, "Subscribing under the program").
+ */
+export async function initAuthorityInstruction(
+  p: AuthorityParams,
+): Promise<TransactionInstruction> {
+  return toWeb3Instruction(
+    await getInitSubscriptionAuthorityInstructionAsync({
+      owner: createNoopSigner(address(p.subscriber)),
+      tokenMint: address(p.mint),
+      tokenProgram: address(p.tokenProgram),
+      userAta: address(p.subscriberAta),
     }),
   );
 }
@@ -113,75 +190,127 @@ export interface SubscribeParams {
   merchant: string;
   planId: bigint;
   mint: string;
-  tokenProgram: string;
-  subscriberAta: string;
   /** The live plan terms the subscriber consents to (read from the plan account). */
   terms: { amount: bigint; periodHours: bigint; createdAt: bigint };
-  /** The subscriber's authority `init_id`; null when the authority does not exist yet. */
-  authorityInitId: bigint | null;
+  /** The `init_id` of the subscriber's authority for the mint, as read from the chain. */
+  authorityInitId: bigint;
 }
 
-/**
- * `initialize_subscription_authority` (only when the subscriber has none for this mint) and
- * `subscribe`, both signed by the subscriber. A fresh authority starts at `init_id` 0.
- */
-export async function subscribeInstructions(p: SubscribeParams): Promise<TransactionInstruction[]> {
-  const subscriber = createNoopSigner(address(p.subscriber));
-  const instructions: TransactionInstruction[] = [];
-  if (p.authorityInitId === null) {
-    instructions.push(
-      toWeb3Instruction(
-        await getInitSubscriptionAuthorityOverlayInstructionAsync({
-          owner: subscriber,
-          tokenMint: address(p.mint),
-          tokenProgram: address(p.tokenProgram),
-          userAta: address(p.subscriberAta),
-        }),
-      ),
-    );
-  }
-  instructions.push(
-    toWeb3Instruction(
-      await getSubscribeOverlayInstructionAsync({
-        subscriber,
-        merchant: address(p.merchant),
+/** `subscribe`, signed by the subscriber, bound to the plan's live terms and its authority. */
+export async function subscribeInstruction(p: SubscribeParams): Promise<TransactionInstruction> {
+  const [plan, planBump] = await findPlanPda({ owner: address(p.merchant), planId: p.planId });
+  return toWeb3Instruction(
+    await getSubscribeInstructionAsync({
+      subscriber: createNoopSigner(address(p.subscriber)),
+      merchant: address(p.merchant),
+      planPda: plan,
+      subscriptionAuthorityPda: address(await subscriptionAuthorityPda(p.subscriber, p.mint)),
+      subscribeData: {
         planId: p.planId,
-        tokenMint: address(p.mint),
+        planBump,
+        expectedMint: address(p.mint),
         expectedAmount: p.terms.amount,
         expectedPeriodHours: p.terms.periodHours,
         expectedCreatedAt: p.terms.createdAt,
-        expectedSubscriptionAuthorityInitId: p.authorityInitId ?? 0n,
-      }),
-    ),
+        expectedSubscriptionAuthorityInitId: p.authorityInitId,
+      },
+    }),
   );
-  return instructions;
 }
 
 export interface TransferSubscriptionParams {
   caller: string;
   subscriber: string;
+  subscriberAta: string;
   plan: string;
   subscription: string;
   receiverAta: string;
   mint: string;
   tokenProgram: string;
   amount: bigint;
+  /** A hooked mint's extra accounts, forwarded as they are to Token-2022's `TransferChecked`. */
+  hookAccounts?: readonly { address: string; signer: boolean; writable: boolean }[];
 }
 
 /** `transfer_subscription`: the pull, signed by the service key (an allowed puller). */
 export async function transferSubscriptionInstruction(
   p: TransferSubscriptionParams,
 ): Promise<TransactionInstruction> {
-  return toWeb3Instruction(
-    await getTransferSubscriptionOverlayInstructionAsync({
-      caller: createNoopSigner(address(p.caller)),
-      delegator: address(p.subscriber),
-      planPda: address(p.plan),
+  const ix = toWeb3Instruction(
+    await getTransferSubscriptionInstructionAsync({
       subscriptionPda: address(p.subscription),
+      planPda: address(p.plan),
+      subscriptionAuthority: address(await subscriptionAuthorityPda(p.subscriber, p.mint)),
+      delegatorAta: address(p.subscriberAta),
       receiverAta: address(p.receiverAta),
+      caller: createNoopSigner(address(p.caller)),
       tokenMint: address(p.mint),
       tokenProgram: address(p.tokenProgram),
-      amount: p.amount,
+      transferData: { amount: p.amount, delegator: address(p.subscriber), mint: address(p.mint) },
+    }),
+  );
+  for (const a of p.hookAccounts ?? []) {
+    ix.keys.push({ pubkey: new PublicKey(a.address), isSigner: a.signer, isWritable: a.writable });
+  }
+  return ix;
+}
+
+export interface SubscriberPlanParams {
+  subscriber: string;
+  plan: string;
+  subscription: string;
+}
+
+/**
+ * `cancel_subscription`, signed by the subscriber: the program sets the subscription's expiry to
+ * the end of the period already paid, after which no puller can pull. This is the subscriber's
+ * way out of a running subscription at v0.4.0: closing it (`revoke_delegation`) is refused until
+ * it is cancelled and expired (error 510).
+ */
+export async function cancelSubscriptionInstruction(
+  p: SubscriberPlanParams,
+): Promise<TransactionInstruction> {
+  return toWeb3Instruction(
+    await getCancelSubscriptionInstructionAsync({
+      subscriber: createNoopSigner(address(p.subscriber)),
+      planPda: address(p.plan),
+      subscriptionPda: address(p.subscription),
+    }),
+  );
+}
+
+/**
+ * `resume_subscription`, signed by the subscriber, with the subscriber's authority for the plan's
+ * mint that v0.4.0 requires (its owner, mint and `init_id` are checked: a re-initialised authority
+ * cannot resume an old subscription).
+ */
+export async function resumeSubscriptionInstruction(
+  p: SubscriberPlanParams & { mint: string },
+): Promise<TransactionInstruction> {
+  return toWeb3Instruction(
+    await getResumeSubscriptionInstructionAsync({
+      subscriber: createNoopSigner(address(p.subscriber)),
+      planPda: address(p.plan),
+      subscriptionPda: address(p.subscription),
+      subscriptionAuthority: address(await subscriptionAuthorityPda(p.subscriber, p.mint)),
+    }),
+  );
+}
+
+/**
+ * `revoke_subscription_authority`, signed by the subscriber: removes the program's delegate from
+ * the subscriber's token account and closes the authority, which ends every subscription of that
+ * wallet in that mint at once (their pulls fail on the missing authority).
+ */
+export async function revokeAuthorityInstruction(
+  p: AuthorityParams,
+): Promise<TransactionInstruction> {
+  return toWeb3Instruction(
+    await getRevokeSubscriptionAuthorityInstructionAsync({
+      user: createNoopSigner(address(p.subscriber)),
+      userAta: address(p.subscriberAta),
+      tokenMint: address(p.mint),
+      tokenProgram: address(p.tokenProgram),
     }),
   );
 }
@@ -204,123 +333,3 @@ export const decodeSubscriptionAccount = (at: string, info: AccountInfo<Buffer>)
   decodeSubscriptionDelegation(encoded(at, info)).data;
 export const decodeAuthorityAccount = (at: string, info: AccountInfo<Buffer>) =>
   decodeSubscriptionAuthority(encoded(at, info)).data;
-
-export interface RevokeSubscriptionParams {
-  subscriber: string;
-  plan: string;
-  subscription: string;
-}
-
-/**
- * The subscriber's revoke of one subscription: closes its delegation PDA at once, so no puller
- * can pull again (the program's `cancel_subscription` would let the paid period run out instead).
- */
-export function revokeSubscriptionInstruction(p: RevokeSubscriptionParams): TransactionInstruction {
-  return toWeb3Instruction(
-    getRevokeSubscriptionOverlayInstruction({
-      authority: createNoopSigner(address(p.subscriber)),
-      planPda: address(p.plan),
-      subscriptionPda: address(p.subscription),
-    }),
-  );
-}
-
-/** A recorded instruction as kit's instruction, which the official parsers take. */
-function asKitInstruction(ix: ChainInstruction) {
-  return {
-    programAddress: address(ix.programId),
-    accounts: ix.accounts.map((a) => ({
-      address: address(a.address),
-      role: a.signer
-        ? a.writable
-          ? AccountRole.WRITABLE_SIGNER
-          : AccountRole.READONLY_SIGNER
-        : a.writable
-          ? AccountRole.WRITABLE
-          : AccountRole.READONLY,
-    })),
-    data: ix.data,
-  };
-}
-
-/** The program's instructions of a transaction, identified by the official client. */
-function programInstructions(instructions: ChainInstruction[]) {
-  const found: { kind: SubscriptionsInstruction; ix: ReturnType<typeof asKitInstruction> }[] = [];
-  for (const ix of instructions) {
-    if (ix.programId !== SUBSCRIPTIONS_PROGRAM_ADDRESS) continue;
-    try {
-      found.push({ kind: identifySubscriptionsInstruction(ix.data), ix: asKitInstruction(ix) });
-    } catch {
-      // not an instruction of this program's interface
-    }
-  }
-  return found;
-}
-
-const signs = (role: AccountRole) =>
-  role === AccountRole.READONLY_SIGNER || role === AccountRole.WRITABLE_SIGNER;
-
-/**
- * The subscriber of a signed `subscribe` of the plan (merchant, plan id) among the instructions,
- * parsed by the official client: the subscriber signs, and the merchant, the plan PDA and the
- * subscription PDA are this plan's and this subscriber's. Null when there is none.
- */
-export async function subscribeSignerIn(
-  instructions: ChainInstruction[],
-  plan: { merchant: string; planId: bigint },
-): Promise<string | null> {
-  const planAddress = await planPda(plan.merchant, plan.planId);
-  for (const { kind, ix } of programInstructions(instructions)) {
-    if (kind !== SubscriptionsInstruction.Subscribe || ix.accounts.length < 4) continue;
-    const { accounts } = parseSubscribeInstruction(ix);
-    const subscriber = accounts.subscriber;
-    if (!signs(subscriber.role)) continue;
-    if (accounts.merchant.address !== plan.merchant || accounts.planPda.address !== planAddress) {
-      continue;
-    }
-    if (
-      accounts.subscriptionPda.address !== (await subscriptionPda(planAddress, subscriber.address))
-    ) {
-      continue;
-    }
-    return subscriber.address;
-  }
-  return null;
-}
-
-/**
- * Whether the instructions hold the subscriber's signed withdrawal of its subscription to the
- * plan: the revoke that closes the subscription PDA (what the portal builds), or the program's
- * `cancel_subscription` (the customer cancelled elsewhere).
- */
-export async function revokedIn(
-  instructions: ChainInstruction[],
-  plan: { merchant: string; planId: bigint; subscriber: string },
-): Promise<boolean> {
-  const planAddress = await planPda(plan.merchant, plan.planId);
-  const subscription = await subscriptionPda(planAddress, plan.subscriber);
-  for (const { kind, ix } of programInstructions(instructions)) {
-    if (kind === SubscriptionsInstruction.RevokeDelegation && ix.accounts.length >= 2) {
-      const { accounts } = parseRevokeDelegationInstruction(ix);
-      if (
-        signs(accounts.authority.role) &&
-        accounts.authority.address === plan.subscriber &&
-        accounts.delegationAccount.address === subscription
-      ) {
-        return true;
-      }
-    }
-    if (kind === SubscriptionsInstruction.CancelSubscription && ix.accounts.length >= 3) {
-      const { accounts } = parseCancelSubscriptionInstruction(ix);
-      if (
-        signs(accounts.subscriber.role) &&
-        accounts.subscriber.address === plan.subscriber &&
-        accounts.planPda.address === planAddress &&
-        accounts.subscriptionPda.address === subscription
-      ) {
-        return true;
-      }
-    }
-  }
-  return false;
-}

@@ -151,20 +151,57 @@ async function connect(): Promise<{ wallet: SolanaWallet; account: WalletAccount
   return chosen;
 }
 
-/** Asks the service for the transaction, has the wallet sign and send it: its signature. */
-async function signAndSend(endpoint: string): Promise<string> {
-  const { wallet, account } = await connect();
-  show('Preparing the transaction…');
-  const { transaction } = await api<{ transaction: string }>('POST', endpoint, {
-    account: account.address,
-  });
-  show(`Approve it in ${wallet.name}…`);
+type Connected = Awaited<ReturnType<typeof connect>>;
+
+/** Has the wallet sign and send a transaction the service built: its signature. */
+async function send({ wallet, account }: Connected, transaction: string): Promise<string> {
   const [sent] = await wallet.features[SIGN_AND_SEND].signAndSendTransaction({
     account,
     transaction: fromBase64(transaction),
     chain,
   });
   return base58(sent.signature);
+}
+
+/** Asks the service for the transaction, has the wallet sign and send it: its signature. */
+async function signAndSend(endpoint: string): Promise<string> {
+  const connected = await connect();
+  show('Preparing the transaction…');
+  const { transaction } = await api<{ transaction: string }>('POST', endpoint, {
+    account: connected.account.address,
+  });
+  show(`Approve it in ${connected.wallet.name}…`);
+  return send(connected, transaction);
+}
+
+/**
+ * The subscribe, in one or two transactions: under the Subscriptions program a wallet's first
+ * subscription in a mint needs the program's authority on its token account first (step
+ * `authority`). That one is sent, then the service is asked again (without signing anything)
+ * until the authority has landed and it answers with the subscribe itself.
+ */
+async function signAndSendSubscribe(endpoint: string): Promise<string> {
+  const connected = await connect();
+  const body = { account: connected.account.address };
+  show('Preparing the transaction…');
+  type Step = { transaction: string; step: 'authority' | 'subscribe' };
+  let request = await api<Step>('POST', endpoint, body);
+  if (request.step === 'authority') {
+    show(
+      `Step 1 of 2: allow subscriptions from this wallet. Approve it in ${connected.wallet.name}…`,
+    );
+    await send(connected, request.transaction);
+    show('Step 1 of 2 sent. Waiting for the network to confirm it…');
+    for (let tries = 0; request.step === 'authority'; tries++) {
+      if (tries >= 60) throw new Error('The first step did not reach the network; try again.');
+      await sleep(1500);
+      request = await api<Step>('POST', endpoint, body);
+    }
+    show(`Step 2 of 2: approve the subscription in ${connected.wallet.name}…`);
+  } else {
+    show(`Approve it in ${connected.wallet.name}…`);
+  }
+  return send(connected, request.transaction);
 }
 
 /** Confirms a signature with the service, while the chain has not shown it yet. */
@@ -228,7 +265,7 @@ interface SubscriptionView {
  */
 async function subscribe(button: HTMLElement): Promise<void> {
   const plan = button.dataset.plan ?? '';
-  const signature = await signAndSend(`/api/checkout/plans/${plan}/transaction`);
+  const signature = await signAndSendSubscribe(`/api/checkout/plans/${plan}/transaction`);
   show('Authorisation sent. Waiting for the network to confirm it…');
   const confirm = `/api/checkout/plans/${plan}/confirm`;
   let subscription = await confirmWith<SubscriptionView>(confirm, signature);

@@ -19,6 +19,19 @@ export class TransactionRequestResponse {
   message!: string;
 }
 
+/** The subscribe's transaction request: the transaction, and which step of the subscribe it is. */
+export class PlanTransactionRequestResponse extends TransactionRequestResponse {
+  /**
+   * `subscribe`: the authorisation itself; confirm it once sent. `authority` (the Subscriptions
+   * program scheme only, a wallet's first subscription in the mint): the program's authority on
+   * the wallet's token account, which the subscribe must name as it landed; send it, then ask
+   * for the transaction again to get the subscribe.
+   * @example "subscribe"
+   */
+  @ApiProperty({ enum: ['authority', 'subscribe'] })
+  step!: 'authority' | 'subscribe';
+}
+
 /** Who an invoice is billed to, as its page shows it: the merchant's label and the wallet. */
 export class CheckoutBilledToResponse {
   /** The merchant's display name for the customer (null: none). @example "Ada Lovelace" */

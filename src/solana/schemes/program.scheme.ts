@@ -1,12 +1,19 @@
-import { Commitment, Connection, PublicKey, TransactionInstruction } from '@solana/web3.js';
+import { address } from '@solana/kit';
+import {
+  AccountInfo,
+  Commitment,
+  Connection,
+  PublicKey,
+  TransactionInstruction,
+} from '@solana/web3.js';
 import {
   SUBSCRIPTIONS_ERROR__DELEGATION_EXPIRED,
   SUBSCRIPTIONS_ERROR__PLAN_CLOSED,
   SUBSCRIPTIONS_ERROR__PLAN_EXPIRED,
   SUBSCRIPTIONS_ERROR__PLAN_SUNSET,
+  SUBSCRIPTIONS_ERROR__STALE_SUBSCRIPTION_AUTHORITY,
   SUBSCRIPTIONS_ERROR__SUBSCRIPTION_CANCELLED,
-  ZERO_ADDRESS,
-} from '@solana/subscriptions';
+} from '../subscriptions-client/generated';
 import {
   AuthorizationLeft,
   AuthorizedPlan,
@@ -23,24 +30,30 @@ import {
 } from '../chain.port';
 import { ataOf } from '../mint-resolver';
 import {
+  cancelSubscriptionInstruction,
   createPlanInstruction,
   decodeAuthorityAccount,
   decodePlanAccount,
   decodeSubscriptionAccount,
+  initAuthorityInstruction,
   onchainPlanId,
   planPda,
-  revokedIn,
-  revokeSubscriptionInstruction,
-  subscribeSignerIn,
-  subscribeInstructions,
+  subscribeInstruction,
   subscriptionAuthorityPda,
   subscriptionPda,
   SUBSCRIPTIONS_PROGRAM_ID,
   transferSubscriptionInstruction,
+  ZERO_ADDRESS,
 } from '../subscriptions-program';
+import { revokedIn, subscribeSignerIn } from '../subscriptions-program-parse';
 import { doomedCharge, tokenAccountState } from '../token-account-state';
 import { customErrorCode } from '../transactions';
-import { ChargeAccounts, SchemeContext, SubscriptionScheme } from './subscription-scheme';
+import {
+  ChargeAccounts,
+  SchemeContext,
+  SchemeSubscribe,
+  SubscriptionScheme,
+} from './subscription-scheme';
 
 /** Subscriptions-program refusals that mean the customer's authorisation is over. */
 const AUTHORIZATION_GONE_CODES = new Set<number>([
@@ -49,6 +62,9 @@ const AUTHORIZATION_GONE_CODES = new Set<number>([
   SUBSCRIPTIONS_ERROR__PLAN_EXPIRED,
   SUBSCRIPTIONS_ERROR__PLAN_CLOSED,
   SUBSCRIPTIONS_ERROR__PLAN_SUNSET,
+  // The subscriber closed or re-initialised its authority for the mint: every subscription bound
+  // to the old one is over.
+  SUBSCRIPTIONS_ERROR__STALE_SUBSCRIPTION_AUTHORITY,
 ]);
 // Not in the set, on purpose: AMOUNT_EXCEEDS_LIMIT / PERIOD_NOT_ELAPSED (this period was already
 // pulled, e.g. by a charge whose outcome was unknown) and UNAUTHORIZED (the service key is not
@@ -98,13 +114,16 @@ export class ProgramScheme implements SubscriptionScheme {
   }
 
   /**
-   * `initialize_subscription_authority` when the subscriber has none for the mint, then
-   * `subscribe` with the plan's terms. The plan PDA is derived from the merchant's wallet and
+   * The subscriber's authority for the mint first, when it has none: `initialize_subscription_authority`
+   * alone (step `authority`). The program stamps the authority with the slot it lands in and
+   * `subscribe` must name that stamp, so the subscribe can only be built once the authority is
+   * on-chain: asked again, this returns `subscribe` with the plan's live terms and the authority's
+   * `init_id` as read (step `subscribe`). The plan PDA is derived from the merchant's wallet and
    * the plan id, but anyone who knows the id can create it first with other terms: so the
    * on-chain plan must equal the database's (mint, amount, period, no end, pullers exactly the
    * service key, destinations exactly the merchant's wallet), or nothing is built.
    */
-  async subscribe(input: SubscribeInput, mint: ResolvedMint): Promise<TransactionInstruction[]> {
+  async subscribe(input: SubscribeInput, mint: ResolvedMint): Promise<SchemeSubscribe> {
     const planId = onchainPlanId(input.planId);
     const plan = await planPda(input.merchantWallet, planId);
     const authority = await subscriptionAuthorityPda(input.subscriber, mint.address);
@@ -132,24 +151,41 @@ export class ProgramScheme implements SubscriptionScheme {
         'terms_differ',
       );
     }
-    return subscribeInstructions({
-      subscriber: input.subscriber,
-      merchant: input.merchantWallet,
-      planId,
-      mint: mint.address,
-      tokenProgram: mint.tokenProgram,
-      subscriberAta: ataOf(mint, input.subscriber).toBase58(),
-      terms: onchain.data.terms,
-      authorityInitId: authorityInfo
-        ? decodeAuthorityAccount(authority, authorityInfo).initId
-        : null,
-    });
+    if (!authorityInfo || !authorityInfo.owner.equals(SUBSCRIPTIONS_PROGRAM_ID)) {
+      return {
+        step: 'authority',
+        instructions: [
+          await initAuthorityInstruction({
+            subscriber: input.subscriber,
+            mint: mint.address,
+            tokenProgram: mint.tokenProgram,
+            subscriberAta: ataOf(mint, input.subscriber).toBase58(),
+          }),
+        ],
+      };
+    }
+    return {
+      step: 'subscribe',
+      instructions: [
+        await subscribeInstruction({
+          subscriber: input.subscriber,
+          merchant: input.merchantWallet,
+          planId,
+          mint: mint.address,
+          terms: onchain.data.terms,
+          authorityInitId: decodeAuthorityAccount(authority, authorityInfo).initId,
+        }),
+      ],
+    };
   }
 
+  /** `cancel_subscription`: the paid period runs out, then nothing more can be pulled. */
   async revoke(input: RevokeInput): Promise<TransactionInstruction[]> {
     const plan = await planPda(input.merchantWallet, onchainPlanId(input.planId));
     const subscription = await subscriptionPda(plan, input.subscriber);
-    return [revokeSubscriptionInstruction({ subscriber: input.subscriber, plan, subscription })];
+    return [
+      await cancelSubscriptionInstruction({ subscriber: input.subscriber, plan, subscription }),
+    ];
   }
 
   async charge(
@@ -178,18 +214,24 @@ export class ProgramScheme implements SubscriptionScheme {
     if (doomed?.reason === 'account_frozen') {
       throw new ChargeFailedError(doomed.reason, doomed.message);
     }
-    const info = await this.ctx.connection.getAccountInfo(
-      new PublicKey(subscription),
-      this.ctx.commitment,
+    const authority = await subscriptionAuthorityPda(input.subscriber, mint.address);
+    const [subscriptionInfo, authorityInfo, planInfo] =
+      await this.ctx.connection.getMultipleAccountsInfo(
+        [new PublicKey(subscription), new PublicKey(authority), new PublicKey(plan)],
+        this.ctx.commitment,
+      );
+    const gone = authorizationGone(
+      { subscription, authority, plan },
+      { subscription: subscriptionInfo, authority: authorityInfo, plan: planInfo },
+      service.toBase58(),
     );
-    if (!info) {
-      throw new ChargeFailedError('authorization_gone', 'the subscription account is gone');
-    }
+    if (gone) throw new ChargeFailedError(gone.reason, gone.message);
     if (doomed) throw new ChargeFailedError(doomed.reason, doomed.message);
     return [
       await transferSubscriptionInstruction({
         caller: service.toBase58(),
         subscriber: input.subscriber,
+        subscriberAta: accounts.source.address,
         plan,
         subscription,
         receiverAta: accounts.destination.address,
@@ -213,11 +255,13 @@ export class ProgramScheme implements SubscriptionScheme {
   isRevocationBy(
     tx: ChainTransaction,
     plan: { merchantWallet: string; planId: string; subscriber: string },
+    mint: ResolvedMint,
   ): Promise<boolean> {
     return revokedIn(tx.instructions, {
       merchant: plan.merchantWallet,
       planId: onchainPlanId(plan.planId),
       subscriber: plan.subscriber,
+      mint: mint.address,
     });
   }
 
@@ -285,6 +329,63 @@ export async function readProgramSubscription(
     currentPeriodStartTs: state.currentPeriodStartTs,
     expiresAtTs: state.expiresAtTs,
   };
+}
+
+/**
+ * Why a pull of the subscription would be refused for the subscriber's (or the plan owner's)
+ * doing, read from the accounts the program would check, or null when nothing says so:
+ * - the subscription account is gone, or cancelled (its expiry set: the paid period runs out
+ *   and nothing more may be pulled);
+ * - the subscriber's authority for the mint is gone, or was re-initialised (its `init_id` is no
+ *   longer the one the subscription was bound to): `authorization_gone`;
+ * - the plan is gone or no longer lets the service key pull (its owner removed it): `transient`,
+ *   the operator's or merchant's to fix, never the customer's fault.
+ */
+export function authorizationGone(
+  at: { subscription: string; authority: string; plan: string },
+  infos: {
+    subscription: AccountInfo<Buffer> | null;
+    authority: AccountInfo<Buffer> | null;
+    plan: AccountInfo<Buffer> | null;
+  },
+  puller: string,
+): { reason: 'authorization_gone' | 'transient'; message: string } | null {
+  const ours = (info: AccountInfo<Buffer> | null): info is AccountInfo<Buffer> =>
+    info !== null && info.owner.equals(SUBSCRIPTIONS_PROGRAM_ID);
+  if (!ours(infos.subscription)) {
+    return { reason: 'authorization_gone', message: 'the subscription account is gone' };
+  }
+  const subscription = decodeSubscriptionAccount(at.subscription, infos.subscription);
+  if (subscription.expiresAtTs !== 0n) {
+    return {
+      reason: 'authorization_gone',
+      message: `the subscriber cancelled the subscription (it expires at ${subscription.expiresAtTs})`,
+    };
+  }
+  if (!ours(infos.authority)) {
+    return {
+      reason: 'authorization_gone',
+      message: "the subscriber's authority for the mint is closed",
+    };
+  }
+  const authority = decodeAuthorityAccount(at.authority, infos.authority);
+  if (authority.initId !== subscription.header.initId) {
+    return {
+      reason: 'authorization_gone',
+      message: `the subscriber re-initialised its authority (init_id ${authority.initId}, the subscription's ${subscription.header.initId})`,
+    };
+  }
+  if (!ours(infos.plan)) {
+    return { reason: 'authorization_gone', message: 'the plan account is gone' };
+  }
+  const plan = decodePlanAccount(at.plan, infos.plan);
+  if (!plan.data.pullers.includes(address(puller))) {
+    return {
+      reason: 'transient',
+      message: `the plan's owner removed the service key ${puller} from the plan's pullers`,
+    };
+  }
+  return null;
 }
 
 /** What differs between an on-chain plan and the expected terms, or null when nothing does. */

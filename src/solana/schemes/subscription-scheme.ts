@@ -11,6 +11,7 @@ import type {
   RevokeInput,
   SharedApproval,
   SubscribeInput,
+  SubscribeTx,
 } from '../chain.port';
 import type { MintResolver } from '../mint-resolver';
 import type { ServiceSigner, UnsignedTxBuilder } from '../transactions';
@@ -38,6 +39,12 @@ export interface ChargeAccounts {
  * (devnet and mainnet-beta). Everything scheme-specific lives behind this interface, so the
  * adapter never asks which scheme it runs.
  */
+/** A subscribe transaction's instructions, and which step of the subscribe they are. */
+export interface SchemeSubscribe {
+  step: SubscribeTx['step'];
+  instructions: TransactionInstruction[];
+}
+
 export interface SubscriptionScheme {
   readonly name: SchemeName;
   /** The scheme's shared approval (`ChainPort.approval`), or null when it keeps terms on-chain. */
@@ -63,8 +70,11 @@ export interface SubscriptionScheme {
     input: PlanRegistrationInput,
     mint: ResolvedMint,
   ): Promise<TransactionInstruction[]>;
-  /** The subscriber-signed authorisation. @throws PlanTermsMismatchError (program scheme). */
-  subscribe(input: SubscribeInput, mint: ResolvedMint): Promise<TransactionInstruction[]>;
+  /**
+   * The subscriber-signed authorisation, or the step before it (`SubscribeStep`).
+   * @throws PlanTermsMismatchError (program scheme).
+   */
+  subscribe(input: SubscribeInput, mint: ResolvedMint): Promise<SchemeSubscribe>;
   /** The subscriber-signed withdrawal of one subscription's authorisation. */
   revoke(input: RevokeInput, mint: ResolvedMint): Promise<TransactionInstruction[]>;
 

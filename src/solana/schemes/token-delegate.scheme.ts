@@ -22,7 +22,12 @@ import {
 import { ataOf, publicKeyOf } from '../mint-resolver';
 import { doomedCharge, tokenAccountState } from '../token-account-state';
 import { memo, withReference } from '../transactions';
-import { ChargeAccounts, SchemeContext, SubscriptionScheme } from './subscription-scheme';
+import {
+  ChargeAccounts,
+  SchemeContext,
+  SchemeSubscribe,
+  SubscriptionScheme,
+} from './subscription-scheme';
 
 /**
  * Localnet's scheme (the Subscriptions program cannot run there): the subscriber `approve`s the
@@ -69,7 +74,8 @@ export class TokenDelegateScheme implements SubscriptionScheme {
     return Promise.resolve([memo(text, [merchant])]);
   }
 
-  subscribe(input: SubscribeInput, mint: ResolvedMint): Promise<TransactionInstruction[]> {
+  /** One step: the approval is the authorisation. */
+  subscribe(input: SubscribeInput, mint: ResolvedMint): Promise<SchemeSubscribe> {
     const subscriber = new PublicKey(input.subscriber);
     const share = this.approval.share(input.amount);
     const others = input.otherSubscriptionsAllowance ?? 0n;
@@ -87,7 +93,10 @@ export class TokenDelegateScheme implements SubscriptionScheme {
     // Extra accounts after the owner are ignored by the token program unless the owner is a
     // multisig, so the reference can ride on the approve as it does on a Solana Pay transfer.
     withReference(approve, input.reference);
-    return Promise.resolve([memo(subscribeMemo(input.planId)), approve]);
+    return Promise.resolve({
+      step: 'subscribe',
+      instructions: [memo(subscribeMemo(input.planId)), approve],
+    });
   }
 
   revoke(input: RevokeInput, mint: ResolvedMint): Promise<TransactionInstruction[]> {

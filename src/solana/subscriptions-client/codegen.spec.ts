@@ -28,7 +28,7 @@ describe('the Subscriptions program client (generated from idl/subscriptions-v0.
     // formatter loads ES modules, which jest's CommonJS runtime does not).
     await promisify(execFile)(
       process.execPath,
-      ['scripts/run-ts.js', 'src/cli/subscriptions-client.ts', `--out=${dir}`],
+      ['scripts/run-ts.js', 'scripts/subscriptions-client.ts', `--out=${dir}`],
       { cwd: ROOT },
     );
   }, 60_000);
