@@ -341,7 +341,7 @@ describe('Subscriptions-program scheme on localnet', () => {
       ).toBeNull();
     });
 
-    it('what a subscribe left: the running subscription with the plan terms; withdrawn once cancelled or gone', async () => {
+    it('what a subscribe left: the running subscription with the plan terms, bound to the authority as it is; withdrawn once cancelled, gone, or its authority rotated or closed', async () => {
       const wallet = subscriber.publicKey.toBase58();
       const stranger = Keypair.generate().publicKey.toBase58();
       const plan = {
@@ -373,6 +373,22 @@ describe('Subscriptions-program scheme on localnet', () => {
       } finally {
         await writeDelegation(0n);
       }
+
+      // The authority re-initialised (init_id rotated) or closed: the subscription is bound to an
+      // authority that is gone, so no pull can use it.
+      for (const change of [
+        () => accounts.authority(wallet, PYUSD, INIT_ID + 1n),
+        async () => accounts.close(await subscriptionAuthorityPda(wallet, PYUSD)),
+      ]) {
+        await change();
+        try {
+          expect(await adapter.authorizationLeft(plan, wallet)).toBeNull();
+          expect(await adapter.authorizationWithdrawn({ ...plan, subscriber: wallet })).toBe(true);
+        } finally {
+          await accounts.authority(wallet, PYUSD, INIT_ID);
+        }
+      }
+      expect(await adapter.authorizationLeft(plan, wallet)).not.toBeNull();
     });
 
     it('a charge is transfer_subscription signed by the service key, with the attempt id in a memo', async () => {

@@ -385,8 +385,8 @@ export class RpcChainAdapter extends ChainPort {
     return this.subscriptions.authorizationLeft(plan, subscriber, await this.mints.mint(plan.mint));
   }
 
-  authorizationWithdrawn(plan: PlanRef & { subscriber: string }): Promise<boolean> {
-    return this.subscriptions.authorizationWithdrawn(plan);
+  async authorizationWithdrawn(plan: PlanRef & { subscriber: string }): Promise<boolean> {
+    return this.subscriptions.authorizationWithdrawn(plan, await this.mints.mint(plan.mint));
   }
 
   async signaturesAfter(address: string, cursor: string | null): Promise<SignatureScan> {

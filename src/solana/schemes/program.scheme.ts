@@ -265,41 +265,61 @@ export class ProgramScheme implements SubscriptionScheme {
     });
   }
 
-  /** The program's subscription, running (never cancelled) with the plan's amount and period. */
+  /**
+   * The program's subscription, running (never cancelled) with the plan's amount and period, and
+   * bound to the subscriber's authority as it is now (a closed or re-initialised authority leaves
+   * a subscription no pull can use).
+   */
   async authorizationLeft(
     plan: AuthorizedPlan,
     subscriber: string,
+    mint: ResolvedMint,
   ): Promise<AuthorizationLeft | null> {
-    const state = await readProgramSubscription(
-      this.ctx,
-      plan.merchantWallet,
-      plan.planId,
-      subscriber,
-    );
+    const read = await this.readBound(plan.merchantWallet, plan.planId, subscriber, mint);
     if (
-      !state ||
-      state.terms.amount !== plan.amount ||
-      state.terms.periodHours !== BigInt(plan.periodHours) ||
-      state.expiresAtTs !== 0n
+      !read?.bound ||
+      read.state.terms.amount !== plan.amount ||
+      read.state.terms.periodHours !== BigInt(plan.periodHours) ||
+      read.state.expiresAtTs !== 0n
     ) {
       return null;
     }
-    return { address: state.address, approved: null };
+    return { address: read.state.address, approved: null };
   }
 
-  /** The program's subscription is gone, or cancelled (its expiry set). */
-  async authorizationWithdrawn(plan: {
-    merchantWallet: string;
-    planId: string;
-    subscriber: string;
-  }): Promise<boolean> {
-    const state = await readProgramSubscription(
-      this.ctx,
-      plan.merchantWallet,
-      plan.planId,
-      plan.subscriber,
+  /** The program's subscription is gone, cancelled (its expiry set), or its authority is. */
+  async authorizationWithdrawn(
+    plan: { merchantWallet: string; planId: string; subscriber: string },
+    mint: ResolvedMint,
+  ): Promise<boolean> {
+    const read = await this.readBound(plan.merchantWallet, plan.planId, plan.subscriber, mint);
+    return !read?.bound || read.state.expiresAtTs !== 0n;
+  }
+
+  /**
+   * The subscription and the subscriber's authority for the mint, in one read: whether the
+   * authority is still the one the subscription was bound to (its `init_id`).
+   */
+  private async readBound(
+    merchantWallet: string,
+    planId: string,
+    subscriber: string,
+    mint: ResolvedMint,
+  ) {
+    const plan = await planPda(merchantWallet, onchainPlanId(planId));
+    const address = await subscriptionPda(plan, subscriber);
+    const authority = await subscriptionAuthorityPda(subscriber, mint.address);
+    const [info, authorityInfo] = await this.ctx.connection.getMultipleAccountsInfo(
+      [new PublicKey(address), new PublicKey(authority)],
+      this.ctx.commitment,
     );
-    return !state || state.expiresAtTs !== 0n;
+    if (!info || !info.owner.equals(SUBSCRIPTIONS_PROGRAM_ID)) return null;
+    const state = decodeSubscriptionAccount(address, info);
+    const bound =
+      authorityInfo !== null &&
+      authorityInfo.owner.equals(SUBSCRIPTIONS_PROGRAM_ID) &&
+      decodeAuthorityAccount(authority, authorityInfo).initId === state.header.initId;
+    return { state: { address, terms: state.terms, expiresAtTs: state.expiresAtTs }, bound };
   }
 
   classifyProgramError(_input: ChargeInput, error: string): Promise<ChargeFailure> {

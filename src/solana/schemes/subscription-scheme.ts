@@ -111,11 +111,10 @@ export interface SubscriptionScheme {
     mint: ResolvedMint,
   ): Promise<AuthorizationLeft | null>;
   /** Whether the chain holds that authorisation withdrawn (`ChainPort`'s). */
-  authorizationWithdrawn(plan: {
-    merchantWallet: string;
-    planId: string;
-    subscriber: string;
-  }): Promise<boolean>;
+  authorizationWithdrawn(
+    plan: { merchantWallet: string; planId: string; subscriber: string },
+    mint: ResolvedMint,
+  ): Promise<boolean>;
 
   /** Classifies a failed charge whose account states did not already explain it. */
   classifyProgramError(input: ChargeInput, error: string): Promise<ChargeFailure>;
