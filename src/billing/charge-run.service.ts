@@ -2,7 +2,14 @@ import { Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../common/clock';
 import { AppConfig } from '../config/app-config';
 import { Metrics } from '../metrics/metrics';
-import { ChainPort, ChargeFailedError, ChargeInput, TxOutcome } from '../solana/chain.port';
+import {
+  ChainPort,
+  ChargeFailedError,
+  ChargeFailure,
+  ChargeInput,
+  ISSUER_SIDE_FAILURES,
+  TxOutcome,
+} from '../solana/chain.port';
 import {
   addResults,
   ChargeRunResult,
@@ -24,6 +31,18 @@ export type { ChargeRunResult } from './charge-settlement';
 
 /** How often a run's free lanes look for new work while other lanes are still busy. */
 const REPOLL_MS = 1_000;
+
+/**
+ * Failures after which the charge is simply tried again later, nobody's fault but the network's
+ * or the issuer's: the subscription stays as it is.
+ */
+function retried(reason: ChargeFailure): boolean {
+  return (
+    reason === 'transient' ||
+    reason === 'merchant_account_missing' ||
+    ISSUER_SIDE_FAILURES.includes(reason)
+  );
+}
 
 /** Failed tries whose bytes may still land that one run follows (`followFailedTries`). */
 const FOLLOWED_PER_RUN = 100;
@@ -276,6 +295,13 @@ export class ChargeRunService {
           result.deferred++;
           return;
         }
+        // The issuer's doing (the mint paused, its hook program absent): nothing was sent, the
+        // charge waits and the subscription stays as it is; never the customer's fault.
+        if (ISSUER_SIDE_FAILURES.includes(error.reason)) {
+          await this.settlement.waitForIssuer(row, error.reason, error.message);
+          result.deferred++;
+          return;
+        }
         // Doomed by the accounts as read; but if another charge of the wallet moved meanwhile,
         // the allowance and the reservation were not read of one state: read both again.
         if (seen && tries < patience.signings && (await this.walletMoved(row, seen))) continue;
@@ -356,7 +382,7 @@ export class ChargeRunService {
         const reason = await this.chain.classifyChargeFailure(input, outcome.error);
         // Landed failed, through no fault of the customer's: it moved nothing, sign anew (a
         // receiving account closed meanwhile is found missing before anything is signed).
-        if (reason === 'transient' || reason === 'merchant_account_missing') {
+        if (retried(reason)) {
           await this.settlement.landedFailed({ id: row.id, ...tried });
           return false;
         }
@@ -366,7 +392,7 @@ export class ChargeRunService {
       case 'rejected': {
         if (outcome.replaceable) return false;
         const reason = await this.chain.classifyChargeFailure(input, outcome.error);
-        if (reason === 'transient' || reason === 'merchant_account_missing') {
+        if (retried(reason)) {
           if (
             await this.settlement.defer({ id: row.id, signature: tried.signature }, outcome.error)
           ) {

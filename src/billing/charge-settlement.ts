@@ -48,6 +48,8 @@ export function addResults(result: ChargeRunResult, done: ChargeRunResult): void
 const TRANSIENT_RETRY_SECONDS = 20;
 /** How long a charge waits for a merchant to create its receiving account (seconds). */
 const MERCHANT_ACCOUNT_RETRY_SECONDS = 300;
+/** How long a charge waits when the mint's issuer refuses every transfer (paused, hook absent). */
+const ISSUER_RETRY_SECONDS = 300;
 
 /**
  * Applies a charge attempt's outcome, each in one short transaction of its own (never across an
@@ -271,6 +273,19 @@ export class ChargeSettlement {
         missingSince: now.toISOString(),
       });
     });
+  }
+
+  /**
+   * The issuer's side refuses every transfer of the mint for now (`mint_paused`: paused;
+   * `transfer_hook_failed`: its hook program absent): nothing is sent, the attempt waits
+   * `ISSUER_RETRY_SECONDS` (its `last_error` says which, `<reason>: <message>`) and the
+   * subscription stays as it is: never PastDue, the customer did nothing wrong.
+   */
+  async waitForIssuer(row: AttemptRow, reason: ChargeFailure, message: string): Promise<void> {
+    await this.defer({ id: row.id, signature: null }, `${reason}: ${message}`, {
+      retrySeconds: ISSUER_RETRY_SECONDS,
+    });
+    this.metrics.chargeFailed(reason);
   }
 
   /**

@@ -1,6 +1,7 @@
 import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-codes';
 import type { SolanaCluster } from '../config/app-config';
+import type { MintExtensions } from './mint-extensions';
 import type { MintSymbol } from './mints';
 import type { PaymentScan, ReceiptRead, SignatureEntry } from './payment-scan';
 
@@ -15,12 +16,18 @@ export interface UnsignedTx {
   slot: number;
 }
 
-/** A mint as the service uses it: its token program is read from the chain (the mint's owner). */
+/**
+ * A mint as the service uses it: its token program is read from the chain (the mint's owner),
+ * and so are its Token-2022 extensions (read once when the mint is resolved; what changes at run
+ * time, a pause or a fee, is read again where it matters).
+ */
 export interface ResolvedMint {
   symbol: MintSymbol;
   address: string;
   tokenProgram: string;
   decimals: number;
+  /** Its Token-2022 extensions as read at resolution (`NO_EXTENSIONS` under SPL Token). */
+  extensions: MintExtensions;
 }
 
 export interface InvoiceRegistrationInput {
@@ -104,17 +111,25 @@ export interface ChargeInput {
 /**
  * Why a charge did not happen. `insufficient_funds` and `authorization_gone` are the customer's
  * side and final for this attempt; `account_frozen` (the subscriber's or the merchant's token
- * account is frozen: what an issuer's blacklisting does) is final and never retried;
- * `merchant_account_missing` (the merchant's receiving token account does not exist: the
- * service never pays its rent) waits for the merchant, nothing is sent; `transient` (RPC down,
- * blockhash expired) may be retried.
+ * account is frozen: what an issuer's blacklisting does, or a mint whose new accounts start
+ * frozen) is final and never retried; `merchant_account_missing` (the merchant's receiving token
+ * account does not exist: the service never pays its rent) waits for the merchant, nothing is
+ * sent; `mint_paused` (the issuer paused the mint: nothing of it moves) and
+ * `transfer_hook_failed` (the mint's transfer hook program is not deployed, or refused the
+ * transfer) are the issuer's side: the charge waits and is tried again later, the subscription
+ * stays as it is; `transient` (RPC down, blockhash expired) may be retried.
  */
 export type ChargeFailure =
   | 'insufficient_funds'
   | 'authorization_gone'
   | 'account_frozen'
   | 'merchant_account_missing'
+  | 'mint_paused'
+  | 'transfer_hook_failed'
   | 'transient';
+
+/** The failures that are the mint issuer's doing: a charge waits for them, nobody is PastDue. */
+export const ISSUER_SIDE_FAILURES: readonly ChargeFailure[] = ['mint_paused', 'transfer_hook_failed'];
 
 /**
  * The merchant's receiving token account of the mint does not exist: a payment to it would make
@@ -127,6 +142,31 @@ export class MerchantAccountMissingError extends DomainError {
       `The merchant cannot receive ${mint} yet: its receiving token account does not exist. ` +
         `The merchant creates it by signing the invoice's or a plan's registration transaction.`,
     );
+  }
+}
+
+/**
+ * The mint is paused by its issuer (Token-2022 Pausable): no transfer of it goes through until it
+ * is resumed, so a payment is not built (a 409 saying so, rather than a transaction the chain
+ * refuses).
+ */
+export class MintPausedError extends DomainError {
+  constructor(mint: MintSymbol) {
+    super(
+      ErrorCode.CONFLICT,
+      `${mint} is paused by its issuer: no ${mint} transfer can go through until the issuer ` +
+        `resumes it. Try again later.`,
+    );
+  }
+}
+
+/**
+ * A transfer of the mint cannot go through: its transfer hook program is not deployed, or the
+ * receiving account cannot take it (frozen). A 409 naming the cause.
+ */
+export class TransferRefusedError extends DomainError {
+  constructor(message: string) {
+    super(ErrorCode.CONFLICT, message);
   }
 }
 

@@ -1,4 +1,4 @@
-import { TOKEN_2022_PROGRAM_ID } from '@solana/spl-token';
+import { TOKEN_2022_PROGRAM_ID, unpackMint } from '@solana/spl-token';
 import { AccountInfo, Commitment, Connection, Keypair, PublicKey } from '@solana/web3.js';
 import type { SolanaCluster, SubscriptionScheme as SchemeName } from '../config/app-config';
 import {
@@ -7,6 +7,7 @@ import {
   AuthorizedPlan,
   ChainPort,
   ChainTransaction,
+  ChargeFailedError,
   ChargeFailure,
   ChargeInput,
   reservedOf,
@@ -30,7 +31,9 @@ import {
 import { DomainError } from '../common/errors/domain-error';
 import { RpcBatcher } from './rpc-batcher';
 import { BlockhashCache, BlockhashCacheOptions, ChainUnavailableError } from './blockhash-cache';
-import { ataOf, MintFees, MintResolver } from './mint-resolver';
+import { ataOf, MintFees, MintResolver, publicKeyOf } from './mint-resolver';
+import { describeExtensions, isPaused } from './mint-extensions';
+import { TransferHooks } from './transfer-hook';
 import { MintInfo, MintSymbol } from './mints';
 import { PaymentScanner } from './payment-scanner';
 import { ProgramScheme, readProgramSubscription } from './schemes/program.scheme';
@@ -80,6 +83,8 @@ export interface RpcChainOptions {
    * price. Default {@link DEFAULT_PRIORITY_FEE_MAX_MICRO_LAMPORTS}.
    */
   priorityFeeMaxMicroLamports?: number;
+  /** Told one line per mint when it is resolved: its Token-2022 extensions (the start-up log). */
+  log?: (line: string) => void;
 }
 
 /**
@@ -103,6 +108,7 @@ export class RpcChainAdapter extends ChainPort {
   private readonly subscriptions: SubscriptionScheme;
   private readonly commitment: Commitment;
   private readonly budget: ComputeBudget;
+  private readonly hooks: TransferHooks;
   /** The token accounts of the charges being signed, read together (`getMultipleAccounts`). */
   private readonly accounts: RpcBatcher<AccountInfo<Buffer> | null>;
 
@@ -116,7 +122,11 @@ export class RpcChainAdapter extends ChainPort {
     this.cluster = options.cluster;
     this.signer = new ServiceSigner(options.serviceKey);
     this.servicePublicKey = this.signer.publicKey.toBase58();
-    this.mints = new MintResolver(connection, options.commitment, options.mints);
+    const log = options.log;
+    this.mints = new MintResolver(connection, options.commitment, options.mints, (mint) =>
+      log?.(describeExtensions(mint.symbol, mint.address, mint.extensions)),
+    );
+    this.hooks = new TransferHooks(connection, options.commitment);
     this.blockhashes = new BlockhashCache(connection, options.commitment, options.blockhashes);
     this.unsigned = new UnsignedTxBuilder(this.blockhashes);
     const rpc = options.transport ?? new RpcTransport({ urls: [connection.rpcEndpoint] });
@@ -132,8 +142,8 @@ export class RpcChainAdapter extends ChainPort {
       commitment: options.commitment,
     });
     this.fees = new MintFees(connection, options.commitment);
-    this.invoices = new InvoiceTransactions(this.mints, this.unsigned, (address) =>
-      this.exists(address),
+    this.invoices = new InvoiceTransactions(this.mints, this.unsigned, this.hooks, (addresses) =>
+      connection.getMultipleAccountsInfo(addresses, options.commitment),
     );
     this.scanner = new PaymentScanner(connection, this.fees);
     this.accounts = new RpcBatcher(
@@ -147,6 +157,7 @@ export class RpcChainAdapter extends ChainPort {
       signer: this.signer,
       unsigned: this.unsigned,
       approvalPeriods: options.approvalPeriods,
+      hooks: this.hooks,
     };
     this.subscriptions =
       options.scheme === 'program' ? new ProgramScheme(context) : new TokenDelegateScheme(context);
@@ -155,6 +166,16 @@ export class RpcChainAdapter extends ChainPort {
 
   mint(symbol: MintSymbol): Promise<ResolvedMint> {
     return this.mints.mint(symbol);
+  }
+
+  /**
+   * Resolves every configured mint (reading its extensions, logged once each), in the
+   * background: a mint that cannot be read now is read at its first use. Called at start.
+   */
+  resolveMints(onError: (symbol: MintSymbol, error: unknown) => void): void {
+    for (const symbol of this.mints.symbols) {
+      this.mints.mint(symbol).catch((error: unknown) => onError(symbol, error));
+    }
   }
 
   close(): void {
@@ -244,11 +265,17 @@ export class RpcChainAdapter extends ChainPort {
     // Both accounts are read with those of the other charges being signed (one call for all),
     // after this call began; the blockhash comes from the background-refreshed cache (at most
     // `maxAgeMs` old, so the charge keeps most of a blockhash's life to land).
-    const [sourceInfo, destinationInfo, latest] = await Promise.all([
+    // A pausable mint's own account is read with them (its pause is the issuer's, at any time).
+    const [sourceInfo, destinationInfo, latest, mintInfo] = await Promise.all([
       this.accounts.load(source.toBase58()),
       this.accounts.load(destination.toBase58()),
       this.blockhashes.get(),
+      mint.extensions.pausable ? this.accounts.load(mint.address) : null,
     ]);
+    // The issuer's side first: while the mint is paused, or its hook program is absent, no
+    // transfer of it can go through, whatever the accounts say (nothing is signed or sent).
+    const issuer = await this.issuerRefusal(mint, mintInfo);
+    if (issuer) throw new ChargeFailedError(issuer.reason, issuer.message);
     // A missing receiving account is the merchant's to create: the service key never pays rent
     // for an account its owner can close (`merchant_account_missing`, nothing is sent).
     const pull = await this.subscriptions.charge(input, mint, {
@@ -300,10 +327,12 @@ export class RpcChainAdapter extends ChainPort {
     const program = new PublicKey(mint.tokenProgram);
     const source = ataOf(mint, input.subscriber);
     const destination = ataOf(mint, input.merchantWallet);
-    const [sourceInfo, destinationInfo] = await this.connection.getMultipleAccountsInfo(
-      [source, destination],
+    const [sourceInfo, destinationInfo, mintInfo] = await this.connection.getMultipleAccountsInfo(
+      [source, destination, new PublicKey(mint.address)],
       this.commitment,
     );
+    const issuer = await this.issuerRefusal(mint, mintInfo);
+    if (issuer) return issuer.reason;
     const service = this.signer.publicKey;
     const doomed = doomedCharge(
       tokenAccountState(source, sourceInfo, program, service),
@@ -312,7 +341,37 @@ export class RpcChainAdapter extends ChainPort {
       this.approval !== null,
       await reservedOf(input),
     );
-    return doomed?.reason ?? this.subscriptions.classifyProgramError(input, error);
+    if (doomed) return doomed.reason;
+    const reason = await this.subscriptions.classifyProgramError(input, error);
+    // What neither the accounts nor the scheme explain, on a mint whose hook program runs on
+    // every transfer, is the hook's refusal: the issuer's side, never the customer's.
+    if (reason === 'transient' && TransferHooks.programOf(mint)) return 'transfer_hook_failed';
+    return reason;
+  }
+
+  /**
+   * Why no transfer of the mint can go through now, the issuer's doing: the mint is paused
+   * (read from `mintInfo`, the mint account as just read), or its transfer hook names a program
+   * that is not deployed. Null otherwise.
+   */
+  private async issuerRefusal(
+    mint: ResolvedMint,
+    mintInfo: AccountInfo<Buffer> | null,
+  ): Promise<{ reason: ChargeFailure; message: string } | null> {
+    if (mint.extensions.pausable && mintInfo && isPausedNow(mint, mintInfo)) {
+      return {
+        reason: 'mint_paused',
+        message: `the ${mint.symbol} mint is paused by its issuer: nothing of it moves until it is resumed`,
+      };
+    }
+    const hook = TransferHooks.programOf(mint);
+    if (hook && !(await this.hooks.deployed(hook))) {
+      return {
+        reason: 'transfer_hook_failed',
+        message: `the ${mint.symbol} mint's transfer hook program ${hook} is not deployed: no transfer of it can go through`,
+      };
+    }
+    return null;
   }
 
   scanTokenAccount(tokenAccount: string, cursor: string | null): Promise<PaymentScan> {
@@ -440,7 +499,9 @@ export class RpcChainAdapter extends ChainPort {
     }
   }
 
-  private async exists(address: PublicKey): Promise<boolean> {
-    return (await this.connection.getAccountInfo(address, this.commitment)) !== null;
-  }
+}
+
+/** Whether the mint account as read says the mint is paused (Token-2022 Pausable). */
+export function isPausedNow(mint: ResolvedMint, info: AccountInfo<Buffer>): boolean {
+  return isPaused(unpackMint(publicKeyOf(mint.address), info, info.owner));
 }
