@@ -129,7 +129,10 @@ export type ChargeFailure =
   | 'transient';
 
 /** The failures that are the mint issuer's doing: a charge waits for them, nobody is PastDue. */
-export const ISSUER_SIDE_FAILURES: readonly ChargeFailure[] = ['mint_paused', 'transfer_hook_failed'];
+export const ISSUER_SIDE_FAILURES: readonly ChargeFailure[] = [
+  'mint_paused',
+  'transfer_hook_failed',
+];
 
 /**
  * The merchant's receiving token account of the mint does not exist: a payment to it would make

@@ -75,7 +75,9 @@ export class MintResolver {
       address: entry.address,
       tokenProgram: info.owner.toBase58(),
       decimals: mint.decimals,
-      extensions: info.owner.equals(TOKEN_2022_PROGRAM_ID) ? readMintExtensions(mint) : NO_EXTENSIONS,
+      extensions: info.owner.equals(TOKEN_2022_PROGRAM_ID)
+        ? readMintExtensions(mint)
+        : NO_EXTENSIONS,
     };
   }
 }

@@ -498,7 +498,6 @@ export class RpcChainAdapter extends ChainPort {
       throw new ChainUnavailableError();
     }
   }
-
 }
 
 /** Whether the mint account as read says the mint is paused (Token-2022 Pausable). */

@@ -1,5 +1,11 @@
 import { createPauseInstruction, createResumeInstruction, unpackAccount } from '@solana/spl-token';
-import { Keypair, PublicKey, Transaction, VersionedTransaction } from '@solana/web3.js';
+import {
+  Keypair,
+  PublicKey,
+  Transaction,
+  TransactionInstruction,
+  VersionedTransaction,
+} from '@solana/web3.js';
 import {
   Account,
   Clock,
@@ -43,6 +49,7 @@ import {
 import { transactionErrorMessage } from './transaction-errors';
 
 const TOKEN_2022 = TOKEN_PROGRAMS['token-2022'];
+const MEMO_PROGRAM = new PublicKey('MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr');
 
 /** The DER prefix of an Ed25519 public key in SPKI form (the 32 raw key bytes follow). */
 const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
@@ -557,6 +564,12 @@ export class LocalnetChain {
       blockhash,
       lastValidBlockHeight,
     }).add(
+      // Numbered, so that pausing twice in one slot is two transactions (as the faucet's).
+      new TransactionInstruction({
+        programId: MEMO_PROGRAM,
+        keys: [],
+        data: Buffer.from(`localnet ${paused ? 'pause' : 'resume'} #${this.index.count}`),
+      }),
       paused
         ? createPauseInstruction(key, this.authority.publicKey, [], program)
         : createResumeInstruction(key, this.authority.publicKey, [], program),

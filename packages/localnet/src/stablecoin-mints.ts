@@ -227,9 +227,7 @@ function extensionInstructions(
       case 'pausableConfig':
         return [createInitializePausableConfigInstruction(mint, authority, program)];
       case 'defaultAccountStateFrozen':
-        return [
-          createInitializeDefaultAccountStateInstruction(mint, AccountState.Frozen, program),
-        ];
+        return [createInitializeDefaultAccountStateInstruction(mint, AccountState.Frozen, program)];
       case 'permanentDelegate':
         return [createInitializePermanentDelegateInstruction(mint, authority, program)];
       case 'metadataPointer':
