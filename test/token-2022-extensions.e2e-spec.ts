@@ -4,7 +4,7 @@ import {
   getExtraAccountMetaAddress,
   TOKEN_2022_PROGRAM_ID,
 } from '@solana/spl-token';
-import { Keypair, PublicKey } from '@solana/web3.js';
+import { Keypair, PublicKey, Transaction } from '@solana/web3.js';
 import {
   ABSENT_HOOK_PROGRAM,
   HOOK_EXTRA_ACCOUNT,
@@ -186,6 +186,77 @@ describe('Token-2022 extensions: what the service does with each', () => {
       });
       const page = await t.http.get(`/checkout/invoices/${inv.id}`).expect(200);
       expect(page.text).toContain('Every PYUSD transfer runs a program of the issuer');
+    });
+
+    it('a hook program that refuses every transfer: the payment and the charge carry the accounts spl-token resolves, the charge fails on-chain and waits as transfer_hook_failed, the subscription stays Active', async () => {
+      // A real program at the hook's address (the Memo program's code: it refuses the hook's
+      // Execute, whose accounts do not sign), as an issuer's hook that refuses the transfer.
+      const memo = t.chain!.chain.getAccount('MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr')!;
+      t.chain!.chain.setAccount(ABSENT_HOOK_PROGRAM.toBase58(), {
+        lamports: memo.lamports,
+        owner: memo.owner,
+        data: memo.data,
+        executable: true,
+      });
+      const k = customer(HOOKED);
+      const source = getAssociatedTokenAddressSync(
+        new PublicKey(HOOKED),
+        k.publicKey,
+        true,
+        TOKEN_2022_PROGRAM_ID,
+      );
+      const destination = new PublicKey(await chain.tokenAccount(acme.walletAddress, 'PYUSD'));
+      const expected = (authority: PublicKey) =>
+        createTransferCheckedWithTransferHookInstruction(
+          billing.connection,
+          source,
+          new PublicKey(HOOKED),
+          destination,
+          authority,
+          5n * UNIT,
+          6,
+          [],
+          'confirmed',
+          TOKEN_2022_PROGRAM_ID,
+        );
+      const keysOf = (ix: {
+        keys: { pubkey: PublicKey; isSigner: boolean; isWritable: boolean }[];
+      }) => ix.keys.map((m) => [m.pubkey.toBase58(), m.isSigner, m.isWritable]);
+
+      // The checkout's payment: the transfer carries the hook's accounts, then the reference.
+      const inv = await invoice('PYUSD');
+      const built = await t.http
+        .post(`/api/checkout/invoices/${inv.id}/transaction`)
+        .send({ account: k.publicKey.toBase58() })
+        .expect(200);
+      const payment = Transaction.from(Buffer.from(built.body.transaction as string, 'base64'));
+      const transfer = payment.instructions[payment.instructions.length - 1];
+      const reference = (await t.http.get(`/api/checkout/invoices/${inv.id}`).expect(200)).body
+        .reference as string;
+      // (Compiled into a transaction, the fee payer signs and is writable wherever it appears.)
+      const asFeePayer = (keys: (string | boolean)[][], payer: PublicKey) =>
+        keys.map(([key, signer, writable]) =>
+          key === payer.toBase58() ? [key, true, true] : [key, signer, writable],
+        );
+      expect(keysOf(transfer)).toEqual([
+        ...asFeePayer(keysOf(await expected(k.publicKey)), k.publicKey),
+        [reference, false, false],
+      ]);
+
+      // A charge: signed with the hook's accounts (the service key as the transfer's authority),
+      // refused on-chain by the hook: it waits, nobody is PastDue, no money moved.
+      const { subscription } = await billing.subscribe(k, await plan('PYUSD'), acme.auth);
+      expect(subscription).toMatchObject({ status: 'Active', failureReason: null });
+      const [attempt] = await t.sql<{ transaction: string | null; last_error: string }>(
+        `SELECT transaction, last_error FROM charge_attempts WHERE subscription_id = $1`,
+        [subscription.id],
+      );
+      expect(attempt.last_error).toMatch(/^transfer_hook_failed: /);
+      const charge = Transaction.from(Buffer.from(attempt.transaction!, 'base64'));
+      const pull = charge.instructions.find((ix) => ix.programId.equals(TOKEN_2022_PROGRAM_ID))!;
+      const service = new PublicKey(chain.servicePublicKey);
+      expect(keysOf(pull)).toEqual(asFeePayer(keysOf(await expected(service)), service));
+      expect(await balanceOf(k.publicKey.toBase58(), 'PYUSD')).toBe(100n * UNIT);
     });
   });
 

@@ -393,9 +393,11 @@ export class ChargeRunService {
         if (outcome.replaceable) return false;
         const reason = await this.chain.classifyChargeFailure(input, outcome.error);
         if (retried(reason)) {
-          if (
-            await this.settlement.defer({ id: row.id, signature: tried.signature }, outcome.error)
-          ) {
+          // An issuer-side class is named in the attempt's last error, as when nothing was sent.
+          const said = ISSUER_SIDE_FAILURES.includes(reason)
+            ? `${reason}: ${outcome.error}`
+            : outcome.error;
+          if (await this.settlement.defer({ id: row.id, signature: tried.signature }, said)) {
             result.deferred++;
           }
           return true;

@@ -55,12 +55,17 @@ export class InvoiceTransactions {
     const source = ataOf(mint, payer);
     const mintKey = new PublicKey(mint.address);
     const program = new PublicKey(mint.tokenProgram);
-    const [destinationInfo, sourceInfo, mintInfo] = await this.read([destination, source, mintKey]);
+    const hook = TransferHooks.programOf(mint);
+    const [destinationInfo, sourceInfo, mintInfo, hookInfo] = await this.read([
+      destination,
+      source,
+      mintKey,
+      new PublicKey(hook ?? mint.address),
+    ]);
     if (mint.extensions.pausable && mintInfo && isPaused(unpackMint(mintKey, mintInfo, program))) {
       throw new MintPausedError(input.mint);
     }
-    const hook = TransferHooks.programOf(mint);
-    if (hook && !(await this.hooks.deployed(hook))) {
+    if (hook && !TransferHooks.deployed(hookInfo)) {
       throw new TransferRefusedError(
         `${input.mint} cannot be transferred at the moment: its issuer's transfer hook program ` +
           `(${hook}), which every ${input.mint} transfer must run, is not deployed.`,

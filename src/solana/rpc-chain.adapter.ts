@@ -266,15 +266,18 @@ export class RpcChainAdapter extends ChainPort {
     // after this call began; the blockhash comes from the background-refreshed cache (at most
     // `maxAgeMs` old, so the charge keeps most of a blockhash's life to land).
     // A pausable mint's own account is read with them (its pause is the issuer's, at any time).
-    const [sourceInfo, destinationInfo, latest, mintInfo] = await Promise.all([
+    // So is a hooked mint's hook program (whether it is deployed).
+    const hook = TransferHooks.programOf(mint);
+    const [sourceInfo, destinationInfo, latest, mintInfo, hookInfo] = await Promise.all([
       this.accounts.load(source.toBase58()),
       this.accounts.load(destination.toBase58()),
       this.blockhashes.get(),
       mint.extensions.pausable ? this.accounts.load(mint.address) : null,
+      hook ? this.accounts.load(hook) : null,
     ]);
     // The issuer's side first: while the mint is paused, or its hook program is absent, no
     // transfer of it can go through, whatever the accounts say (nothing is signed or sent).
-    const issuer = await this.issuerRefusal(mint, mintInfo);
+    const issuer = issuerRefusal(mint, mintInfo, hookInfo);
     if (issuer) throw new ChargeFailedError(issuer.reason, issuer.message);
     // A missing receiving account is the merchant's to create: the service key never pays rent
     // for an account its owner can close (`merchant_account_missing`, nothing is sent).
@@ -327,11 +330,13 @@ export class RpcChainAdapter extends ChainPort {
     const program = new PublicKey(mint.tokenProgram);
     const source = ataOf(mint, input.subscriber);
     const destination = ataOf(mint, input.merchantWallet);
-    const [sourceInfo, destinationInfo, mintInfo] = await this.connection.getMultipleAccountsInfo(
-      [source, destination, new PublicKey(mint.address)],
-      this.commitment,
-    );
-    const issuer = await this.issuerRefusal(mint, mintInfo);
+    const hook = TransferHooks.programOf(mint);
+    const [sourceInfo, destinationInfo, mintInfo, hookInfo] =
+      await this.connection.getMultipleAccountsInfo(
+        [source, destination, new PublicKey(mint.address), new PublicKey(hook ?? mint.address)],
+        this.commitment,
+      );
+    const issuer = issuerRefusal(mint, mintInfo, hook ? hookInfo : null);
     if (issuer) return issuer.reason;
     const service = this.signer.publicKey;
     const doomed = doomedCharge(
@@ -347,31 +352,6 @@ export class RpcChainAdapter extends ChainPort {
     // every transfer, is the hook's refusal: the issuer's side, never the customer's.
     if (reason === 'transient' && TransferHooks.programOf(mint)) return 'transfer_hook_failed';
     return reason;
-  }
-
-  /**
-   * Why no transfer of the mint can go through now, the issuer's doing: the mint is paused
-   * (read from `mintInfo`, the mint account as just read), or its transfer hook names a program
-   * that is not deployed. Null otherwise.
-   */
-  private async issuerRefusal(
-    mint: ResolvedMint,
-    mintInfo: AccountInfo<Buffer> | null,
-  ): Promise<{ reason: ChargeFailure; message: string } | null> {
-    if (mint.extensions.pausable && mintInfo && isPausedNow(mint, mintInfo)) {
-      return {
-        reason: 'mint_paused',
-        message: `the ${mint.symbol} mint is paused by its issuer: nothing of it moves until it is resumed`,
-      };
-    }
-    const hook = TransferHooks.programOf(mint);
-    if (hook && !(await this.hooks.deployed(hook))) {
-      return {
-        reason: 'transfer_hook_failed',
-        message: `the ${mint.symbol} mint's transfer hook program ${hook} is not deployed: no transfer of it can go through`,
-      };
-    }
-    return null;
   }
 
   scanTokenAccount(tokenAccount: string, cursor: string | null): Promise<PaymentScan> {
@@ -498,6 +478,32 @@ export class RpcChainAdapter extends ChainPort {
       throw new ChainUnavailableError();
     }
   }
+}
+
+/**
+ * Why no transfer of the mint can go through now, the issuer's doing: the mint is paused (read
+ * from `mintInfo`, the mint account as just read), or its transfer hook names a program that is
+ * not deployed (`hookInfo`, that program's account as just read). Null otherwise.
+ */
+export function issuerRefusal(
+  mint: ResolvedMint,
+  mintInfo: AccountInfo<Buffer> | null,
+  hookInfo: AccountInfo<Buffer> | null,
+): { reason: ChargeFailure; message: string } | null {
+  if (mint.extensions.pausable && mintInfo && isPausedNow(mint, mintInfo)) {
+    return {
+      reason: 'mint_paused',
+      message: `the ${mint.symbol} mint is paused by its issuer: nothing of it moves until it is resumed`,
+    };
+  }
+  const hook = TransferHooks.programOf(mint);
+  if (hook && !TransferHooks.deployed(hookInfo)) {
+    return {
+      reason: 'transfer_hook_failed',
+      message: `the ${mint.symbol} mint's transfer hook program ${hook} is not deployed: no transfer of it can go through`,
+    };
+  }
+  return null;
 }
 
 /** Whether the mint account as read says the mint is paused (Token-2022 Pausable). */

@@ -3,11 +3,8 @@ import {
   createTransferCheckedInstruction,
   getExtraAccountMetaAddress,
 } from '@solana/spl-token';
-import { AccountMeta, Commitment, Connection, PublicKey } from '@solana/web3.js';
+import { AccountInfo, AccountMeta, Commitment, Connection, PublicKey } from '@solana/web3.js';
 import type { ResolvedMint } from './chain.port';
-
-/** How long a hook program's deployment is taken as read. */
-const PROGRAM_TTL_MS = 60_000;
 
 /** A transfer as a transfer hook sees it (its `Execute`: source, mint, destination, authority). */
 export interface HookedTransfer {
@@ -27,12 +24,9 @@ export interface HookedTransfer {
  * nothing.
  */
 export class TransferHooks {
-  private readonly programs = new Map<string, { at: number; deployed: Promise<boolean> }>();
-
   constructor(
     private readonly connection: Connection,
     private readonly commitment: Commitment,
-    private readonly now: () => number = Date.now,
   ) {}
 
   /** The mint's hook program (base58), or null when it has none. */
@@ -41,19 +35,12 @@ export class TransferHooks {
   }
 
   /**
-   * Whether the program is deployed (an executable account; read at most once a minute). A hook
-   * whose program is absent makes every transfer of the mint fail: the service says so before
-   * anything is sent.
+   * Whether the hook program, as just read (`info`, read with the transfer's other accounts: no
+   * round trip of its own), is deployed: an executable account. A hook whose program is absent
+   * makes every transfer of the mint fail: the service says so before anything is sent.
    */
-  deployed(programId: string): Promise<boolean> {
-    const cached = this.programs.get(programId);
-    if (cached && this.now() - cached.at < PROGRAM_TTL_MS) return cached.deployed;
-    const deployed = this.connection
-      .getAccountInfo(new PublicKey(programId), this.commitment)
-      .then((info) => info?.executable === true);
-    this.programs.set(programId, { at: this.now(), deployed });
-    deployed.catch(() => this.programs.delete(programId)); // an RPC blip is not remembered
-    return deployed;
+  static deployed(info: AccountInfo<Buffer> | null): boolean {
+    return info?.executable === true;
   }
 
   /**
