@@ -2,20 +2,15 @@ import { Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../common/clock';
 import { AppConfig } from '../config/app-config';
 import { Metrics } from '../metrics/metrics';
-import {
-  ChainPort,
-  ChargeFailedError,
-  ChargeFailure,
-  ChargeInput,
-  ISSUER_SIDE_FAILURES,
-  TxOutcome,
-} from '../solana/chain.port';
+import { ChainPort, ChargeFailedError, ChargeInput, TxOutcome } from '../solana/chain.port';
+import { ISSUER_SIDE_FAILURES } from '../solana/issuer-side';
 import {
   addResults,
   ChargeRunResult,
   ChargeSettlement,
   ChargeTry,
   emptyResult,
+  retried,
 } from './charge-settlement';
 import { ChargeClaims } from './charge-claims';
 import { ChargeLeases, HandedBack, walletKey } from './charge-leases';
@@ -31,18 +26,6 @@ export type { ChargeRunResult } from './charge-settlement';
 
 /** How often a run's free lanes look for new work while other lanes are still busy. */
 const REPOLL_MS = 1_000;
-
-/**
- * Failures after which the charge is simply tried again later, nobody's fault but the network's
- * or the issuer's: the subscription stays as it is.
- */
-function retried(reason: ChargeFailure): boolean {
-  return (
-    reason === 'transient' ||
-    reason === 'merchant_account_missing' ||
-    ISSUER_SIDE_FAILURES.includes(reason)
-  );
-}
 
 /** Failed tries whose bytes may still land that one run follows (`followFailedTries`). */
 const FOLLOWED_PER_RUN = 100;

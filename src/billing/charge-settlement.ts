@@ -7,6 +7,7 @@ import { EventsService } from '../events/events.service';
 import { Metrics } from '../metrics/metrics';
 import { PaymentsService } from '../payments/payments.service';
 import { ChainPort, ChargeFailure, ChargeInput } from '../solana/chain.port';
+import { ISSUER_SIDE_FAILURES } from '../solana/issuer-side';
 import { SubscriptionsService } from '../subscriptions/subscriptions.service';
 import { BillingNotices } from './billing-notices';
 import { ChargeClaims } from './charge-claims';
@@ -42,6 +43,18 @@ export function addResults(result: ChargeRunResult, done: ChargeRunResult): void
   result.completed += done.completed;
   result.deferred += done.deferred;
   result.abandoned += done.abandoned;
+}
+
+/**
+ * Failures after which the charge is simply tried again later, nobody's fault but the network's,
+ * the merchant's or the issuer's: the subscription stays as it is.
+ */
+export function retried(reason: ChargeFailure): boolean {
+  return (
+    reason === 'transient' ||
+    reason === 'merchant_account_missing' ||
+    ISSUER_SIDE_FAILURES.includes(reason)
+  );
 }
 
 /** How long a transiently failed attempt waits before a run takes it up again (seconds). */

@@ -16,17 +16,13 @@ export interface UnsignedTx {
   slot: number;
 }
 
-/**
- * A mint as the service uses it: its token program is read from the chain (the mint's owner),
- * and so are its Token-2022 extensions (read once when the mint is resolved; what changes at run
- * time, a pause or a fee, is read again where it matters).
- */
+/** A mint as the service uses it: its token program and extensions are read from the chain. */
 export interface ResolvedMint {
   symbol: MintSymbol;
   address: string;
   tokenProgram: string;
   decimals: number;
-  /** Its Token-2022 extensions as read at resolution (`NO_EXTENSIONS` under SPL Token). */
+  /** As read at resolution (`NO_EXTENSIONS` under SPL Token); a pause is read at each use. */
   extensions: MintExtensions;
 }
 
@@ -109,15 +105,8 @@ export interface ChargeInput {
 }
 
 /**
- * Why a charge did not happen. `insufficient_funds` and `authorization_gone` are the customer's
- * side and final for this attempt; `account_frozen` (the subscriber's or the merchant's token
- * account is frozen: what an issuer's blacklisting does, or a mint whose new accounts start
- * frozen) is final and never retried; `merchant_account_missing` (the merchant's receiving token
- * account does not exist: the service never pays its rent) waits for the merchant, nothing is
- * sent; `mint_paused` (the issuer paused the mint: nothing of it moves) and
- * `transfer_hook_failed` (the mint's transfer hook program is not deployed, or refused the
- * transfer) are the issuer's side: the charge waits and is tried again later, the subscription
- * stays as it is; `transient` (RPC down, blockhash expired) may be retried.
+ * Why a charge did not happen: docs/solana.md has each class and what billing does with it
+ * (the issuer's side, `ISSUER_SIDE_FAILURES`, waits: never the customer's fault).
  */
 export type ChargeFailure =
   | 'insufficient_funds'
@@ -145,31 +134,6 @@ export class MerchantAccountMissingError extends DomainError {
       `The merchant cannot receive ${mint} yet: its receiving token account does not exist. ` +
         `The merchant creates it by signing the invoice's or a plan's registration transaction.`,
     );
-  }
-}
-
-/**
- * The mint is paused by its issuer (Token-2022 Pausable): no transfer of it goes through until it
- * is resumed, so a payment is not built (a 409 saying so, rather than a transaction the chain
- * refuses).
- */
-export class MintPausedError extends DomainError {
-  constructor(mint: MintSymbol) {
-    super(
-      ErrorCode.CONFLICT,
-      `${mint} is paused by its issuer: no ${mint} transfer can go through until the issuer ` +
-        `resumes it. Try again later.`,
-    );
-  }
-}
-
-/**
- * A transfer of the mint cannot go through: its transfer hook program is not deployed, or the
- * receiving account cannot take it (frozen). A 409 naming the cause.
- */
-export class TransferRefusedError extends DomainError {
-  constructor(message: string) {
-    super(ErrorCode.CONFLICT, message);
   }
 }
 

@@ -2,19 +2,21 @@ import {
   createAssociatedTokenAccountIdempotentInstruction,
   createTransferCheckedInstruction,
   unpackAccount,
-  unpackMint,
 } from '@solana/spl-token';
 import { AccountInfo, PublicKey, SystemProgram, TransactionInstruction } from '@solana/web3.js';
 import {
   InvoicePaymentInput,
   InvoiceRegistrationInput,
   MerchantAccountMissingError,
-  MintPausedError,
   ResolvedMint,
-  TransferRefusedError,
   UnsignedTx,
 } from './chain.port';
-import { isPaused } from './mint-extensions';
+import {
+  issuerAccounts,
+  issuerRefusal,
+  MintPausedError,
+  TransferRefusedError,
+} from './issuer-side';
 import { ataOf, MintResolver } from './mint-resolver';
 import { memo, UnsignedTxBuilder, withReference } from './transactions';
 import { TransferHooks } from './transfer-hook';
@@ -55,17 +57,15 @@ export class InvoiceTransactions {
     const source = ataOf(mint, payer);
     const mintKey = new PublicKey(mint.address);
     const program = new PublicKey(mint.tokenProgram);
-    const hook = TransferHooks.programOf(mint);
-    const [destinationInfo, sourceInfo, mintInfo, hookInfo] = await this.read([
+    const [destinationInfo, sourceInfo, ...issuerInfos] = await this.read([
       destination,
       source,
-      mintKey,
-      new PublicKey(hook ?? mint.address),
+      ...issuerAccounts(mint).map((a) => new PublicKey(a)),
     ]);
-    if (mint.extensions.pausable && mintInfo && isPaused(unpackMint(mintKey, mintInfo, program))) {
-      throw new MintPausedError(input.mint);
-    }
-    if (hook && !TransferHooks.deployed(hookInfo)) {
+    const refused = issuerRefusal(mint, issuerInfos);
+    if (refused?.reason === 'mint_paused') throw new MintPausedError(input.mint);
+    const hook = TransferHooks.programOf(mint);
+    if (refused) {
       throw new TransferRefusedError(
         `${input.mint} cannot be transferred at the moment: its issuer's transfer hook program ` +
           `(${hook}), which every ${input.mint} transfer must run, is not deployed.`,

@@ -53,6 +53,12 @@ export const NO_EXTENSIONS: MintExtensions = Object.freeze({
   confidentialTransfer: null,
 }) as MintExtensions;
 
+/** Token-2022 extension types spl-token's enum leaves unnamed. */
+const UNNAMED_TYPES: Record<number, string> = {
+  16: 'ConfidentialTransferFeeConfig',
+  17: 'ConfidentialTransferFeeAmount',
+};
+
 /** `ConfidentialTransferMint`: authority (32), auto-approve new accounts (1), auditor (32). */
 const CONFIDENTIAL_TRANSFER_MINT_LEN = 65;
 
@@ -64,7 +70,7 @@ export function readMintExtensions(mint: Mint): MintExtensions {
   const pausable = getPausableConfig(mint);
   const defaultState = getDefaultAccountState(mint);
   return {
-    types: types.map((t) => ExtensionType[t] ?? `Unknown(${t})`),
+    types: types.map((t) => ExtensionType[t] ?? UNNAMED_TYPES[t] ?? `Unknown(${t})`),
     transferFee: getTransferFeeConfig(mint),
     transferHook: hook
       ? { authority: keyOrNull(hook.authority), programId: keyOrNull(hook.programId) }

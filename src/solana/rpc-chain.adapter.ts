@@ -1,6 +1,6 @@
-import { TOKEN_2022_PROGRAM_ID, unpackMint } from '@solana/spl-token';
-import { AccountInfo, Commitment, Connection, Keypair, PublicKey } from '@solana/web3.js';
-import type { SolanaCluster, SubscriptionScheme as SchemeName } from '../config/app-config';
+import { TOKEN_2022_PROGRAM_ID } from '@solana/spl-token';
+import { AccountInfo, Commitment, Connection, PublicKey } from '@solana/web3.js';
+import type { SolanaCluster } from '../config/app-config';
 import {
   AuthorizationLeft,
   AuthorizationState,
@@ -30,11 +30,13 @@ import {
 } from './chain.port';
 import { DomainError } from '../common/errors/domain-error';
 import { RpcBatcher } from './rpc-batcher';
-import { BlockhashCache, BlockhashCacheOptions, ChainUnavailableError } from './blockhash-cache';
-import { ataOf, MintFees, MintResolver, publicKeyOf } from './mint-resolver';
-import { describeExtensions, isPaused } from './mint-extensions';
+import { BlockhashCache, ChainUnavailableError } from './blockhash-cache';
+import { ataOf, MintFees, MintResolver } from './mint-resolver';
+import { describeExtensions } from './mint-extensions';
+import { issuerAccounts, issuerRefusal } from './issuer-side';
 import { TransferHooks } from './transfer-hook';
-import { MintInfo, MintSymbol } from './mints';
+import { MintSymbol } from './mints';
+import type { RpcChainOptions } from './rpc-chain.options';
 import { PaymentScanner } from './payment-scanner';
 import { ProgramScheme, readProgramSubscription } from './schemes/program.scheme';
 import { SchemeContext, SubscriptionScheme } from './schemes/subscription-scheme';
@@ -55,37 +57,12 @@ import { feeOf, grossUp, type TransferFee } from './transfer-fee';
 import { withTimeout } from '../common/with-timeout';
 import { memo, ServiceSigner, UnsignedTxBuilder } from './transactions';
 
+export type { RpcChainOptions } from './rpc-chain.options';
+
 /** The longest an API request waits for the chain reads behind an unsigned transaction. */
 const BUILD_TIMEOUT_MS = 5_000;
 
 export { customErrorCode, MEMO_PROGRAM_ID } from './transactions';
-
-export interface RpcChainOptions {
-  cluster: SolanaCluster;
-  scheme: SchemeName;
-  commitment: Commitment;
-  mints: MintInfo[];
-  /** Kept inside the adapter (a `ServiceSigner`); never handed out. */
-  serviceKey: Keypair;
-  /** Token-delegate scheme: the approval covers this many periods. */
-  approvalPeriods: number;
-  /** How long `sendAndConfirm` waits for an answer before `unknown` (default 120 s). */
-  confirmDeadlineMs?: number;
-  /** The recent-blockhash cache of the unsigned transactions (refresh, age, fetch timeout). */
-  blockhashes?: BlockhashCacheOptions;
-  /**
-   * The transport under `connection` (its `fetch`), for the adapter's own JSON-RPC calls (sends,
-   * simulations, fee reads). Default: one of its own to the connection's endpoint.
-   */
-  transport?: RpcTransport;
-  /**
-   * Ceiling of the compute-unit price of the service's charges, in micro-lamports; 0 sets no
-   * price. Default {@link DEFAULT_PRIORITY_FEE_MAX_MICRO_LAMPORTS}.
-   */
-  priorityFeeMaxMicroLamports?: number;
-  /** Told one line per mint when it is resolved: its Token-2022 extensions (the start-up log). */
-  log?: (line: string) => void;
-}
 
 /**
  * The chain port over a `@solana/web3.js` `Connection`: works against any JSON-RPC endpoint.
@@ -166,16 +143,6 @@ export class RpcChainAdapter extends ChainPort {
 
   mint(symbol: MintSymbol): Promise<ResolvedMint> {
     return this.mints.mint(symbol);
-  }
-
-  /**
-   * Resolves every configured mint (reading its extensions, logged once each), in the
-   * background: a mint that cannot be read now is read at its first use. Called at start.
-   */
-  resolveMints(onError: (symbol: MintSymbol, error: unknown) => void): void {
-    for (const symbol of this.mints.symbols) {
-      this.mints.mint(symbol).catch((error: unknown) => onError(symbol, error));
-    }
   }
 
   close(): void {
@@ -265,19 +232,15 @@ export class RpcChainAdapter extends ChainPort {
     // Both accounts are read with those of the other charges being signed (one call for all),
     // after this call began; the blockhash comes from the background-refreshed cache (at most
     // `maxAgeMs` old, so the charge keeps most of a blockhash's life to land).
-    // A pausable mint's own account is read with them (its pause is the issuer's, at any time).
-    // So is a hooked mint's hook program (whether it is deployed).
-    const hook = TransferHooks.programOf(mint);
-    const [sourceInfo, destinationInfo, latest, mintInfo, hookInfo] = await Promise.all([
+    // With them, the issuer's side (a pausable mint, a hook program): read first, since while
+    // the mint is paused or its hook program absent nothing of it moves (nothing is signed).
+    const [sourceInfo, destinationInfo, latest, issuerInfos] = await Promise.all([
       this.accounts.load(source.toBase58()),
       this.accounts.load(destination.toBase58()),
       this.blockhashes.get(),
-      mint.extensions.pausable ? this.accounts.load(mint.address) : null,
-      hook ? this.accounts.load(hook) : null,
+      Promise.all(issuerAccounts(mint).map((a) => this.accounts.load(a))),
     ]);
-    // The issuer's side first: while the mint is paused, or its hook program is absent, no
-    // transfer of it can go through, whatever the accounts say (nothing is signed or sent).
-    const issuer = issuerRefusal(mint, mintInfo, hookInfo);
+    const issuer = issuerRefusal(mint, issuerInfos);
     if (issuer) throw new ChargeFailedError(issuer.reason, issuer.message);
     // A missing receiving account is the merchant's to create: the service key never pays rent
     // for an account its owner can close (`merchant_account_missing`, nothing is sent).
@@ -330,13 +293,12 @@ export class RpcChainAdapter extends ChainPort {
     const program = new PublicKey(mint.tokenProgram);
     const source = ataOf(mint, input.subscriber);
     const destination = ataOf(mint, input.merchantWallet);
-    const hook = TransferHooks.programOf(mint);
-    const [sourceInfo, destinationInfo, mintInfo, hookInfo] =
+    const [sourceInfo, destinationInfo, ...issuerInfos] =
       await this.connection.getMultipleAccountsInfo(
-        [source, destination, new PublicKey(mint.address), new PublicKey(hook ?? mint.address)],
+        [source, destination, ...issuerAccounts(mint).map((a) => new PublicKey(a))],
         this.commitment,
       );
-    const issuer = issuerRefusal(mint, mintInfo, hook ? hookInfo : null);
+    const issuer = issuerRefusal(mint, issuerInfos);
     if (issuer) return issuer.reason;
     const service = this.signer.publicKey;
     const doomed = doomedCharge(
@@ -478,35 +440,4 @@ export class RpcChainAdapter extends ChainPort {
       throw new ChainUnavailableError();
     }
   }
-}
-
-/**
- * Why no transfer of the mint can go through now, the issuer's doing: the mint is paused (read
- * from `mintInfo`, the mint account as just read), or its transfer hook names a program that is
- * not deployed (`hookInfo`, that program's account as just read). Null otherwise.
- */
-export function issuerRefusal(
-  mint: ResolvedMint,
-  mintInfo: AccountInfo<Buffer> | null,
-  hookInfo: AccountInfo<Buffer> | null,
-): { reason: ChargeFailure; message: string } | null {
-  if (mint.extensions.pausable && mintInfo && isPausedNow(mint, mintInfo)) {
-    return {
-      reason: 'mint_paused',
-      message: `the ${mint.symbol} mint is paused by its issuer: nothing of it moves until it is resumed`,
-    };
-  }
-  const hook = TransferHooks.programOf(mint);
-  if (hook && !TransferHooks.deployed(hookInfo)) {
-    return {
-      reason: 'transfer_hook_failed',
-      message: `the ${mint.symbol} mint's transfer hook program ${hook} is not deployed: no transfer of it can go through`,
-    };
-  }
-  return null;
-}
-
-/** Whether the mint account as read says the mint is paused (Token-2022 Pausable). */
-export function isPausedNow(mint: ResolvedMint, info: AccountInfo<Buffer>): boolean {
-  return isPaused(unpackMint(publicKeyOf(mint.address), info, info.owner));
 }

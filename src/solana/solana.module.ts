@@ -10,7 +10,7 @@ import { Connection } from '@solana/web3.js';
 import { AppConfig } from '../config/app-config';
 import { createChainAdapter, createConnection, createRpcTransport } from './chain.factory';
 import { ChainPort } from './chain.port';
-import { RpcChainAdapter } from './rpc-chain.adapter';
+import { MINT_SYMBOLS } from './mints';
 import { RpcTransport } from './rpc-transport';
 
 /** Stops the chain adapter's background work when the app closes. */
@@ -35,12 +35,15 @@ class MintsAtStart implements OnApplicationBootstrap {
   constructor(private readonly chain: ChainPort) {}
 
   onApplicationBootstrap(): void {
-    if (!(this.chain instanceof RpcChainAdapter)) return;
-    this.chain.resolveMints((symbol, error) =>
-      this.logger.warn(
-        `${symbol}: could not read the mint at start (read again at its first use): ${String(error)}`,
-      ),
-    );
+    for (const symbol of MINT_SYMBOLS) {
+      this.chain
+        .mint(symbol)
+        .catch((error: unknown) =>
+          this.logger.warn(
+            `${symbol}: could not read the mint at start (read again at its first use): ${String(error)}`,
+          ),
+        );
+    }
   }
 }
 
