@@ -16,6 +16,7 @@ import { TransferHooks } from '../src/solana/transfer-hook';
 import { billingHelpers } from './helpers/billing';
 import { fund } from './helpers/chain-tx';
 import { createTestApp, TestApp, TestMerchant } from './helpers/test-app';
+import { waitFor } from './helpers/webhook-receiver';
 
 const UNIT = 1_000_000n;
 const DAY = 86_400;
@@ -68,15 +69,19 @@ describe('Token-2022 extensions: what the service does with each', () => {
     return BigInt((await billing.connection.getTokenAccountBalance(account)).value.amount);
   };
 
+  const logs: string[] = [];
+
   beforeAll(async () => {
     t = await createTestApp({
       env: {
         ROLE: 'api',
         LOCALNET_FINALITY_SLOTS: '0',
+        LOG_LEVEL: 'info',
         MINT_PYUSD: HOOKED,
         MINT_USDG: PAUSABLE,
         MINT_USDC: FROZEN,
       },
+      logDestination: { write: (line: string) => void logs.push(line) },
     });
     billing = billingHelpers(t);
     chain = billing.chain;
@@ -102,6 +107,21 @@ describe('Token-2022 extensions: what the service does with each', () => {
       types: ['DefaultAccountState'],
       defaultAccountState: 'frozen',
     });
+  });
+
+  it('each mint is logged once at start with what its extensions are', async () => {
+    const issuer = t.chain!.chain.mintAuthority.toBase58();
+    const said = () =>
+      logs
+        .map((l) => JSON.parse(l) as { context?: string; msg?: string })
+        .filter((l) => l.context === 'Mints')
+        .map((l) => l.msg);
+    await waitFor(() => said().length === 3);
+    expect(said().sort()).toEqual([
+      `PYUSD (${HOOKED}): TransferHook; transfer hook program ${ABSENT_HOOK_PROGRAM.toBase58()}`,
+      `USDC (${FROZEN}): DefaultAccountState; new accounts start frozen`,
+      `USDG (${PAUSABLE}): PausableConfig, PermanentDelegate; pausable (running); permanent delegate ${issuer}`,
+    ]);
   });
 
   describe('transfer hook (program absent)', () => {
@@ -261,8 +281,13 @@ describe('Token-2022 extensions: what the service does with each', () => {
   });
 
   describe('pausable', () => {
-    afterEach(() => {
+    /** Each test's subscriptions end with it, so that no later run charges them. */
+    const live: string[] = [];
+    afterEach(async () => {
       t.chain!.chain.setMintPaused(PAUSABLE, false);
+      for (const id of live.splice(0)) {
+        await t.http.post(`/api/subscriptions/${id}/cancel`).set(acme.auth).expect(200);
+      }
     });
 
     it('a paused mint makes a charge wait (mint_paused), never PastDue; once resumed, the next run charges it', async () => {
@@ -270,6 +295,7 @@ describe('Token-2022 extensions: what the service does with each', () => {
       const k = customer(PAUSABLE);
       const wallet = k.publicKey.toBase58();
       const { subscription } = await billing.subscribe(k, planId, acme.auth);
+      live.push(subscription.id);
       expect(await balanceOf(wallet, 'USDG')).toBe(90n * UNIT);
 
       t.chain!.chain.setMintPaused(PAUSABLE, true);
@@ -296,6 +322,37 @@ describe('Token-2022 extensions: what the service does with each', () => {
       expect(
         await t.http.get(`/api/subscriptions/${subscription.id}`).set(acme.auth).expect(200),
       ).toMatchObject({ body: { status: 'Active', failureReason: null } });
+    });
+
+    it('paused after the charge was signed: the chain refuses it, the failure is read as mint_paused (the mint read again), the subscription stays Active', async () => {
+      const planId = await plan('USDG');
+      const k = customer(PAUSABLE);
+      const { subscription } = await billing.subscribe(k, planId, acme.auth);
+      live.push(subscription.id);
+      await billing.advance(30 * DAY);
+      // The issuer pauses between the charge's reads and its send (of this mint's charge).
+      const send = chain.sendAndConfirm.bind(chain);
+      jest.spyOn(chain, 'sendAndConfirm').mockImplementation(async (tx) => {
+        const keys = Transaction.from(Buffer.from(tx.transaction, 'base64')).compileMessage()
+          .accountKeys;
+        if (keys.some((key) => key.toBase58() === PAUSABLE)) {
+          t.chain!.chain.setMintPaused(PAUSABLE, true);
+        }
+        return send(tx);
+      });
+      expect((await billing.run()).charges).toMatchObject({ failed: 0 });
+      jest.restoreAllMocks();
+      expect((await billing.attempts(subscription.id))[1]).toMatchObject({
+        // Refused by the node: its bytes are kept and settled by signature before a new try.
+        period: 2,
+        state: 'sent',
+        signature: expect.any(String),
+        last_error: expect.stringMatching(/^mint_paused: /),
+      });
+      expect(
+        await t.http.get(`/api/subscriptions/${subscription.id}`).set(acme.auth).expect(200),
+      ).toMatchObject({ body: { status: 'Active', failureReason: null } });
+      expect(await balanceOf(k.publicKey.toBase58(), 'USDG')).toBe(90n * UNIT);
     });
 
     it('the checkout refuses to pay an invoice in a paused mint with a 409 saying so, and builds it again once resumed', async () => {

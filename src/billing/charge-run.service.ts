@@ -376,13 +376,13 @@ export class ChargeRunService {
         if (outcome.replaceable) return false;
         const reason = await this.chain.classifyChargeFailure(input, outcome.error);
         if (retried(reason)) {
-          // An issuer-side class is named in the attempt's last error, as when nothing was sent.
-          const said = ISSUER_SIDE_FAILURES.includes(reason)
-            ? `${reason}: ${outcome.error}`
-            : outcome.error;
-          if (await this.settlement.defer({ id: row.id, signature: tried.signature }, said)) {
-            result.deferred++;
-          }
+          const deferred = ISSUER_SIDE_FAILURES.includes(reason)
+            ? await this.settlement.waitForIssuer(row, reason, outcome.error, tried.signature)
+            : await this.settlement.defer(
+                { id: row.id, signature: tried.signature },
+                outcome.error,
+              );
+          if (deferred) result.deferred++;
           return true;
         }
         // Refused now; the bytes stay recorded, so a later try settles them before re-signing.

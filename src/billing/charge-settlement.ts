@@ -290,15 +290,22 @@ export class ChargeSettlement {
 
   /**
    * The issuer's side refuses every transfer of the mint for now (`mint_paused`: paused;
-   * `transfer_hook_failed`: its hook program absent): nothing is sent, the attempt waits
+   * `transfer_hook_failed`: its hook program absent or refusing): the attempt waits
    * `ISSUER_RETRY_SECONDS` (its `last_error` says which, `<reason>: <message>`) and the
    * subscription stays as it is: never PastDue, the customer did nothing wrong.
    */
-  async waitForIssuer(row: AttemptRow, reason: ChargeFailure, message: string): Promise<void> {
-    await this.defer({ id: row.id, signature: null }, `${reason}: ${message}`, {
+  async waitForIssuer(
+    row: { id: string },
+    reason: ChargeFailure,
+    message: string,
+    /** The try the node refused (its bytes are kept and settled by signature), or none. */
+    signature: string | null = null,
+  ): Promise<boolean> {
+    const deferred = await this.defer({ id: row.id, signature }, `${reason}: ${message}`, {
       retrySeconds: ISSUER_RETRY_SECONDS,
     });
     this.metrics.chargeFailed(reason);
+    return deferred;
   }
 
   /**
