@@ -51,7 +51,7 @@ export const NO_EXTENSIONS: MintExtensions = Object.freeze({
   permanentDelegate: null,
   defaultAccountState: null,
   confidentialTransfer: null,
-}) as MintExtensions;
+});
 
 /** Token-2022 extension types spl-token's enum leaves unnamed. */
 const UNNAMED_TYPES: Record<number, string> = {
