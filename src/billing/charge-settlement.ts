@@ -301,11 +301,10 @@ export class ChargeSettlement {
     /** The try the node refused (its bytes are kept and settled by signature), or none. */
     signature: string | null = null,
   ): Promise<boolean> {
-    const deferred = await this.defer({ id: row.id, signature }, `${reason}: ${message}`, {
+    // Not a failure of the period (`chargeFailed` counts those): it waits, as a transient one.
+    return this.defer({ id: row.id, signature }, `${reason}: ${message}`, {
       retrySeconds: ISSUER_RETRY_SECONDS,
     });
-    this.metrics.chargeFailed(reason);
-    return deferred;
   }
 
   /**
