@@ -156,13 +156,14 @@ describe('RPC providers: the service keeps billing whatever its first RPC URL do
     await keepsBilling(t, 2);
     // Tried by the first requests only (those in flight before its first failure was known),
     // then left resting: after each rest (1 s, 2 s, 4 s...) a getHealth probe, never a request.
+    // The very first are the mints' reads at start (their extensions), made before this test
+    // observes the transport: what it sees at the first URL may be probes alone.
     expect(count(reports, 0, 'ok')).toBe(0);
     const atFirst = reports.filter((r) => r.url === 0);
     expect(atFirst.every((r) => r.outcome === 'transport_error')).toBe(true);
     const probes = atFirst.filter((r) => r.method === 'getHealth').length;
     expect(probes).toBeGreaterThan(0);
     expect(probes).toBeLessThanOrEqual(6);
-    expect(atFirst.length - probes).toBeGreaterThan(0);
     expect(atFirst.length - probes).toBeLessThanOrEqual(5);
     expect(count(reports, 1, 'ok')).toBeGreaterThan(50);
     // sendTransaction went to the second URL, the very bytes the service recorded.

@@ -15,6 +15,7 @@ import { createServer } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { ChargeFailedError, ChargeInput, UnsignedTx } from '../src/solana/chain.port';
 import { mintTable, MintSymbol } from '../src/solana/mints';
+import { NO_EXTENSIONS } from '../src/solana/mint-extensions';
 import { RpcChainAdapter } from '../src/solana/rpc-chain.adapter';
 import { startTestChain, TEST_DEV_AUTH, TestChain } from './helpers/test-chain';
 
@@ -95,21 +96,40 @@ describe('Chain port on localnet (RpcChainAdapter over JSON-RPC)', () => {
   const newWallet = () => Keypair.generate();
   const newReference = () => Keypair.generate().publicKey.toBase58();
 
-  it('resolves the three mints with their token program read from the chain', async () => {
+  it('resolves the three mints with their token program and Token-2022 extensions read from the chain', async () => {
     expect(await adapter.mint('USDC')).toEqual({
       symbol: 'USDC',
       address: 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v',
       tokenProgram: TOKEN_PROGRAM_ID.toBase58(),
       decimals: 6,
+      extensions: NO_EXTENSIONS,
     });
-    expect(await adapter.mint('PYUSD')).toMatchObject({
-      tokenProgram: TOKEN_2022_PROGRAM_ID.toBase58(),
-      decimals: 6,
-    });
-    expect(await adapter.mint('USDG')).toMatchObject({
-      tokenProgram: TOKEN_2022_PROGRAM_ID.toBase58(),
-      decimals: 6,
-    });
+    const issuer = tc.chain.mintAuthority.toBase58();
+    for (const symbol of ['PYUSD', 'USDG'] as const) {
+      const mint = await adapter.mint(symbol);
+      expect(mint).toMatchObject({ tokenProgram: TOKEN_2022_PROGRAM_ID.toBase58(), decimals: 6 });
+      // As Paxos issued them (docs/solana.md, "Token-2022 extensions", per mint).
+      expect(mint.extensions).toEqual({
+        types: [
+          'MintCloseAuthority',
+          'ConfidentialTransferMint',
+          'ConfidentialTransferFeeConfig',
+          'TransferFeeConfig',
+          'TransferHook',
+          'PermanentDelegate',
+          'MetadataPointer',
+          'TokenMetadata',
+        ],
+        transferFee: expect.objectContaining({
+          newerTransferFee: { epoch: 0n, maximumFee: 0n, transferFeeBasisPoints: 0 },
+        }),
+        transferHook: { authority: issuer, programId: null },
+        pausable: null,
+        permanentDelegate: issuer,
+        defaultAccountState: null,
+        confidentialTransfer: { authority: issuer, autoApproveNewAccounts: false },
+      });
+    }
   });
 
   it.each(['PYUSD', 'USDG'] as const)(

@@ -10,11 +10,13 @@ import {
   Transaction,
   TransactionInstruction,
 } from '@solana/web3.js';
+import { ABSENT_HOOK_PROGRAM, testMint } from '@stablecoin-billing/localnet';
 import { randomUUID } from 'node:crypto';
 import { classify } from '../src/common/filters/all-exceptions.filter';
 import { ChargeInput, PlanTermsMismatchError } from '../src/solana/chain.port';
 import { mintTable } from '../src/solana/mints';
 import { RpcChainAdapter } from '../src/solana/rpc-chain.adapter';
+import { TransferHooks } from '../src/solana/transfer-hook';
 import {
   cancelSubscriptionInstruction,
   createPlanInstruction,
@@ -539,5 +541,81 @@ describe('Subscriptions-program scheme on localnet', () => {
         await adapter.classifyChargeFailure(charge(), '{"InstructionError":[1,{"Custom":401}]}'),
       ).toBe('transient');
     });
+  });
+  it("a pull of a hooked mint forwards the hook's extra accounts, resolved for the transfer the program makes (the subscriber's authority is its delegate)", async () => {
+    // PYUSD configured as localnet's HOOKED test mint, its hook program deployed (the Memo
+    // program's code at the hook's address) so the issuer-side check lets the pull be signed.
+    const HOOKED = testMint('HOOKED')!.address;
+    const memo = tc.chain.getAccount('MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr')!;
+    tc.chain.setAccount(ABSENT_HOOK_PROGRAM.toBase58(), {
+      lamports: memo.lamports,
+      owner: memo.owner,
+      data: memo.data,
+      executable: true,
+    });
+    const hooked = new RpcChainAdapter(connection, {
+      cluster: 'localnet',
+      scheme: 'program',
+      commitment: 'confirmed',
+      mints: mintTable('localnet').map((m) =>
+        m.symbol === 'PYUSD' ? { ...m, address: HOOKED } : m,
+      ),
+      serviceKey,
+      approvalPeriods: 12,
+    });
+    const hookedPlan = randomUUID();
+    const subscriber = Keypair.generate();
+    const wallet = subscriber.publicKey.toBase58();
+    await accounts.plan({
+      merchant,
+      planId: hookedPlan,
+      mint: HOOKED,
+      terms,
+      pullers: [serviceKey.publicKey.toBase58()],
+    });
+    await accounts.authority(wallet, HOOKED, 390_000_001n);
+    await accounts.subscription({
+      merchant,
+      planId: hookedPlan,
+      subscriber: wallet,
+      terms,
+      initId: 390_000_001n,
+    });
+    tc.chain.faucet({ wallet, lamports: 1_000_000_000n, mint: HOOKED, amount: 50_000_000n });
+    tc.chain.faucet({ wallet: merchant, mint: HOOKED, amount: 1n });
+
+    const signed = await hooked.signCharge({
+      chargeId: randomUUID(),
+      subscriber: wallet,
+      merchantWallet: merchant,
+      planId: hookedPlan,
+      mint: 'PYUSD',
+      amount: terms.amount,
+    });
+    const pull = Transaction.from(Buffer.from(signed.transaction, 'base64')).instructions.at(-1)!;
+    expect(pull.data[0]).toBe(10); // transfer_subscription
+    const ata = (owner: string) =>
+      getAssociatedTokenAddressSync(
+        new PublicKey(HOOKED),
+        new PublicKey(owner),
+        true,
+        TOKEN_2022_PROGRAM_ID,
+      );
+    const extra = await new TransferHooks(connection, 'confirmed').extraAccounts(
+      await hooked.mint('PYUSD'),
+      {
+        source: ata(wallet),
+        destination: ata(merchant),
+        authority: new PublicKey(await subscriptionAuthorityPda(wallet, HOOKED)),
+        amount: terms.amount,
+      },
+    );
+    expect(extra.length).toBeGreaterThan(0);
+    // The pull's ten accounts, then exactly the hook's (in a compiled message a key's writable
+    // flag is the union over the transaction, so addresses and order are what is compared).
+    expect(pull.keys).toHaveLength(10 + extra.length);
+    expect(pull.keys.slice(10).map((k) => k.pubkey.toBase58())).toEqual(
+      extra.map((k) => k.pubkey.toBase58()),
+    );
   });
 });

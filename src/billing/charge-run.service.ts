@@ -3,12 +3,14 @@ import { Clock } from '../common/clock';
 import { AppConfig } from '../config/app-config';
 import { Metrics } from '../metrics/metrics';
 import { ChainPort, ChargeFailedError, ChargeInput, TxOutcome } from '../solana/chain.port';
+import { ISSUER_SIDE_FAILURES } from '../solana/issuer-side';
 import {
   addResults,
   ChargeRunResult,
   ChargeSettlement,
   ChargeTry,
   emptyResult,
+  retried,
 } from './charge-settlement';
 import { ChargeClaims } from './charge-claims';
 import { ChargeLeases, HandedBack, walletKey } from './charge-leases';
@@ -276,6 +278,13 @@ export class ChargeRunService {
           result.deferred++;
           return;
         }
+        // The issuer's doing (the mint paused, its hook program absent): nothing was sent, the
+        // charge waits and the subscription stays as it is; never the customer's fault.
+        if (ISSUER_SIDE_FAILURES.includes(error.reason)) {
+          await this.settlement.waitForIssuer(row, error.reason, error.message);
+          result.deferred++;
+          return;
+        }
         // Doomed by the accounts as read; but if another charge of the wallet moved meanwhile,
         // the allowance and the reservation were not read of one state: read both again.
         if (seen && tries < patience.signings && (await this.walletMoved(row, seen))) continue;
@@ -356,7 +365,7 @@ export class ChargeRunService {
         const reason = await this.chain.classifyChargeFailure(input, outcome.error);
         // Landed failed, through no fault of the customer's: it moved nothing, sign anew (a
         // receiving account closed meanwhile is found missing before anything is signed).
-        if (reason === 'transient' || reason === 'merchant_account_missing') {
+        if (retried(reason)) {
           await this.settlement.landedFailed({ id: row.id, ...tried });
           return false;
         }
@@ -366,12 +375,14 @@ export class ChargeRunService {
       case 'rejected': {
         if (outcome.replaceable) return false;
         const reason = await this.chain.classifyChargeFailure(input, outcome.error);
-        if (reason === 'transient' || reason === 'merchant_account_missing') {
-          if (
-            await this.settlement.defer({ id: row.id, signature: tried.signature }, outcome.error)
-          ) {
-            result.deferred++;
-          }
+        if (retried(reason)) {
+          const deferred = ISSUER_SIDE_FAILURES.includes(reason)
+            ? await this.settlement.waitForIssuer(row, reason, outcome.error, tried.signature)
+            : await this.settlement.defer(
+                { id: row.id, signature: tried.signature },
+                outcome.error,
+              );
+          if (deferred) result.deferred++;
           return true;
         }
         // Refused now; the bytes stay recorded, so a later try settles them before re-signing.

@@ -7,6 +7,7 @@ import { EventsService } from '../events/events.service';
 import { Metrics } from '../metrics/metrics';
 import { PaymentsService } from '../payments/payments.service';
 import { ChainPort, ChargeFailure, ChargeInput } from '../solana/chain.port';
+import { ISSUER_SIDE_FAILURES } from '../solana/issuer-side';
 import { SubscriptionsService } from '../subscriptions/subscriptions.service';
 import { BillingNotices } from './billing-notices';
 import { ChargeClaims } from './charge-claims';
@@ -44,10 +45,24 @@ export function addResults(result: ChargeRunResult, done: ChargeRunResult): void
   result.abandoned += done.abandoned;
 }
 
+/**
+ * Failures after which the charge is simply tried again later, nobody's fault but the network's,
+ * the merchant's or the issuer's: the subscription stays as it is.
+ */
+export function retried(reason: ChargeFailure): boolean {
+  return (
+    reason === 'transient' ||
+    reason === 'merchant_account_missing' ||
+    ISSUER_SIDE_FAILURES.includes(reason)
+  );
+}
+
 /** How long a transiently failed attempt waits before a run takes it up again (seconds). */
 const TRANSIENT_RETRY_SECONDS = 20;
 /** How long a charge waits for a merchant to create its receiving account (seconds). */
 const MERCHANT_ACCOUNT_RETRY_SECONDS = 300;
+/** How long a charge waits when the mint's issuer refuses every transfer (paused, hook absent). */
+const ISSUER_RETRY_SECONDS = 300;
 
 /**
  * Applies a charge attempt's outcome, each in one short transaction of its own (never across an
@@ -270,6 +285,25 @@ export class ChargeSettlement {
         address,
         missingSince: now.toISOString(),
       });
+    });
+  }
+
+  /**
+   * The issuer's side refuses every transfer of the mint for now (`mint_paused`: paused;
+   * `transfer_hook_failed`: its hook program absent or refusing): the attempt waits
+   * `ISSUER_RETRY_SECONDS` (its `last_error` says which, `<reason>: <message>`) and the
+   * subscription stays as it is: never PastDue, the customer did nothing wrong.
+   */
+  async waitForIssuer(
+    row: { id: string },
+    reason: ChargeFailure,
+    message: string,
+    /** The try the node refused (its bytes are kept and settled by signature), or none. */
+    signature: string | null = null,
+  ): Promise<boolean> {
+    // Not a failure of the period (`chargeFailed` counts those): it waits, as a transient one.
+    return this.defer({ id: row.id, signature }, `${reason}: ${message}`, {
+      retrySeconds: ISSUER_RETRY_SECONDS,
     });
   }
 

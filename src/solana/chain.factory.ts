@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { Connection } from '@solana/web3.js';
 import type { AppConfig } from '../config/app-config';
 import { MintInfo, mintTable } from './mints';
@@ -39,6 +40,8 @@ export function createConnection(transport: RpcTransport, config: AppConfig): Co
   });
 }
 
+const mintsLogger = new Logger('Mints');
+
 /** The chain adapter as the service configures it (the service keypair loaded or generated). */
 export async function createChainAdapter(
   connection: Connection,
@@ -54,6 +57,7 @@ export async function createChainAdapter(
     approvalPeriods: config.SUBSCRIPTION_APPROVAL_PERIODS,
     transport,
     priorityFeeMaxMicroLamports: config.PRIORITY_FEE_MAX_MICRO_LAMPORTS,
+    log: (line) => mintsLogger.log(line),
   });
 }
 

@@ -1,8 +1,10 @@
-import { DomainError } from '../common/errors/domain-error';
-import { ErrorCode } from '../common/errors/error-codes';
 import type { SolanaCluster } from '../config/app-config';
+import type { MintExtensions } from './mint-extensions';
 import type { MintSymbol } from './mints';
 import type { PaymentScan, ReceiptRead, SignatureEntry } from './payment-scan';
+import type { ChargeFailure } from './chain-errors';
+
+export * from './chain-errors';
 
 /** A transaction for someone else to sign: base64 wire bytes with no signatures yet. */
 export interface UnsignedTx {
@@ -21,12 +23,14 @@ export interface SubscribeTx extends UnsignedTx {
   step: 'authority' | 'subscribe';
 }
 
-/** A mint as the service uses it: its token program is read from the chain (the mint's owner). */
+/** A mint as the service uses it: its token program and extensions are read from the chain. */
 export interface ResolvedMint {
   symbol: MintSymbol;
   address: string;
   tokenProgram: string;
   decimals: number;
+  /** As read at resolution (`NO_EXTENSIONS` under SPL Token); a pause is read at each use. */
+  extensions: MintExtensions;
 }
 
 export interface InvoiceRegistrationInput {
@@ -107,47 +111,6 @@ export interface ChargeInput {
   reservedForEarlier?: bigint | (() => Promise<bigint>);
 }
 
-/**
- * Why a charge did not happen. `insufficient_funds` and `authorization_gone` are the customer's
- * side and final for this attempt; `account_frozen` (the subscriber's or the merchant's token
- * account is frozen: what an issuer's blacklisting does) is final and never retried;
- * `merchant_account_missing` (the merchant's receiving token account does not exist: the
- * service never pays its rent) waits for the merchant, nothing is sent; `transient` (RPC down,
- * blockhash expired) may be retried.
- */
-export type ChargeFailure =
-  | 'insufficient_funds'
-  | 'authorization_gone'
-  | 'account_frozen'
-  | 'merchant_account_missing'
-  | 'transient';
-
-/**
- * The merchant's receiving token account of the mint does not exist: a payment to it would make
- * the payer pay its rent (a 409: the merchant creates it, with any registration it signs).
- */
-export class MerchantAccountMissingError extends DomainError {
-  constructor(mint: MintSymbol) {
-    super(
-      ErrorCode.CONFLICT,
-      `The merchant cannot receive ${mint} yet: its receiving token account does not exist. ` +
-        `The merchant creates it by signing the invoice's or a plan's registration transaction.`,
-    );
-  }
-}
-
-export class ChargeFailedError extends Error {
-  constructor(
-    readonly reason: ChargeFailure,
-    message: string,
-    /** Set when a transaction was sent and failed on-chain. */
-    readonly signature?: string,
-  ) {
-    super(message);
-    this.name = 'ChargeFailedError';
-  }
-}
-
 /** A signed transaction not yet sent: its signature is known, so its fate can always be looked up. */
 export interface SignedTx {
   signature: string;
@@ -218,20 +181,6 @@ export interface SignatureScan {
   /** Successful transactions only (failed ones move nothing and authorise nothing). */
   signatures: string[];
   cursor: string | null;
-}
-
-/**
- * The on-chain plan does not exist or differs from the database's terms (program scheme): a
- * subscribe is refused (409: the plan's on-chain state conflicts with its record; registering
- * it, or a plan registered by someone else first, settles which).
- */
-export class PlanTermsMismatchError extends DomainError {
-  constructor(
-    message: string,
-    readonly kind: 'not_registered' | 'terms_differ',
-  ) {
-    super(ErrorCode.CONFLICT, message);
-  }
 }
 
 /** A plan's terms as a subscriber's authorisation must hold them. */

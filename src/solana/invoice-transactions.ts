@@ -1,8 +1,9 @@
 import {
   createAssociatedTokenAccountIdempotentInstruction,
   createTransferCheckedInstruction,
+  unpackAccount,
 } from '@solana/spl-token';
-import { PublicKey, SystemProgram, TransactionInstruction } from '@solana/web3.js';
+import { AccountInfo, PublicKey, SystemProgram, TransactionInstruction } from '@solana/web3.js';
 import {
   InvoicePaymentInput,
   InvoiceRegistrationInput,
@@ -10,19 +11,29 @@ import {
   ResolvedMint,
   UnsignedTx,
 } from './chain.port';
+import {
+  issuerAccounts,
+  issuerRefusal,
+  MintPausedError,
+  TransferRefusedError,
+} from './issuer-side';
 import { ataOf, MintResolver } from './mint-resolver';
 import { memo, UnsignedTxBuilder, withReference } from './transactions';
+import { TransferHooks } from './transfer-hook';
 
 /**
  * The unsigned transactions of an invoice: the merchant's registration (which also creates its
  * receiving account of the invoice's mint, at the merchant's expense) and a payer's payment (a
  * Solana Pay transfer, refused while that account is missing: the payer never pays its rent).
+ * A payment the chain would refuse for the mint's sake (paused, its hook program absent, a
+ * frozen account) is refused with a 409 saying why, before anything is signed.
  */
 export class InvoiceTransactions {
   constructor(
     private readonly mints: MintResolver,
     private readonly unsigned: UnsignedTxBuilder,
-    private readonly exists: (address: PublicKey) => Promise<boolean>,
+    private readonly hooks: TransferHooks,
+    private readonly read: (addresses: PublicKey[]) => Promise<(AccountInfo<Buffer> | null)[]>,
   ) {}
 
   async registration(input: InvoiceRegistrationInput): Promise<UnsignedTx> {
@@ -43,28 +54,71 @@ export class InvoiceTransactions {
     const mint = await this.mints.mint(input.mint);
     const payer = new PublicKey(input.payer);
     const destination = ataOf(mint, input.merchantWallet);
-    const instructions: TransactionInstruction[] = [];
+    const source = ataOf(mint, payer);
+    const mintKey = new PublicKey(mint.address);
+    const program = new PublicKey(mint.tokenProgram);
+    const [destinationInfo, sourceInfo, ...issuerInfos] = await this.read([
+      destination,
+      source,
+      ...issuerAccounts(mint).map((a) => new PublicKey(a)),
+    ]);
+    const refused = issuerRefusal(mint, issuerInfos);
+    if (refused?.reason === 'mint_paused') throw new MintPausedError(input.mint);
+    const hook = TransferHooks.programOf(mint);
+    if (refused) {
+      throw new TransferRefusedError(
+        `${input.mint} cannot be transferred at the moment: its issuer's transfer hook program ` +
+          `(${hook}), which every ${input.mint} transfer must run, is not deployed.`,
+      );
+    }
     // Never the payer's rent: the merchant's registrations create its receiving account.
-    if (!(await this.exists(destination))) throw new MerchantAccountMissingError(input.mint);
+    if (!destinationInfo) throw new MerchantAccountMissingError(input.mint);
+    const startsFrozen =
+      mint.extensions.defaultAccountState === 'frozen'
+        ? ` (new ${input.mint} accounts start frozen until the issuer thaws them)`
+        : '';
+    if (isFrozen(destination, destinationInfo, program)) {
+      throw new TransferRefusedError(
+        `The merchant cannot receive ${input.mint} yet: its receiving token account is frozen` +
+          `${startsFrozen}.`,
+      );
+    }
+    if (sourceInfo && isFrozen(source, sourceInfo, program)) {
+      throw new TransferRefusedError(
+        `Your ${input.mint} token account is frozen by the issuer${startsFrozen}: nothing can ` +
+          `leave it until the issuer thaws it.`,
+      );
+    }
+    const instructions: TransactionInstruction[] = [];
     // Solana Pay's layout: an optional memo, then the transfer last, reference attached to it.
     if (input.memo) instructions.push(memo(input.memo));
-    instructions.push(
-      withReference(
-        createTransferCheckedInstruction(
-          ataOf(mint, payer),
-          new PublicKey(mint.address),
-          destination,
-          payer,
-          input.amount,
-          mint.decimals,
-          [],
-          new PublicKey(mint.tokenProgram),
-        ),
-        input.reference,
-      ),
+    const transfer = createTransferCheckedInstruction(
+      source,
+      mintKey,
+      destination,
+      payer,
+      input.amount,
+      mint.decimals,
+      [],
+      program,
     );
+    // The mint's transfer hook accounts (spl-token's resolution), then the reference.
+    transfer.keys.push(
+      ...(await this.hooks.extraAccounts(mint, {
+        source,
+        destination,
+        authority: payer,
+        amount: input.amount,
+      })),
+    );
+    instructions.push(withReference(transfer, input.reference));
     return this.unsigned.build(payer, instructions);
   }
+}
+
+/** Whether a token account (of the mint's program) is frozen. */
+function isFrozen(address: PublicKey, info: AccountInfo<Buffer>, program: PublicKey): boolean {
+  return info.owner.equals(program) && unpackAccount(address, info, program).isFrozen;
 }
 
 /**

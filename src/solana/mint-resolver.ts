@@ -1,7 +1,6 @@
 import {
   getAssociatedTokenAddressSync,
   getEpochFee,
-  getTransferFeeConfig,
   TOKEN_2022_PROGRAM_ID,
   TOKEN_PROGRAM_ID,
   type TransferFee,
@@ -10,12 +9,15 @@ import {
 } from '@solana/spl-token';
 import { Commitment, Connection, EpochSchedule, PublicKey } from '@solana/web3.js';
 import type { ResolvedMint } from './chain.port';
+import { NO_EXTENSIONS, readMintExtensions } from './mint-extensions';
 import { MintInfo, MintSymbol, STABLECOIN_DECIMALS } from './mints';
 
 /**
  * The mints as this chain has them: the token program is whichever program owns the mint account
- * (the chain is the authority, not the table), and only 6-decimal mints are accepted. Resolved
- * once per mint; a failed lookup (an RPC blip) is not remembered.
+ * (the chain is the authority, not the table), only 6-decimal mints are accepted, and the
+ * Token-2022 extensions are read from the account (`readMintExtensions`), never assumed.
+ * Resolved once per mint; a failed lookup (an RPC blip) is not remembered. `onResolved` is told
+ * of each mint once (the start-up log of its extensions).
  */
 export class MintResolver {
   private readonly resolved = new Map<MintSymbol, Promise<ResolvedMint>>();
@@ -24,14 +26,23 @@ export class MintResolver {
     private readonly connection: Connection,
     private readonly commitment: Commitment,
     private readonly table: MintInfo[],
+    private readonly onResolved: (mint: ResolvedMint) => void = () => undefined,
   ) {}
+
+  /** The symbols of the mint table. */
+  get symbols(): MintSymbol[] {
+    return this.table.map((m) => m.symbol);
+  }
 
   mint(symbol: MintSymbol): Promise<ResolvedMint> {
     let resolved = this.resolved.get(symbol);
     if (!resolved) {
       resolved = this.read(symbol);
       this.resolved.set(symbol, resolved);
-      resolved.catch(() => this.resolved.delete(symbol));
+      resolved.then(
+        (mint) => this.onResolved(mint),
+        () => this.resolved.delete(symbol),
+      );
     }
     return resolved;
   }
@@ -64,6 +75,9 @@ export class MintResolver {
       address: entry.address,
       tokenProgram: info.owner.toBase58(),
       decimals: mint.decimals,
+      extensions: info.owner.equals(TOKEN_2022_PROGRAM_ID)
+        ? readMintExtensions(mint)
+        : NO_EXTENSIONS,
     };
   }
 }
@@ -155,7 +169,8 @@ export class MintFees {
       .getAccountInfo(new PublicKey(mint), this.commitment)
       .then((info) => {
         if (!info || !info.owner.equals(TOKEN_2022_PROGRAM_ID)) return null;
-        return getTransferFeeConfig(unpackMint(new PublicKey(mint), info, info.owner));
+        // The same extension read as the mint's resolution, again (a fee can be scheduled).
+        return readMintExtensions(unpackMint(new PublicKey(mint), info, info.owner)).transferFee;
       });
     this.configs.set(mint, { at: this.now(), config });
     config.catch(() => this.configs.delete(mint)); // an RPC blip is not remembered

@@ -1,12 +1,13 @@
 import { TOKEN_2022_PROGRAM_ID } from '@solana/spl-token';
-import { AccountInfo, Commitment, Connection, Keypair, PublicKey } from '@solana/web3.js';
-import type { SolanaCluster, SubscriptionScheme as SchemeName } from '../config/app-config';
+import { AccountInfo, Commitment, Connection, PublicKey } from '@solana/web3.js';
+import type { SolanaCluster } from '../config/app-config';
 import {
   AuthorizationLeft,
   AuthorizationState,
   AuthorizedPlan,
   ChainPort,
   ChainTransaction,
+  ChargeFailedError,
   ChargeFailure,
   ChargeInput,
   reservedOf,
@@ -30,9 +31,13 @@ import {
 } from './chain.port';
 import { DomainError } from '../common/errors/domain-error';
 import { RpcBatcher } from './rpc-batcher';
-import { BlockhashCache, BlockhashCacheOptions, ChainUnavailableError } from './blockhash-cache';
+import { BlockhashCache, ChainUnavailableError } from './blockhash-cache';
 import { ataOf, MintFees, MintResolver } from './mint-resolver';
-import { MintInfo, MintSymbol } from './mints';
+import { describeExtensions } from './mint-extensions';
+import { issuerAccounts, issuerRefusal } from './issuer-side';
+import { TransferHooks } from './transfer-hook';
+import { MintSymbol } from './mints';
+import type { RpcChainOptions } from './rpc-chain.options';
 import { PaymentScanner } from './payment-scanner';
 import { ProgramScheme, readProgramSubscription } from './schemes/program.scheme';
 import { SchemeContext, SubscriptionScheme } from './schemes/subscription-scheme';
@@ -53,35 +58,12 @@ import { feeOf, grossUp, type TransferFee } from './transfer-fee';
 import { withTimeout } from '../common/with-timeout';
 import { memo, ServiceSigner, UnsignedTxBuilder } from './transactions';
 
+export type { RpcChainOptions } from './rpc-chain.options';
+
 /** The longest an API request waits for the chain reads behind an unsigned transaction. */
 const BUILD_TIMEOUT_MS = 5_000;
 
 export { customErrorCode, MEMO_PROGRAM_ID } from './transactions';
-
-export interface RpcChainOptions {
-  cluster: SolanaCluster;
-  scheme: SchemeName;
-  commitment: Commitment;
-  mints: MintInfo[];
-  /** Kept inside the adapter (a `ServiceSigner`); never handed out. */
-  serviceKey: Keypair;
-  /** Token-delegate scheme: the approval covers this many periods. */
-  approvalPeriods: number;
-  /** How long `sendAndConfirm` waits for an answer before `unknown` (default 120 s). */
-  confirmDeadlineMs?: number;
-  /** The recent-blockhash cache of the unsigned transactions (refresh, age, fetch timeout). */
-  blockhashes?: BlockhashCacheOptions;
-  /**
-   * The transport under `connection` (its `fetch`), for the adapter's own JSON-RPC calls (sends,
-   * simulations, fee reads). Default: one of its own to the connection's endpoint.
-   */
-  transport?: RpcTransport;
-  /**
-   * Ceiling of the compute-unit price of the service's charges, in micro-lamports; 0 sets no
-   * price. Default {@link DEFAULT_PRIORITY_FEE_MAX_MICRO_LAMPORTS}.
-   */
-  priorityFeeMaxMicroLamports?: number;
-}
 
 /**
  * The chain port over a `@solana/web3.js` `Connection`: works against any JSON-RPC endpoint.
@@ -104,6 +86,7 @@ export class RpcChainAdapter extends ChainPort {
   private readonly subscriptions: SubscriptionScheme;
   private readonly commitment: Commitment;
   private readonly budget: ComputeBudget;
+  private readonly hooks: TransferHooks;
   /** The token accounts of the charges being signed, read together (`getMultipleAccounts`). */
   private readonly accounts: RpcBatcher<AccountInfo<Buffer> | null>;
 
@@ -117,7 +100,11 @@ export class RpcChainAdapter extends ChainPort {
     this.cluster = options.cluster;
     this.signer = new ServiceSigner(options.serviceKey);
     this.servicePublicKey = this.signer.publicKey.toBase58();
-    this.mints = new MintResolver(connection, options.commitment, options.mints);
+    const log = options.log;
+    this.mints = new MintResolver(connection, options.commitment, options.mints, (mint) =>
+      log?.(describeExtensions(mint.symbol, mint.address, mint.extensions)),
+    );
+    this.hooks = new TransferHooks(connection, options.commitment);
     this.blockhashes = new BlockhashCache(connection, options.commitment, options.blockhashes);
     this.unsigned = new UnsignedTxBuilder(this.blockhashes);
     const rpc = options.transport ?? new RpcTransport({ urls: [connection.rpcEndpoint] });
@@ -133,8 +120,8 @@ export class RpcChainAdapter extends ChainPort {
       commitment: options.commitment,
     });
     this.fees = new MintFees(connection, options.commitment);
-    this.invoices = new InvoiceTransactions(this.mints, this.unsigned, (address) =>
-      this.exists(address),
+    this.invoices = new InvoiceTransactions(this.mints, this.unsigned, this.hooks, (addresses) =>
+      connection.getMultipleAccountsInfo(addresses, options.commitment),
     );
     this.scanner = new PaymentScanner(connection, this.fees);
     this.accounts = new RpcBatcher(
@@ -148,6 +135,7 @@ export class RpcChainAdapter extends ChainPort {
       signer: this.signer,
       unsigned: this.unsigned,
       approvalPeriods: options.approvalPeriods,
+      hooks: this.hooks,
     };
     this.subscriptions =
       options.scheme === 'program' ? new ProgramScheme(context) : new TokenDelegateScheme(context);
@@ -246,11 +234,16 @@ export class RpcChainAdapter extends ChainPort {
     // Both accounts are read with those of the other charges being signed (one call for all),
     // after this call began; the blockhash comes from the background-refreshed cache (at most
     // `maxAgeMs` old, so the charge keeps most of a blockhash's life to land).
-    const [sourceInfo, destinationInfo, latest] = await Promise.all([
+    // With them, the issuer's side (a pausable mint, a hook program): read first, since while
+    // the mint is paused or its hook program absent nothing of it moves (nothing is signed).
+    const [sourceInfo, destinationInfo, latest, issuerInfos] = await Promise.all([
       this.accounts.load(source.toBase58()),
       this.accounts.load(destination.toBase58()),
       this.blockhashes.get(),
+      Promise.all(issuerAccounts(mint).map((a) => this.accounts.load(a))),
     ]);
+    const issuer = issuerRefusal(mint, issuerInfos);
+    if (issuer) throw new ChargeFailedError(issuer.reason, issuer.message);
     // A missing receiving account is the merchant's to create: the service key never pays rent
     // for an account its owner can close (`merchant_account_missing`, nothing is sent).
     const pull = await this.subscriptions.charge(input, mint, {
@@ -302,10 +295,13 @@ export class RpcChainAdapter extends ChainPort {
     const program = new PublicKey(mint.tokenProgram);
     const source = ataOf(mint, input.subscriber);
     const destination = ataOf(mint, input.merchantWallet);
-    const [sourceInfo, destinationInfo] = await this.connection.getMultipleAccountsInfo(
-      [source, destination],
-      this.commitment,
-    );
+    const [sourceInfo, destinationInfo, ...issuerInfos] =
+      await this.connection.getMultipleAccountsInfo(
+        [source, destination, ...issuerAccounts(mint).map((a) => new PublicKey(a))],
+        this.commitment,
+      );
+    const issuer = issuerRefusal(mint, issuerInfos);
+    if (issuer) return issuer.reason;
     const service = this.signer.publicKey;
     const doomed = doomedCharge(
       tokenAccountState(source, sourceInfo, program, service),
@@ -314,7 +310,12 @@ export class RpcChainAdapter extends ChainPort {
       this.approval !== null,
       await reservedOf(input),
     );
-    return doomed?.reason ?? this.subscriptions.classifyProgramError(input, error);
+    if (doomed) return doomed.reason;
+    const reason = await this.subscriptions.classifyProgramError(input, error);
+    // What neither the accounts nor the scheme explain, on a mint whose hook program runs on
+    // every transfer, is the hook's refusal: the issuer's side, never the customer's.
+    if (reason === 'transient' && TransferHooks.programOf(mint)) return 'transfer_hook_failed';
+    return reason;
   }
 
   scanTokenAccount(tokenAccount: string, cursor: string | null): Promise<PaymentScan> {
@@ -440,9 +441,5 @@ export class RpcChainAdapter extends ChainPort {
       if (error instanceof RangeError || error instanceof DomainError) throw error;
       throw new ChainUnavailableError();
     }
-  }
-
-  private async exists(address: PublicKey): Promise<boolean> {
-    return (await this.connection.getAccountInfo(address, this.commitment)) !== null;
   }
 }

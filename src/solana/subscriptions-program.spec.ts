@@ -198,7 +198,7 @@ describe('Subscriptions program v0.4.0 instructions (golden vectors)', () => {
       mint: v.mint,
       tokenProgram: t22,
       amount: 1n,
-      hookAccounts: [{ address: hook, signer: false, writable: true }],
+      hookAccounts: [{ pubkey: new PublicKey(hook), isSigner: false, isWritable: true }],
     });
     const plain = await BUILT.transferSubscription();
     expect(ix.keys).toHaveLength(plain.keys.length + 1);

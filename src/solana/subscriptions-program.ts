@@ -24,7 +24,7 @@ import {
   PlanStatus,
   SUBSCRIPTIONS_PROGRAM_ADDRESS,
 } from './subscriptions-client/generated';
-import { AccountInfo, PublicKey, TransactionInstruction } from '@solana/web3.js';
+import { AccountInfo, AccountMeta, PublicKey, TransactionInstruction } from '@solana/web3.js';
 
 /**
  * The Solana Foundation Subscriptions program v0.4.0 (devnet and mainnet-beta), through the client
@@ -229,7 +229,7 @@ export interface TransferSubscriptionParams {
   tokenProgram: string;
   amount: bigint;
   /** A hooked mint's extra accounts, forwarded as they are to Token-2022's `TransferChecked`. */
-  hookAccounts?: readonly { address: string; signer: boolean; writable: boolean }[];
+  hookAccounts?: readonly AccountMeta[];
 }
 
 /** `transfer_subscription`: the pull, signed by the service key (an allowed puller). */
@@ -249,9 +249,7 @@ export async function transferSubscriptionInstruction(
       transferData: { amount: p.amount, delegator: address(p.subscriber), mint: address(p.mint) },
     }),
   );
-  for (const a of p.hookAccounts ?? []) {
-    ix.keys.push({ pubkey: new PublicKey(a.address), isSigner: a.signer, isWritable: a.writable });
-  }
+  ix.keys.push(...(p.hookAccounts ?? []));
   return ix;
 }
 

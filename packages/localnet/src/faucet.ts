@@ -5,6 +5,7 @@
 import {
   createAssociatedTokenAccountIdempotentInstruction,
   createMintToInstruction,
+  createThawAccountInstruction,
   getAssociatedTokenAddressSync,
 } from '@solana/spl-token';
 import {
@@ -18,6 +19,7 @@ import { Account, LiteSvm } from 'litesvm/dist/internal';
 import { MintInfo, TOKEN_PROGRAMS } from './mints';
 import { LocalnetInputError } from './localnet-errors';
 import { MINT_SPECS, buildMint, TransferFees } from './stablecoin-mints';
+import { testMint } from './test-mints';
 import { decodeMint, isMintData, MINT_SIZE } from './token-accounts';
 
 const MEMO_PROGRAM = new PublicKey('MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr');
@@ -116,6 +118,11 @@ export function faucetTransaction(
     blockhash: string;
     lastValidBlockHeight: number;
     serial: number;
+    /**
+     * Whether a token account exists and is frozen (a mint whose accounts start frozen: the
+     * faucet thaws the account it funds, as the issuer would a wallet it approved).
+     */
+    frozen?: (account: PublicKey) => boolean | undefined;
   },
 ): Buffer {
   const wallet = new PublicKey(request.wallet);
@@ -127,7 +134,10 @@ export function faucetTransaction(
     );
   }
   if (request.mint !== undefined) {
-    const mint = context.mints.find((m) => m.symbol === request.mint || m.address === request.mint);
+    const test = testMint(request.mint);
+    const mint =
+      context.mints.find((m) => m.symbol === request.mint || m.address === request.mint) ??
+      (test && { address: test.address, tokenProgram: 'token-2022' as const });
     if (!mint) throw new LocalnetInputError(`unknown mint: ${request.mint}`);
     if (request.amount === undefined || request.amount <= 0n) {
       throw new LocalnetInputError('amount must be a positive number of base units');
@@ -137,8 +147,15 @@ export function faucetTransaction(
     const ata = getAssociatedTokenAddressSync(mintKey, wallet, true, program);
     instructions.push(
       createAssociatedTokenAccountIdempotentInstruction(payer, ata, wallet, mintKey, program),
-      createMintToInstruction(mintKey, ata, payer, request.amount, [], program),
     );
+    // A new account of a mint whose accounts start frozen (or one still frozen): thawed first.
+    const startsFrozen = testMint(mint.address)?.spec.extensions.includes(
+      'defaultAccountStateFrozen',
+    );
+    if (startsFrozen && context.frozen?.(ata) !== false) {
+      instructions.push(createThawAccountInstruction(ata, mintKey, payer, [], program));
+    }
+    instructions.push(createMintToInstruction(mintKey, ata, payer, request.amount, [], program));
   }
   if (instructions.length === 0) {
     throw new LocalnetInputError('nothing to fund: give lamports, or a mint and an amount');

@@ -16,5 +16,14 @@ export {
 export { type FaultState, LocalnetFaults } from './faults';
 export { LocalnetChain, type LocalnetChainOptions } from './localnet-chain';
 export { mainnetMints, type MintInfo, type MintSymbol } from './mints';
+export {
+  ABSENT_HOOK_PROGRAM,
+  HOOK_EXTRA_ACCOUNT,
+  HOOK_PDA_SEED,
+  TEST_MINTS,
+  testMint,
+  type TestMint,
+  type TestMintName,
+} from './test-mints';
 export { type LocalnetRpc, startLocalnetRpc } from './rpc-server';
 export { serveLocalnet, type ServeLocalnetOptions } from './serve';

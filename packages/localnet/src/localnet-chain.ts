@@ -1,4 +1,11 @@
-import { Keypair, PublicKey, VersionedTransaction } from '@solana/web3.js';
+import { createPauseInstruction, createResumeInstruction, unpackAccount } from '@solana/spl-token';
+import {
+  Keypair,
+  PublicKey,
+  Transaction,
+  TransactionInstruction,
+  VersionedTransaction,
+} from '@solana/web3.js';
 import {
   Account,
   Clock,
@@ -9,7 +16,7 @@ import {
   TransactionMetadata,
 } from 'litesvm/dist/internal';
 import { createPublicKey, randomBytes, verify as verifySignature } from 'node:crypto';
-import { MintInfo } from './mints';
+import { MintInfo, TOKEN_PROGRAMS } from './mints';
 import { AccountReader, AccountView, LoadedKeys } from './account-reader';
 import { encodeBase58 } from './base58';
 import { ChainClock, SLOTS_PER_EPOCH, SLOT_MS } from './chain-clock';
@@ -18,6 +25,7 @@ import { FaucetRequest, faucetTransaction, refillFaucet, setUpMints } from './fa
 import { PreflightError } from './localnet-errors';
 import { LocalnetStore } from './localnet-store';
 import { checkTransferFees, TransferFees } from './stablecoin-mints';
+import { setUpTestMints, testMint } from './test-mints';
 import { UiTokenAmount } from './token-accounts';
 import { TransactionErrorJson, transactionErrorJson } from './transaction-errors';
 import {
@@ -39,6 +47,9 @@ import {
   transactionFee,
 } from './transaction-wire';
 import { transactionErrorMessage } from './transaction-errors';
+
+const TOKEN_2022 = TOKEN_PROGRAMS['token-2022'];
+const MEMO_PROGRAM = new PublicKey('MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr');
 
 /** The DER prefix of an Ed25519 public key in SPKI form (the 32 raw key bytes follow). */
 const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
@@ -220,7 +231,8 @@ export class LocalnetChain {
     }
     // The faucet (the mint authority) pays for building the mints: fund it first.
     refillFaucet(svm, authority.publicKey);
-    const changed = setUpMints(svm, chain.mints, authority, log, options.transferFees ?? {});
+    const stablecoins = setUpMints(svm, chain.mints, authority, log, options.transferFees ?? {});
+    const changed = setUpTestMints(svm, authority) || stablecoins;
     chain.syncClock();
     if (store) {
       log(
@@ -524,8 +536,46 @@ export class LocalnetChain {
       blockhash,
       lastValidBlockHeight,
       serial: this.index.count,
+      frozen: (account) => {
+        const info = this.svm.getAccount(account.toBytes());
+        if (!info) return undefined;
+        const data = Buffer.from(info.data());
+        const owner = new PublicKey(info.owner());
+        const view = { data, owner, lamports: 0, executable: false };
+        return unpackAccount(account, view, owner).isFrozen;
+      },
     });
     return [this.sendTransaction(bytes)];
+  }
+
+  /**
+   * Pauses or resumes a pausable mint (the extension test mint `PAUSABLE`, or any mint with
+   * Token-2022's Pausable whose authority is the local one), with the token program's own
+   * `Pause` / `Resume` instruction: while paused, no transfer, mint or burn of it goes through.
+   * @returns the transaction's signature
+   */
+  setMintPaused(mint: string, paused: boolean): string {
+    this.assertOpen();
+    const key = new PublicKey(testMint(mint)?.address ?? mint);
+    const program = TOKEN_2022;
+    const { blockhash, lastValidBlockHeight } = this.clock.latestBlockhash();
+    const tx = new Transaction({
+      feePayer: this.authority.publicKey,
+      blockhash,
+      lastValidBlockHeight,
+    }).add(
+      // Numbered, so that pausing twice in one slot is two transactions (as the faucet's).
+      new TransactionInstruction({
+        programId: MEMO_PROGRAM,
+        keys: [],
+        data: Buffer.from(`localnet ${paused ? 'pause' : 'resume'} #${this.index.count}`),
+      }),
+      paused
+        ? createPauseInstruction(key, this.authority.publicKey, [], program)
+        : createResumeInstruction(key, this.authority.publicKey, [], program),
+    );
+    tx.sign(this.authority);
+    return this.sendTransaction(tx.serialize({ verifySignatures: false }));
   }
 
   /**

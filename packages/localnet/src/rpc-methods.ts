@@ -709,6 +709,15 @@ export function localnetMethods(
         throw error;
       }
     },
+    localnet_setMintPaused: (params) => {
+      const request = configAt(params, 0);
+      const mint = optionalString(request, 'mint');
+      if (mint === undefined) throw invalid('Invalid params: mint is required');
+      if (typeof request.paused !== 'boolean') {
+        throw invalid('Invalid params: paused must be a boolean');
+      }
+      return { signature: chain.setMintPaused(mint, request.paused) };
+    },
     localnet_getClock: () => ({ unixTimestamp: chain.now(), slot: chain.slot() }),
     localnet_setFaults: (params) => faults.set(faultSwitches(params[0])),
     localnet_getFaults: () => faults.state(),

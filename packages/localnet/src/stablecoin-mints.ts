@@ -5,8 +5,11 @@
  * and then placed at its mainnet address, so its bytes are what the program itself writes.
  */
 import {
+  AccountState,
+  createInitializeDefaultAccountStateInstruction,
   createInitializeMetadataPointerInstruction,
   createInitializeMint2Instruction,
+  createInitializePausableConfigInstruction,
   createInitializeMintCloseAuthorityInstruction,
   createInitializePermanentDelegateInstruction,
   createInitializeTransferFeeConfigInstruction,
@@ -85,6 +88,8 @@ export interface MintSpec {
   /** Token-2022 extensions, in the order they are initialised; none for SPL Token. */
   extensions: readonly StablecoinExtension[];
   metadata?: { name: string; symbol: string; uri: string };
+  /** The program `transferHook` points at (default: none, as PYUSD and USDG are issued). */
+  hookProgram?: PublicKey;
 }
 
 export type StablecoinExtension =
@@ -95,7 +100,11 @@ export type StablecoinExtension =
   | 'transferHook'
   | 'permanentDelegate'
   | 'metadataPointer'
-  | 'tokenMetadata';
+  | 'tokenMetadata'
+  /** Pausable: the authority can stop every transfer, mint and burn of the mint. */
+  | 'pausableConfig'
+  /** Default account state Frozen: each new token account starts frozen. */
+  | 'defaultAccountStateFrozen';
 
 /**
  * Paxos's Token-2022 configuration, shared by PYUSD and USDG (see docs/localnet.md for the
@@ -155,6 +164,8 @@ const NAMED_TYPES: Partial<Record<StablecoinExtension, ExtensionType>> = {
   transferHook: ExtensionType.TransferHook,
   permanentDelegate: ExtensionType.PermanentDelegate,
   metadataPointer: ExtensionType.MetadataPointer,
+  pausableConfig: ExtensionType.PausableConfig,
+  defaultAccountStateFrozen: ExtensionType.DefaultAccountState,
 };
 
 /**
@@ -204,10 +215,19 @@ function extensionInstructions(
           ),
         ];
       case 'transferHook':
-        // No hook program: the issuer can set one later; transfers need no extra accounts.
+        // As issued, no hook program: the issuer can set one later; transfers need nothing more.
         return [
-          createInitializeTransferHookInstruction(mint, authority, PublicKey.default, program),
+          createInitializeTransferHookInstruction(
+            mint,
+            authority,
+            spec.hookProgram ?? PublicKey.default,
+            program,
+          ),
         ];
+      case 'pausableConfig':
+        return [createInitializePausableConfigInstruction(mint, authority, program)];
+      case 'defaultAccountStateFrozen':
+        return [createInitializeDefaultAccountStateInstruction(mint, AccountState.Frozen, program)];
       case 'permanentDelegate':
         return [createInitializePermanentDelegateInstruction(mint, authority, program)];
       case 'metadataPointer':
@@ -242,11 +262,11 @@ function confidentialInstruction(
  */
 export function buildMint(
   svm: LiteSvm,
-  info: MintInfo,
+  info: Omit<MintInfo, 'symbol'> & { symbol: string },
   authority: Keypair,
   transferFee: TransferFee = NO_TRANSFER_FEE,
+  spec: MintSpec = MINT_SPECS[info.symbol as MintSymbol],
 ): void {
-  const spec = MINT_SPECS[info.symbol];
   const program = TOKEN_PROGRAMS[info.tokenProgram];
   const address = new PublicKey(info.address);
   const temporary = Keypair.generate();

@@ -5,7 +5,10 @@ import BigNumber from 'bignumber.js';
 import { Clock } from '../../common/clock';
 import { displayAmount, formatAmount } from '../../common/money';
 import { AppConfig } from '../../config/app-config';
+import { withTimeout } from '../../common/with-timeout';
 import { configuredMints } from '../../solana/chain.factory';
+import { ChainPort, ResolvedMint } from '../../solana/chain.port';
+import type { MintSymbol } from '../../solana/mints';
 import { CheckoutService } from '../checkout.service';
 import { everyText } from '../every-text';
 import { html, SafeHtml } from './html';
@@ -28,6 +31,7 @@ export class CheckoutPages {
     private readonly shell: PageShell,
     private readonly config: AppConfig,
     private readonly clock: Clock,
+    private readonly chain: ChainPort,
   ) {}
 
   async invoice(id: string): Promise<string> {
@@ -109,7 +113,7 @@ export class CheckoutPages {
             : null
         }
       </dl>
-      ${open ? this.payBlock(invoice) : null}`;
+      ${open ? this.payBlock(invoice) : null} ${open ? await this.issuerNotes(invoice.mint) : null}`;
     return this.shell.render({
       title: `Invoice ${invoice.number} · ${invoice.merchantName}`,
       page: 'invoice',
@@ -166,7 +170,8 @@ export class CheckoutPages {
                 Subscribe with a browser wallet
               </button>
               <div id="wallets" hidden></div>
-              ${this.phone(link, 'Subscribe from your phone', 'Scan with a Solana Pay wallet to subscribe.')}`
+              ${this.phone(link, 'Subscribe from your phone', 'Scan with a Solana Pay wallet to subscribe.')}
+              ${await this.issuerNotes(plan.mint)}`
           : html`<p><span class="badge badge-inactive">Not available</span></p>
               <p>This plan no longer accepts new subscribers.</p>`
       }`;
@@ -207,6 +212,64 @@ export class CheckoutPages {
       }`;
   }
 
+  /**
+   * What the stablecoin's issuer can do to the payer's money, read from the mint's Token-2022
+   * extensions (docs/solana.md, "Token-2022 extensions"), in plain words: a permanent delegate
+   * (it can move funds out of any account of the mint), a transfer hook (its program checks, and
+   * may refuse, each transfer), accounts that start frozen. Nothing when the mint has none, or
+   * when the mint cannot be read right now (the page renders with the RPC down).
+   */
+  private async issuerNotes(symbol: MintSymbol): Promise<SafeHtml | null> {
+    let mint: ResolvedMint;
+    try {
+      mint = await withTimeout(this.chain.mint(symbol), ISSUER_NOTES_TIMEOUT_MS);
+    } catch {
+      return null;
+    }
+    const e = mint.extensions;
+    const notes: SafeHtml[] = [];
+    if (e.permanentDelegate) {
+      notes.push(
+        html`<li data-field="permanent-delegate">
+          ${symbol}'s issuer holds a permanent delegate (<span class="break"
+            >${e.permanentDelegate}</span
+          >): it can move or burn ${symbol} from any ${symbol} account, yours and the merchant's
+          included, without the owner's signature.
+        </li>`,
+      );
+    }
+    if (e.transferHook?.programId) {
+      notes.push(
+        html`<li data-field="transfer-hook">
+          Every ${symbol} transfer runs a program of the issuer's choosing (its transfer hook,
+          <span class="break">${e.transferHook.programId}</span>), which can refuse it.
+        </li>`,
+      );
+    }
+    if (e.pausable) {
+      notes.push(
+        html`<li data-field="pausable">
+          The issuer can pause ${symbol}: while it is paused, no ${symbol} payment goes through.
+        </li>`,
+      );
+    }
+    if (e.defaultAccountState === 'frozen') {
+      notes.push(
+        html`<li data-field="default-frozen">
+          New ${symbol} accounts start frozen: a wallet can pay only once the issuer has thawed its
+          account.
+        </li>`,
+      );
+    }
+    if (notes.length === 0) return null;
+    return html`<section aria-label="What the issuer of ${symbol} can do">
+      <h2>What the issuer of ${symbol} can do</h2>
+      <ul class="note">
+        ${notes}
+      </ul>
+    </section>`;
+  }
+
   private phone(link: string, title: string, hint: string): SafeHtml {
     return html`<section class="phone" aria-label="${title}">
       ${new SafeHtml(qrSvg(link, `${title}: Solana Pay QR code`))}
@@ -218,6 +281,9 @@ export class CheckoutPages {
     </section>`;
   }
 }
+
+/** How long a page waits for the mint's extensions (cached after the first read). */
+const ISSUER_NOTES_TIMEOUT_MS = 2_000;
 
 /** "7.5%" from 750 basis points. */
 function formatBps(bps: number): string {

@@ -227,6 +227,14 @@ export class ProgramScheme implements SubscriptionScheme {
     );
     if (gone) throw new ChargeFailedError(gone.reason, gone.message);
     if (doomed) throw new ChargeFailedError(doomed.reason, doomed.message);
+    // A hooked mint: the accounts its hook needs, for the transfer the program makes (the
+    // subscriber's authority PDA is the delegate that signs it); v0.4.0 forwards them.
+    const hookAccounts = await this.ctx.hooks.extraAccounts(mint, {
+      source: new PublicKey(accounts.source.address),
+      destination: new PublicKey(accounts.destination.address),
+      authority: new PublicKey(authority),
+      amount: input.amount,
+    });
     return [
       await transferSubscriptionInstruction({
         caller: service.toBase58(),
@@ -238,6 +246,7 @@ export class ProgramScheme implements SubscriptionScheme {
         mint: mint.address,
         tokenProgram: mint.tokenProgram,
         amount: input.amount,
+        hookAccounts,
       }),
     ];
   }

@@ -15,6 +15,7 @@ import type {
 } from '../chain.port';
 import type { MintResolver } from '../mint-resolver';
 import type { ServiceSigner, UnsignedTxBuilder } from '../transactions';
+import type { TransferHooks } from '../transfer-hook';
 
 /** What both schemes share: the connection, the mints and the service key's public side. */
 export interface SchemeContext {
@@ -25,6 +26,11 @@ export interface SchemeContext {
   unsigned: UnsignedTxBuilder;
   /** Token-delegate scheme: one subscription's share of the approval covers this many periods. */
   approvalPeriods: number;
+  /**
+   * The mints' transfer hooks: the accounts every transfer the scheme builds must carry
+   * (`extraAccounts`). The adapter has already refused a charge whose hook program is absent.
+   */
+  hooks: TransferHooks;
 }
 
 /** The accounts a charge reads before it is signed, in one round trip. */

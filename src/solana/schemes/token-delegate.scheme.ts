@@ -187,18 +187,26 @@ export class TokenDelegateScheme implements SubscriptionScheme {
     );
     const doomed = doomedCharge(source, destination, input.amount, true, await reservedOf(input));
     if (doomed) throw new ChargeFailedError(doomed.reason, doomed.message);
-    return [
-      createTransferCheckedInstruction(
-        publicKeyOf(accounts.source.address),
-        publicKeyOf(mint.address),
-        publicKeyOf(accounts.destination.address),
-        service,
-        input.amount,
-        mint.decimals,
-        [],
-        program,
-      ),
-    ];
+    const transfer = createTransferCheckedInstruction(
+      publicKeyOf(accounts.source.address),
+      publicKeyOf(mint.address),
+      publicKeyOf(accounts.destination.address),
+      service,
+      input.amount,
+      mint.decimals,
+      [],
+      program,
+    );
+    // A mint with a transfer hook program: the accounts its hook needs, as spl-token resolves them.
+    transfer.keys.push(
+      ...(await this.ctx.hooks.extraAccounts(mint, {
+        source: transfer.keys[0].pubkey,
+        destination: transfer.keys[2].pubkey,
+        authority: service,
+        amount: input.amount,
+      })),
+    );
+    return [transfer];
   }
 
   /** The approval of the service key on the subscriber's token account (0 without one). */

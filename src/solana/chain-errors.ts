@@ -1,0 +1,64 @@
+import { DomainError } from '../common/errors/domain-error';
+import { ErrorCode } from '../common/errors/error-codes';
+import type { MintSymbol } from './mints';
+
+/** How a charge or a chain read fails, as `ChainPort` reports it. */
+
+/**
+ * Why a charge did not happen: docs/solana.md has each class and what billing does with it
+ * (the issuer's side, `ISSUER_SIDE_FAILURES`, waits: never the customer's fault).
+ */
+export type ChargeFailure =
+  | 'insufficient_funds'
+  | 'authorization_gone'
+  | 'account_frozen'
+  | 'merchant_account_missing'
+  | 'mint_paused'
+  | 'transfer_hook_failed'
+  | 'transient';
+
+/** The failures that are the mint issuer's doing: a charge waits for them, nobody is PastDue. */
+export const ISSUER_SIDE_FAILURES: readonly ChargeFailure[] = [
+  'mint_paused',
+  'transfer_hook_failed',
+];
+
+/**
+ * The merchant's receiving token account of the mint does not exist: a payment to it would make
+ * the payer pay its rent (a 409: the merchant creates it, with any registration it signs).
+ */
+export class MerchantAccountMissingError extends DomainError {
+  constructor(mint: MintSymbol) {
+    super(
+      ErrorCode.CONFLICT,
+      `The merchant cannot receive ${mint} yet: its receiving token account does not exist. ` +
+        `The merchant creates it by signing the invoice's or a plan's registration transaction.`,
+    );
+  }
+}
+
+export class ChargeFailedError extends Error {
+  constructor(
+    readonly reason: ChargeFailure,
+    message: string,
+    /** Set when a transaction was sent and failed on-chain. */
+    readonly signature?: string,
+  ) {
+    super(message);
+    this.name = 'ChargeFailedError';
+  }
+}
+
+/**
+ * The on-chain plan does not exist or differs from the database's terms (program scheme): a
+ * subscribe is refused (409: the plan's on-chain state conflicts with its record; registering
+ * it, or a plan registered by someone else first, settles which).
+ */
+export class PlanTermsMismatchError extends DomainError {
+  constructor(
+    message: string,
+    readonly kind: 'not_registered' | 'terms_differ',
+  ) {
+    super(ErrorCode.CONFLICT, message);
+  }
+}
