@@ -2,7 +2,7 @@ import { Keypair, SystemProgram, Transaction } from '@solana/web3.js';
 import { Transaction as Web3Transaction } from '@solana/web3.js';
 import { onchainPlanId, planPda, subscriptionPda } from '../src/solana/subscriptions-program';
 import { billingHelpers } from './helpers/billing';
-import { ProgramAccounts } from './helpers/program-accounts';
+import { approveAuthority, ProgramAccounts } from './helpers/program-accounts';
 import { fund } from './helpers/chain-tx';
 import { createTestApp, TestApp, TestMerchant } from './helpers/test-app';
 
@@ -72,6 +72,9 @@ describe('Subscriptions program scheme: a subscription is born from its own subs
     const authority = land(first.body.transaction as string, customer);
     const initId = BigInt(t.chain!.chain.slot());
     await accounts.authority(wallet, mintAddress, initId);
+    await billing.sendInstructions(customer, [
+      await approveAuthority(customer.publicKey, mintAddress),
+    ]);
     const second = await ask();
     expect(second.body.step).toBe('subscribe');
     const subscribe = Web3Transaction.from(Buffer.from(second.body.transaction as string, 'base64'))
@@ -236,5 +239,51 @@ describe('Subscriptions program scheme: a subscription is born from its own subs
     expect(after.revoked).toBe(true);
     // The revoke's signature cannot subscribe anyone.
     await confirm(revoke).expect(400);
+  });
+  it('a plan whose owner dropped the service key from its pullers: the charge waits, the subscription stays Active, no customer is told it failed', async () => {
+    const customer = Keypair.generate();
+    fund(t, customer.publicKey.toBase58(), { symbol: 'PYUSD', amount: 100n * PYUSD });
+    const { signature } = await subscribeOnChain(customer);
+    // Between the subscribe and its confirm (whose first charge runs at once), the merchant's
+    // update_plan replaced the pullers: a key rotation done in the wrong order.
+    await accounts.plan({
+      merchant: acme.walletAddress,
+      planId,
+      mint: mintAddress,
+      terms,
+      pullers: [Keypair.generate().publicKey.toBase58()],
+    });
+    try {
+      const confirmed = await confirm(signature).expect(200);
+      expect(confirmed.body).toMatchObject({ subscribed: true, firstPayment: 'pending' });
+      const [subscription] = await subscriptionsOf(customer);
+      expect(subscription.status).toBe('Active');
+      const attempts = await t.sql<{ state: string; signature: string | null; last_error: string }>(
+        'SELECT state, signature, last_error FROM charge_attempts WHERE subscription_id = $1',
+        [subscription.id],
+      );
+      // Nothing signed or sent; the attempt waits with the reason.
+      expect(attempts).toEqual([
+        {
+          state: 'pending',
+          signature: null,
+          last_error: expect.stringMatching(
+            /removed the service key \w+ from the plan's pullers/,
+          ) as string,
+        },
+      ]);
+      const [{ notices }] = await t.sql<{ notices: number }>(
+        "SELECT count(*)::int AS notices FROM email_outbox WHERE created_at > now() - interval '1 minute'",
+      );
+      expect(notices).toBe(0);
+    } finally {
+      await accounts.plan({
+        merchant: acme.walletAddress,
+        planId,
+        mint: mintAddress,
+        terms,
+        pullers: [billing.chain.servicePublicKey],
+      });
+    }
   });
 });

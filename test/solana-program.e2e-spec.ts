@@ -1,5 +1,7 @@
 import {
   ASSOCIATED_TOKEN_PROGRAM_ID,
+  createRevokeInstruction,
+  getExtraAccountMetaAddress,
   getAssociatedTokenAddressSync,
   TOKEN_2022_PROGRAM_ID,
 } from '@solana/spl-token';
@@ -28,7 +30,7 @@ import {
   subscriptionPda,
   transferSubscriptionInstruction,
 } from '../src/solana/subscriptions-program';
-import { ProgramAccounts } from './helpers/program-accounts';
+import { approveAuthority, ProgramAccounts } from './helpers/program-accounts';
 import { startTestChain, TestChain } from './helpers/test-chain';
 
 /**
@@ -89,6 +91,15 @@ describe('Subscriptions-program scheme on localnet', () => {
   });
   const writable = (ix: TransactionInstruction) =>
     ix.keys.filter((k) => k.isWritable).map((k) => k.pubkey.toBase58());
+  /** Sends instructions signed (and paid) by `signer`, landed. */
+  const send = async (signer: Keypair, ixs: TransactionInstruction[]) => {
+    const tx = new Transaction().add(...ixs);
+    tx.feePayer = signer.publicKey;
+    tx.recentBlockhash = (await connection.getLatestBlockhash()).blockhash;
+    tx.sign(signer);
+    const signature = await connection.sendRawTransaction(tx.serialize());
+    await connection.confirmTransaction(signature, 'confirmed');
+  };
   const instructions = (base64: string) =>
     Transaction.from(Buffer.from(base64, 'base64')).instructions;
 
@@ -140,7 +151,9 @@ describe('Subscriptions-program scheme on localnet', () => {
   });
 
   it('subscribe takes two steps for a first subscription: the authority, then the subscribe bound to its init_id as it landed', async () => {
-    const subscriber = Keypair.generate().publicKey.toBase58();
+    const customer = Keypair.generate();
+    const subscriber = customer.publicKey.toBase58();
+    tc.chain.faucet({ wallet: subscriber, lamports: 1_000_000_000n, mint: 'PYUSD', amount: 1n });
     const subscriberAta = getAssociatedTokenAddressSync(
       new PublicKey(PYUSD),
       new PublicKey(subscriber),
@@ -170,9 +183,11 @@ describe('Subscriptions-program scheme on localnet', () => {
     expect(wire(init)).toEqual(wire(expectedInit));
     expect(writable(init)).toEqual(expect.arrayContaining(writable(expectedInit)));
 
-    // The authority landed: the program stamped it with its slot. The subscribe names that
-    // init_id and the plan's live terms (its createdAt included), read from the chain.
+    // The authority landed: the program stamped it with its slot and made it the token
+    // account's delegate. The subscribe names that init_id and the plan's live terms (its
+    // createdAt included), read from the chain.
     await accounts.authority(subscriber, PYUSD, 381_204_117n);
+    await send(customer, [await approveAuthority(customer.publicKey, PYUSD)]);
     const second = await adapter.buildSubscribe(input);
     expect(second.step).toBe('subscribe');
     const expectedSubscribe = await subscribeInstruction({
@@ -190,6 +205,87 @@ describe('Subscriptions-program scheme on localnet', () => {
     const third = await adapter.buildSubscribe(input);
     const [subscribe] = instructions(third.transaction);
     expect(subscribe.data.readBigInt64LE(subscribe.data.length - 8)).toBe(381_999_001n);
+
+    // The token account's delegate revoked (or replaced by another dApp's approval): the
+    // subscribe's transaction initialises the authority again first, which approves it again
+    // and keeps its init_id.
+    const ata = new PublicKey(subscriberAta);
+    await send(customer, [
+      createRevokeInstruction(ata, customer.publicKey, [], TOKEN_2022_PROGRAM_ID),
+    ]);
+    const fourth = await adapter.buildSubscribe(input);
+    expect(fourth.step).toBe('subscribe');
+    expect(instructions(fourth.transaction).map(wire)).toEqual([
+      wire(expectedInit),
+      wire(
+        await subscribeInstruction({
+          subscriber,
+          merchant,
+          planId: onchainPlanId(planId),
+          mint: PYUSD,
+          terms,
+          authorityInitId: 381_999_001n,
+        }),
+      ),
+    ]);
+  });
+
+  describe("a wallet's old subscription account of the plan", () => {
+    const customer = Keypair.generate();
+    const wallet = customer.publicKey.toBase58();
+    const INIT = 383_000_000n;
+    const input = {
+      subscriber: wallet,
+      merchantWallet: merchant,
+      planId,
+      mint: 'PYUSD' as const,
+      amount: terms.amount,
+      periodHours: 720,
+    };
+    const old = (initId: bigint, expiresAtTs: bigint) =>
+      accounts.subscription({ merchant, planId, subscriber: wallet, terms, initId, expiresAtTs });
+    const chainNow = async () =>
+      BigInt((await connection.getBlockTime(await connection.getSlot()))!);
+
+    beforeAll(async () => {
+      tc.chain.faucet({ wallet, lamports: 1_000_000_000n, mint: 'PYUSD', amount: 1n });
+      await accounts.authority(wallet, PYUSD, INIT);
+      await send(customer, [await approveAuthority(customer.publicKey, PYUSD)]);
+    });
+
+    it('cancelled and expired: closed (revoke_delegation, with the plan) before the new subscribe', async () => {
+      await old(INIT, (await chainNow()) - 60n);
+      const built = instructions((await adapter.buildSubscribe(input)).transaction);
+      expect(built.map((ix) => ix.data[0])).toEqual([3, 11]);
+      const plan = await planPda(merchant, onchainPlanId(planId));
+      expect(built[0].keys.map((k) => k.pubkey.toBase58())).toEqual([
+        wallet,
+        await subscriptionPda(plan, wallet),
+        plan,
+      ]);
+    });
+
+    it('bound to an authority since re-initialised: closed as abandoned before the new subscribe', async () => {
+      await old(INIT - 1n, 0n);
+      const built = instructions((await adapter.buildSubscribe(input)).transaction);
+      expect(built.map((ix) => ix.data[0])).toEqual([16, 11]);
+    });
+
+    it('cancelled and still running, or running: a 409 saying so, nothing built', async () => {
+      await old(INIT, (await chainNow()) + 86_400n);
+      await expect(adapter.buildSubscribe(input)).rejects.toMatchObject({
+        code: 'CONFLICT',
+        message: /was cancelled and runs until .* it can subscribe again after that/,
+      });
+      await old(INIT, 0n);
+      await expect(adapter.buildSubscribe(input)).rejects.toMatchObject({
+        code: 'CONFLICT',
+        message: 'This wallet already has a running subscription to the plan on-chain',
+      });
+      accounts.close(await subscriptionPda(await planPda(merchant, onchainPlanId(planId)), wallet));
+      const fresh = instructions((await adapter.buildSubscribe(input)).transaction);
+      expect(fresh.map((ix) => ix.data[0])).toEqual([11]);
+    });
   });
 
   it('refuses to build a subscribe for a plan that is not on-chain', async () => {
@@ -320,6 +416,7 @@ describe('Subscriptions-program scheme on localnet', () => {
         mint: 'PYUSD',
         amount: 50_000_000n,
       });
+      await send(subscriber, [await approveAuthority(subscriber.publicKey, PYUSD)]);
       // The merchant's receiving account (its plan registration created it).
       tc.chain.faucet({ wallet: merchant, mint: 'PYUSD', amount: 1n });
     });
@@ -490,6 +587,54 @@ describe('Subscriptions-program scheme on localnet', () => {
         });
       });
 
+      it("the token account's delegation to the authority revoked: authorization_gone", async () => {
+        const ata = getAssociatedTokenAddressSync(
+          new PublicKey(PYUSD),
+          subscriber.publicKey,
+          true,
+          TOKEN_2022_PROGRAM_ID,
+        );
+        await send(subscriber, [
+          createRevokeInstruction(ata, subscriber.publicKey, [], TOKEN_2022_PROGRAM_ID),
+        ]);
+        try {
+          await expect(adapter.signCharge(charge())).rejects.toMatchObject({
+            reason: 'authorization_gone',
+            message: /revoked or replaced its token account's delegation/,
+          });
+        } finally {
+          await send(subscriber, [await approveAuthority(subscriber.publicKey, PYUSD)]);
+        }
+      });
+
+      it('a plan deleted and created again with other terms (a ghost), or ended: authorization_gone', async () => {
+        const again = { ...terms, createdAt: terms.createdAt + 1n };
+        await accounts.plan({
+          merchant,
+          planId,
+          mint: PYUSD,
+          terms: again,
+          pullers: [serviceKey.publicKey.toBase58()],
+        });
+        await expect(adapter.signCharge(charge())).rejects.toMatchObject({
+          reason: 'authorization_gone',
+          message: /created again with other terms/,
+        });
+        await accounts.plan({
+          merchant,
+          planId,
+          mint: PYUSD,
+          terms,
+          pullers: [serviceKey.publicKey.toBase58()],
+          endTs: 1_000n,
+          status: 'Sunset',
+        });
+        await expect(adapter.signCharge(charge())).rejects.toMatchObject({
+          reason: 'authorization_gone',
+          message: /the plan ended at 1000/,
+        });
+      });
+
       it('a plan closed by its owner: authorization_gone', async () => {
         accounts.close(await planPda(merchant, onchainPlanId(planId)));
         await expect(adapter.signCharge(charge())).rejects.toMatchObject({
@@ -583,6 +728,7 @@ describe('Subscriptions-program scheme on localnet', () => {
     });
     tc.chain.faucet({ wallet, lamports: 1_000_000_000n, mint: HOOKED, amount: 50_000_000n });
     tc.chain.faucet({ wallet: merchant, mint: HOOKED, amount: 1n });
+    await send(subscriber, [await approveAuthority(subscriber.publicKey, HOOKED)]);
 
     const signed = await hooked.signCharge({
       chargeId: randomUUID(),
@@ -617,5 +763,53 @@ describe('Subscriptions-program scheme on localnet', () => {
     expect(pull.keys.slice(10).map((k) => k.pubkey.toBase58())).toEqual(
       extra.map((k) => k.pubkey.toBase58()),
     );
+
+    // A hook whose validation list names the service key (a signer of the pull: it would stay
+    // one inside the hook's call), or asks any account to sign: refused, nothing signed.
+    const validation = getExtraAccountMetaAddress(new PublicKey(HOOKED), ABSENT_HOOK_PROGRAM);
+    const listing = (key: PublicKey, signer: boolean) => {
+      const meta = Buffer.concat([
+        Buffer.from([0]),
+        key.toBuffer(),
+        Buffer.from([signer ? 1 : 0, 1]),
+      ]);
+      const value = Buffer.concat([Buffer.from([1, 0, 0, 0]), meta]);
+      const length = Buffer.alloc(4);
+      length.writeUInt32LE(value.length);
+      const execute = Buffer.from([0x69, 0x25, 0x65, 0xc5, 0x4b, 0xfb, 0x66, 0x1a]);
+      tc.chain.setAccount(validation.toBase58(), {
+        lamports: 10_000_000n,
+        owner: ABSENT_HOOK_PROGRAM.toBase58(),
+        data: new Uint8Array(Buffer.concat([execute, length, value])),
+      });
+    };
+    const original = tc.chain.getAccount(validation.toBase58())!;
+    const charge = () =>
+      hooked.signCharge({
+        chargeId: randomUUID(),
+        subscriber: wallet,
+        merchantWallet: merchant,
+        planId: hookedPlan,
+        mint: 'PYUSD',
+        amount: terms.amount,
+      });
+    try {
+      listing(serviceKey.publicKey, false);
+      await expect(charge()).rejects.toMatchObject({
+        reason: 'transfer_hook_failed',
+        message: `The mint's transfer hook asks for ${serviceKey.publicKey.toBase58()}, a key that signs the transfer: refused, nothing was built`,
+      });
+      listing(Keypair.generate().publicKey, true);
+      await expect(charge()).rejects.toMatchObject({
+        reason: 'transfer_hook_failed',
+        message: / as a signer: refused, nothing was built$/,
+      });
+    } finally {
+      tc.chain.setAccount(validation.toBase58(), {
+        lamports: original.lamports,
+        owner: original.owner,
+        data: original.data,
+      });
+    }
   });
 });

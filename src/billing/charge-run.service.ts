@@ -10,6 +10,7 @@ import {
   ChargeSettlement,
   ChargeTry,
   emptyResult,
+  NOT_PULLABLE_RETRY_SECONDS,
   retried,
 } from './charge-settlement';
 import { ChargeClaims } from './charge-claims';
@@ -282,6 +283,14 @@ export class ChargeRunService {
         // charge waits and the subscription stays as it is; never the customer's fault.
         if (ISSUER_SIDE_FAILURES.includes(error.reason)) {
           await this.settlement.waitForIssuer(row, error.reason, error.message);
+          result.deferred++;
+          return;
+        }
+        // Not pullable now, not the customer's doing (e.g. the plan dropped the service key).
+        if (error.reason === 'transient') {
+          await this.settlement.defer({ id: row.id, signature: null }, error.message, {
+            retrySeconds: NOT_PULLABLE_RETRY_SECONDS,
+          });
           result.deferred++;
           return;
         }

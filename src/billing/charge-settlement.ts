@@ -57,6 +57,13 @@ export function retried(reason: ChargeFailure): boolean {
   );
 }
 
+/**
+ * How long a charge refused before signing as `transient` waits (seconds): the chain's state says
+ * the pull would be refused for a reason that is not the customer's and not momentary (a plan
+ * whose owner removed the service key from its pullers), so it is read again in five minutes.
+ */
+export const NOT_PULLABLE_RETRY_SECONDS = 300;
+
 /** How long a transiently failed attempt waits before a run takes it up again (seconds). */
 const TRANSIENT_RETRY_SECONDS = 20;
 /** How long a charge waits for a merchant to create its receiving account (seconds). */

@@ -62,3 +62,24 @@ export class PlanTermsMismatchError extends DomainError {
     super(ErrorCode.CONFLICT, message);
   }
 }
+
+/**
+ * The wallet's subscription account of the plan is still on-chain and cannot be replaced yet
+ * (program scheme): running there without the service knowing of it, or cancelled and running to
+ * its expiry. A 409 naming which.
+ */
+export class SubscribedOnChainError extends DomainError {
+  constructor(message: string) {
+    super(ErrorCode.CONFLICT, message);
+  }
+}
+
+/**
+ * A transfer of the mint cannot go through: its transfer hook program is not deployed, or an
+ * account of it is frozen. A 409 naming the cause.
+ */
+export class TransferRefusedError extends DomainError {
+  constructor(message: string) {
+    super(ErrorCode.CONFLICT, message);
+  }
+}

@@ -7,6 +7,9 @@ import { isPaused } from './mint-extensions';
 import { publicKeyOf } from './mint-resolver';
 import type { MintSymbol } from './mints';
 import { TransferHooks } from './transfer-hook';
+import { TransferRefusedError } from './chain-errors';
+
+export { TransferRefusedError };
 
 /**
  * The issuer's side of a transfer (docs/solana.md, "Token-2022 extensions"): what makes every
@@ -68,15 +71,5 @@ export class MintPausedError extends DomainError {
       `${mint} is paused by its issuer: no ${mint} transfer can go through until the issuer ` +
         `resumes it. Try again later.`,
     );
-  }
-}
-
-/**
- * A transfer of the mint cannot go through: its transfer hook program is not deployed, or an
- * account of it is frozen. A 409 naming the cause.
- */
-export class TransferRefusedError extends DomainError {
-  constructor(message: string) {
-    super(ErrorCode.CONFLICT, message);
   }
 }

@@ -17,6 +17,8 @@ import {
   getCreatePlanInstruction,
   getInitSubscriptionAuthorityInstructionAsync,
   getResumeSubscriptionInstructionAsync,
+  getRevokeAbandonedSubscriptionInstruction,
+  getRevokeDelegationInstruction,
   getRevokeSubscriptionAuthorityInstructionAsync,
   getSubscribeInstructionAsync,
   getTransferSubscriptionInstructionAsync,
@@ -261,7 +263,7 @@ export interface SubscriberPlanParams {
 
 /**
  * `cancel_subscription`, signed by the subscriber: the program sets the subscription's expiry to
- * the end of the period already paid, after which no puller can pull. This is the subscriber's
+ * the end of its current on-chain period, after which no puller can pull. This is the subscriber's
  * way out of a running subscription at v0.4.0: closing it (`revoke_delegation`) is refused until
  * it is cancelled and expired (error 510).
  */
@@ -331,3 +333,38 @@ export const decodeSubscriptionAccount = (at: string, info: AccountInfo<Buffer>)
   decodeSubscriptionDelegation(encoded(at, info)).data;
 export const decodeAuthorityAccount = (at: string, info: AccountInfo<Buffer>) =>
   decodeSubscriptionAuthority(encoded(at, info)).data;
+
+/**
+ * `revoke_delegation` of a subscription, signed by the subscriber: closes a cancelled
+ * subscription once its expiry has passed (refused before: error 510), returning its rent. The
+ * plan PDA follows as the instruction's remaining account, which the program binds to the
+ * subscription. A wallet subscribing again to the same plan needs its old account gone.
+ */
+export function closeSubscriptionInstruction(p: SubscriberPlanParams): TransactionInstruction {
+  const ix = toWeb3Instruction(
+    getRevokeDelegationInstruction({
+      authority: createNoopSigner(address(p.subscriber)),
+      delegationAccount: address(p.subscription),
+    }),
+  );
+  ix.keys.push({ pubkey: new PublicKey(p.plan), isSigner: false, isWritable: false });
+  return ix;
+}
+
+/**
+ * `revoke_abandoned_subscription`, signed by the subscription's recorded payer (the subscriber,
+ * who paid its rent): closes a subscription whose authority was closed or re-initialised since
+ * (it can never be pulled again), so the wallet can subscribe to the plan again.
+ */
+export async function closeAbandonedSubscriptionInstruction(
+  p: SubscriberPlanParams & { mint: string },
+): Promise<TransactionInstruction> {
+  return toWeb3Instruction(
+    getRevokeAbandonedSubscriptionInstruction({
+      payer: createNoopSigner(address(p.subscriber)),
+      subscriptionAccount: address(p.subscription),
+      subscriptionAuthority: address(await subscriptionAuthorityPda(p.subscriber, p.mint)),
+      planPda: address(p.plan),
+    }),
+  );
+}

@@ -4,6 +4,7 @@ import {
   getExtraAccountMetaAddress,
 } from '@solana/spl-token';
 import { AccountInfo, AccountMeta, Commitment, Connection, PublicKey } from '@solana/web3.js';
+import { ChargeFailedError, TransferRefusedError } from './chain-errors';
 import type { ResolvedMint } from './chain.port';
 
 /** A transfer as a transfer hook sees it (its `Execute`: source, mint, destination, authority). */
@@ -13,6 +14,8 @@ export interface HookedTransfer {
   /** Who signs the transfer: the owner, or a delegate (the service key; the program's PDA). */
   authority: PublicKey;
   amount: bigint;
+  /** Every other key that signs the transaction the transfer is in (the service key, a payer). */
+  signers?: PublicKey[];
 }
 
 /**
@@ -80,7 +83,10 @@ export class TransferHooks {
       transfer.amount,
       this.commitment,
     );
-    return probe.keys.slice(own);
+    return withoutPrivilege(probe.keys.slice(own), [
+      transfer.authority,
+      ...(transfer.signers ?? []),
+    ]);
   }
 
   /** The validation account of the mint's hook (the `extra-account-metas` PDA), or null. */
@@ -90,4 +96,31 @@ export class TransferHooks {
       ? getExtraAccountMetaAddress(new PublicKey(mint.address), new PublicKey(program))
       : null;
   }
+}
+
+/**
+ * The hook's accounts, refused when one would hand the hook a signature: a hook program is the
+ * issuer's code and runs inside the transfer, so an extra account that asks to sign, or names a
+ * key that signs the transaction (the transfer's authority, the service key, a payer; a signer
+ * there stays a signer in the hook's call), would let it move that key's SOL or act as it.
+ * Nothing is built then: a 409 for a payment, `transfer_hook_failed` for a charge (see
+ * `hookRefusal`).
+ */
+function withoutPrivilege(extra: AccountMeta[], signers: PublicKey[]): AccountMeta[] {
+  const signing = new Set(signers.map((k) => k.toBase58()));
+  const grab = extra.find((m) => m.isSigner || signing.has(m.pubkey.toBase58()));
+  if (grab) {
+    throw new TransferRefusedError(
+      `The mint's transfer hook asks for ${grab.pubkey.toBase58()}${grab.isSigner ? ' as a signer' : ', a key that signs the transfer'}: refused, nothing was built`,
+    );
+  }
+  return extra;
+}
+
+/** A hook refusal as a charge failure: the issuer's side, the charge waits (never PastDue). */
+export function hookRefusal(error: unknown): never {
+  if (error instanceof TransferRefusedError) {
+    throw new ChargeFailedError('transfer_hook_failed', error.message);
+  }
+  throw error;
 }

@@ -1,4 +1,10 @@
 import { address } from '@solana/kit';
+import {
+  createApproveCheckedInstruction,
+  getAssociatedTokenAddressSync,
+  TOKEN_2022_PROGRAM_ID,
+} from '@solana/spl-token';
+import { PublicKey, TransactionInstruction } from '@solana/web3.js';
 import type { LocalnetChain } from '@stablecoin-billing/localnet';
 import {
   AccountDiscriminator,
@@ -141,4 +147,27 @@ export class ProgramAccounts {
       data: new Uint8Array(),
     });
   }
+}
+
+/**
+ * What `initialize_subscription_authority` does to the subscriber's token account besides the
+ * authority: approves the authority PDA as its delegate for everything (u64::MAX). Localnet
+ * cannot run the program, so a test sends this approval itself, signed by the subscriber.
+ */
+export async function approveAuthority(
+  subscriber: PublicKey,
+  mint: string,
+  tokenProgram = TOKEN_2022_PROGRAM_ID,
+): Promise<TransactionInstruction> {
+  const ata = getAssociatedTokenAddressSync(new PublicKey(mint), subscriber, true, tokenProgram);
+  return createApproveCheckedInstruction(
+    ata,
+    new PublicKey(mint),
+    new PublicKey(await subscriptionAuthorityPda(subscriber.toBase58(), mint)),
+    subscriber,
+    0xffff_ffff_ffff_ffffn,
+    6,
+    [],
+    tokenProgram,
+  );
 }

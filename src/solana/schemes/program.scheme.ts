@@ -1,11 +1,4 @@
-import { address } from '@solana/kit';
-import {
-  AccountInfo,
-  Commitment,
-  Connection,
-  PublicKey,
-  TransactionInstruction,
-} from '@solana/web3.js';
+import { PublicKey, SYSVAR_CLOCK_PUBKEY, TransactionInstruction } from '@solana/web3.js';
 import {
   SUBSCRIPTIONS_ERROR__DELEGATION_EXPIRED,
   SUBSCRIPTIONS_ERROR__PLAN_CLOSED,
@@ -23,14 +16,18 @@ import {
   ChargeInput,
   PlanRegistrationInput,
   PlanTermsMismatchError,
-  ProgramSubscriptionState,
   ResolvedMint,
   RevokeInput,
   SubscribeInput,
+  SubscribedOnChainError,
 } from '../chain.port';
 import { ataOf } from '../mint-resolver';
+import { hookRefusal } from '../transfer-hook';
+import { authorizationGone, planMismatch } from './program-state';
 import {
   cancelSubscriptionInstruction,
+  closeAbandonedSubscriptionInstruction,
+  closeSubscriptionInstruction,
   createPlanInstruction,
   decodeAuthorityAccount,
   decodePlanAccount,
@@ -43,7 +40,6 @@ import {
   subscriptionPda,
   SUBSCRIPTIONS_PROGRAM_ID,
   transferSubscriptionInstruction,
-  ZERO_ADDRESS,
 } from '../subscriptions-program';
 import { revokedIn, subscribeSignerIn } from '../subscriptions-program-parse';
 import { doomedCharge, tokenAccountState } from '../token-account-state';
@@ -66,9 +62,11 @@ const AUTHORIZATION_GONE_CODES = new Set<number>([
   // to the old one is over.
   SUBSCRIPTIONS_ERROR__STALE_SUBSCRIPTION_AUTHORITY,
 ]);
-// Not in the set, on purpose: AMOUNT_EXCEEDS_LIMIT / PERIOD_NOT_ELAPSED (this period was already
-// pulled, e.g. by a charge whose outcome was unknown) and UNAUTHORIZED (the service key is not
-// an allowed puller: a key rotation, the operator's to fix) are not the subscriber's doing.
+// Not in the set, on purpose: AMOUNT_EXCEEDS_PERIOD_LIMIT (400: the program's period was already
+// pulled, e.g. by a charge whose outcome was unknown, or by another puller) and UNAUTHORIZED (130:
+// the service key is not an allowed puller: a key rotation, the operator's to fix) are not the
+// subscriber's doing. (At v0.4.0 a subscription's pull raises 400 for both "too much" and "too
+// soon"; 300 belongs to fixed delegations and 401 is not raised.)
 
 /**
  * The Solana Foundation Subscriptions program (devnet, mainnet-beta): a merchant-signed
@@ -127,10 +125,15 @@ export class ProgramScheme implements SubscriptionScheme {
     const planId = onchainPlanId(input.planId);
     const plan = await planPda(input.merchantWallet, planId);
     const authority = await subscriptionAuthorityPda(input.subscriber, mint.address);
-    const [planInfo, authorityInfo] = await this.ctx.connection.getMultipleAccountsInfo(
-      [new PublicKey(plan), new PublicKey(authority)],
-      this.ctx.commitment,
-    );
+    const subscription = await subscriptionPda(plan, input.subscriber);
+    const ata = ataOf(mint, input.subscriber);
+    const [planInfo, authorityInfo, ataInfo, subscriptionInfo, clockInfo] =
+      await this.ctx.connection.getMultipleAccountsInfo(
+        [plan, authority, ata.toBase58(), subscription, SYSVAR_CLOCK_PUBKEY.toBase58()].map(
+          (a) => new PublicKey(a),
+        ),
+        this.ctx.commitment,
+      );
     if (!planInfo || !planInfo.owner.equals(SUBSCRIPTIONS_PROGRAM_ID)) {
       throw new PlanTermsMismatchError(
         `plan ${input.planId} is not registered on-chain (${plan})`,
@@ -151,32 +154,55 @@ export class ProgramScheme implements SubscriptionScheme {
         'terms_differ',
       );
     }
-    if (!authorityInfo || !authorityInfo.owner.equals(SUBSCRIPTIONS_PROGRAM_ID)) {
-      return {
-        step: 'authority',
-        instructions: [
-          await initAuthorityInstruction({
-            subscriber: input.subscriber,
-            mint: mint.address,
-            tokenProgram: mint.tokenProgram,
-            subscriberAta: ataOf(mint, input.subscriber).toBase58(),
-          }),
-        ],
-      };
-    }
-    return {
-      step: 'subscribe',
-      instructions: [
-        await subscribeInstruction({
-          subscriber: input.subscriber,
-          merchant: input.merchantWallet,
-          planId,
-          mint: mint.address,
-          terms: onchain.data.terms,
-          authorityInitId: decodeAuthorityAccount(authority, authorityInfo).initId,
-        }),
-      ],
+    const authorityParams = {
+      subscriber: input.subscriber,
+      mint: mint.address,
+      tokenProgram: mint.tokenProgram,
+      subscriberAta: ata.toBase58(),
     };
+    if (!authorityInfo || !authorityInfo.owner.equals(SUBSCRIPTIONS_PROGRAM_ID)) {
+      return { step: 'authority', instructions: [await initAuthorityInstruction(authorityParams)] };
+    }
+    const initId = decodeAuthorityAccount(authority, authorityInfo).initId;
+    const before: TransactionInstruction[] = [];
+    // The program's delegate on the token account was revoked or replaced since the authority
+    // was made (a token account has one delegate): initialising again approves it again and
+    // keeps the authority's init_id, so it rides in the subscribe's transaction.
+    const program = new PublicKey(mint.tokenProgram);
+    const delegate = tokenAccountState(ata, ataInfo, program, new PublicKey(authority));
+    if (!delegate.delegatedToService || delegate.delegatedAmount < input.amount) {
+      before.push(await initAuthorityInstruction(authorityParams));
+    }
+    // An old subscription account of this wallet and plan is still there: closed first when the
+    // program allows it, else refused with what the customer can do.
+    if (subscriptionInfo?.owner.equals(SUBSCRIPTIONS_PROGRAM_ID)) {
+      const old = decodeSubscriptionAccount(subscription, subscriptionInfo);
+      const now = clockInfo ? clockInfo.data.readBigInt64LE(32) : 0n;
+      const ids = { subscriber: input.subscriber, plan, subscription };
+      if (old.header.initId !== initId) {
+        before.push(await closeAbandonedSubscriptionInstruction({ ...ids, mint: mint.address }));
+      } else if (old.expiresAtTs !== 0n && old.expiresAtTs <= now) {
+        before.push(closeSubscriptionInstruction(ids));
+      } else if (old.expiresAtTs !== 0n) {
+        throw new SubscribedOnChainError(
+          `This wallet's subscription to the plan was cancelled and runs until ` +
+            `${new Date(Number(old.expiresAtTs) * 1000).toISOString()}: it can subscribe again after that`,
+        );
+      } else {
+        throw new SubscribedOnChainError(
+          'This wallet already has a running subscription to the plan on-chain',
+        );
+      }
+    }
+    const subscribe = await subscribeInstruction({
+      subscriber: input.subscriber,
+      merchant: input.merchantWallet,
+      planId,
+      mint: mint.address,
+      terms: onchain.data.terms,
+      authorityInitId: initId,
+    });
+    return { step: 'subscribe', instructions: [...before, subscribe] };
   }
 
   /** `cancel_subscription`: the paid period runs out, then nothing more can be pulled. */
@@ -215,26 +241,50 @@ export class ProgramScheme implements SubscriptionScheme {
       throw new ChargeFailedError(doomed.reason, doomed.message);
     }
     const authority = await subscriptionAuthorityPda(input.subscriber, mint.address);
-    const [subscriptionInfo, authorityInfo, planInfo] =
+    const [subscriptionInfo, authorityInfo, planInfo, clockInfo] =
       await this.ctx.connection.getMultipleAccountsInfo(
-        [new PublicKey(subscription), new PublicKey(authority), new PublicKey(plan)],
+        [subscription, authority, plan, SYSVAR_CLOCK_PUBKEY.toBase58()].map(
+          (a) => new PublicKey(a),
+        ),
         this.ctx.commitment,
       );
     const gone = authorizationGone(
       { subscription, authority, plan },
       { subscription: subscriptionInfo, authority: authorityInfo, plan: planInfo },
       service.toBase58(),
+      clockInfo ? clockInfo.data.readBigInt64LE(32) : 0n,
     );
     if (gone) throw new ChargeFailedError(gone.reason, gone.message);
+    // The program pulls as the authority, the token account's delegate: one the subscriber
+    // revoked or replaced (a token account has one delegate) leaves nothing to pull with.
+    if (source.exists) {
+      const delegated = tokenAccountState(
+        accounts.source.address,
+        accounts.source.info,
+        program,
+        new PublicKey(authority),
+      );
+      if (!delegated.delegatedToService || delegated.delegatedAmount < input.amount) {
+        throw new ChargeFailedError(
+          'authorization_gone',
+          delegated.delegatedToService
+            ? `the delegation to the subscriber's authority (${delegated.delegatedAmount}) no longer covers the charge`
+            : "the subscriber revoked or replaced its token account's delegation to its authority",
+        );
+      }
+    }
     if (doomed) throw new ChargeFailedError(doomed.reason, doomed.message);
     // A hooked mint: the accounts its hook needs, for the transfer the program makes (the
     // subscriber's authority PDA is the delegate that signs it); v0.4.0 forwards them.
-    const hookAccounts = await this.ctx.hooks.extraAccounts(mint, {
-      source: new PublicKey(accounts.source.address),
-      destination: new PublicKey(accounts.destination.address),
-      authority: new PublicKey(authority),
-      amount: input.amount,
-    });
+    const hookAccounts = await this.ctx.hooks
+      .extraAccounts(mint, {
+        source: new PublicKey(accounts.source.address),
+        destination: new PublicKey(accounts.destination.address),
+        authority: new PublicKey(authority),
+        amount: input.amount,
+        signers: [service],
+      })
+      .catch(hookRefusal);
     return [
       await transferSubscriptionInstruction({
         caller: service.toBase58(),
@@ -337,106 +387,4 @@ export class ProgramScheme implements SubscriptionScheme {
       code !== null && AUTHORIZATION_GONE_CODES.has(code) ? 'authorization_gone' : 'transient',
     );
   }
-}
-
-/** The subscription account of a plan and subscriber as the program holds it, or null when absent. */
-export async function readProgramSubscription(
-  chain: { connection: Connection; commitment: Commitment },
-  merchantWallet: string,
-  planId: string,
-  subscriber: string,
-): Promise<ProgramSubscriptionState | null> {
-  const plan = await planPda(merchantWallet, onchainPlanId(planId));
-  const address = await subscriptionPda(plan, subscriber);
-  const info = await chain.connection.getAccountInfo(new PublicKey(address), chain.commitment);
-  if (!info || !info.owner.equals(SUBSCRIPTIONS_PROGRAM_ID)) return null;
-  const state = decodeSubscriptionAccount(address, info);
-  return {
-    address,
-    terms: state.terms,
-    amountPulledInPeriod: state.amountPulledInPeriod,
-    currentPeriodStartTs: state.currentPeriodStartTs,
-    expiresAtTs: state.expiresAtTs,
-  };
-}
-
-/**
- * Why a pull of the subscription would be refused for the subscriber's (or the plan owner's)
- * doing, read from the accounts the program would check, or null when nothing says so:
- * - the subscription account is gone, or cancelled (its expiry set: the paid period runs out
- *   and nothing more may be pulled);
- * - the subscriber's authority for the mint is gone, or was re-initialised (its `init_id` is no
- *   longer the one the subscription was bound to): `authorization_gone`;
- * - the plan is gone or no longer lets the service key pull (its owner removed it): `transient`,
- *   the operator's or merchant's to fix, never the customer's fault.
- */
-export function authorizationGone(
-  at: { subscription: string; authority: string; plan: string },
-  infos: {
-    subscription: AccountInfo<Buffer> | null;
-    authority: AccountInfo<Buffer> | null;
-    plan: AccountInfo<Buffer> | null;
-  },
-  puller: string,
-): { reason: 'authorization_gone' | 'transient'; message: string } | null {
-  const ours = (info: AccountInfo<Buffer> | null): info is AccountInfo<Buffer> =>
-    info !== null && info.owner.equals(SUBSCRIPTIONS_PROGRAM_ID);
-  if (!ours(infos.subscription)) {
-    return { reason: 'authorization_gone', message: 'the subscription account is gone' };
-  }
-  const subscription = decodeSubscriptionAccount(at.subscription, infos.subscription);
-  if (subscription.expiresAtTs !== 0n) {
-    return {
-      reason: 'authorization_gone',
-      message: `the subscriber cancelled the subscription (it expires at ${subscription.expiresAtTs})`,
-    };
-  }
-  if (!ours(infos.authority)) {
-    return {
-      reason: 'authorization_gone',
-      message: "the subscriber's authority for the mint is closed",
-    };
-  }
-  const authority = decodeAuthorityAccount(at.authority, infos.authority);
-  if (authority.initId !== subscription.header.initId) {
-    return {
-      reason: 'authorization_gone',
-      message: `the subscriber re-initialised its authority (init_id ${authority.initId}, the subscription's ${subscription.header.initId})`,
-    };
-  }
-  if (!ours(infos.plan)) {
-    return { reason: 'authorization_gone', message: 'the plan account is gone' };
-  }
-  const plan = decodePlanAccount(at.plan, infos.plan);
-  if (!plan.data.pullers.includes(address(puller))) {
-    return {
-      reason: 'transient',
-      message: `the plan's owner removed the service key ${puller} from the plan's pullers`,
-    };
-  }
-  return null;
-}
-
-/** What differs between an on-chain plan and the expected terms, or null when nothing does. */
-export function planMismatch(
-  onchain: ReturnType<typeof decodePlanAccount>,
-  expected: { merchant: string; mint: string; amount: bigint; periodHours: bigint; puller: string },
-): string | null {
-  const used = (list: readonly string[]) => list.filter((a) => a !== ZERO_ADDRESS);
-  const pullers = used(onchain.data.pullers);
-  const destinations = used(onchain.data.destinations);
-  if (onchain.owner !== expected.merchant) return `owner ${onchain.owner}`;
-  if (onchain.data.mint !== expected.mint) return `mint ${onchain.data.mint}`;
-  if (onchain.data.terms.amount !== expected.amount) return `amount ${onchain.data.terms.amount}`;
-  if (onchain.data.terms.periodHours !== expected.periodHours) {
-    return `period ${onchain.data.terms.periodHours} hours`;
-  }
-  if (onchain.data.endTs !== 0n) return `an end time (${onchain.data.endTs})`;
-  if (pullers.length !== 1 || pullers[0] !== expected.puller) {
-    return `pullers [${pullers.join(', ')}]`;
-  }
-  if (destinations.length !== 1 || destinations[0] !== expected.merchant) {
-    return `destinations [${destinations.join(', ')}]`;
-  }
-  return null;
 }

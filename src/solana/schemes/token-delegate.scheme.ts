@@ -20,6 +20,7 @@ import {
   SubscribeInput,
 } from '../chain.port';
 import { ataOf, publicKeyOf } from '../mint-resolver';
+import { hookRefusal } from '../transfer-hook';
 import { doomedCharge, tokenAccountState } from '../token-account-state';
 import { memo, withReference } from '../transactions';
 import {
@@ -199,12 +200,14 @@ export class TokenDelegateScheme implements SubscriptionScheme {
     );
     // A mint with a transfer hook program: the accounts its hook needs, as spl-token resolves them.
     transfer.keys.push(
-      ...(await this.ctx.hooks.extraAccounts(mint, {
-        source: transfer.keys[0].pubkey,
-        destination: transfer.keys[2].pubkey,
-        authority: service,
-        amount: input.amount,
-      })),
+      ...(await this.ctx.hooks
+        .extraAccounts(mint, {
+          source: transfer.keys[0].pubkey,
+          destination: transfer.keys[2].pubkey,
+          authority: service,
+          amount: input.amount,
+        })
+        .catch(hookRefusal)),
     );
     return [transfer];
   }
