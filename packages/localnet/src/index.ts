@@ -18,3 +18,4 @@ export { LocalnetChain, type LocalnetChainOptions } from './localnet-chain';
 export { mainnetMints, type MintInfo, type MintSymbol } from './mints';
 export { type LocalnetRpc, startLocalnetRpc } from './rpc-server';
 export { serveLocalnet, type ServeLocalnetOptions } from './serve';
+export { type UnexecutedEffects } from './unexecuted-effects';
