@@ -179,6 +179,7 @@ export type TxOutcome =
 export type {
   PaymentScan,
   ReceiptRead,
+  ScannedPull,
   ScannedReceipt,
   ScannedTransfer,
   SignatureEntry,
