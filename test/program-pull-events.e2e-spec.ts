@@ -84,14 +84,14 @@ describe('Subscriptions program pulls by others, from the program events', () =>
 
   /** `instruction`, signed by `signer`, recorded as landed with what the program did. */
   const land = (
-    instruction: TransactionInstruction,
+    instruction: TransactionInstruction | TransactionInstruction[],
     signer: Keypair,
     effects: UnexecutedEffects,
   ) => {
     const tx = new Transaction({
       feePayer: signer.publicKey,
       recentBlockhash: t.chain!.chain.latestBlockhash().blockhash,
-    }).add(instruction);
+    }).add(...[instruction].flat());
     tx.sign(signer);
     return t.chain!.chain.recordUnexecuted(tx.serialize(), effects);
   };
@@ -248,21 +248,23 @@ describe('Subscriptions program pulls by others, from the program events', () =>
 
   it('forged events explain nothing: the money stays no_transfer_instruction', async () => {
     const event = pullEvent(2n * PYUSD, otherPuller);
-    // The event's bytes in a top-level instruction of the program, naming its authority.
+    // The event's bytes in a top-level instruction of the program, its authority the one
+    // account (as the self-CPI names it), beside an instruction that moves the tokens.
     const topLevel = land(
-      new TransactionInstruction({
-        programId: new PublicKey(SUBSCRIPTIONS_PROGRAM_ADDRESS),
-        keys: [
-          {
-            pubkey: new PublicKey(SUBSCRIPTIONS_EVENT_AUTHORITY),
-            isSigner: false,
-            isWritable: false,
-          },
-          { pubkey: new PublicKey(customerAta), isSigner: false, isWritable: true },
-          { pubkey: new PublicKey(merchantAta), isSigner: false, isWritable: true },
-        ],
-        data: Buffer.from(transferEventBytes(event)),
-      }),
+      [
+        new TransactionInstruction({
+          programId: new PublicKey(SUBSCRIPTIONS_PROGRAM_ADDRESS),
+          keys: [
+            {
+              pubkey: new PublicKey(SUBSCRIPTIONS_EVENT_AUTHORITY),
+              isSigner: false,
+              isWritable: false,
+            },
+          ],
+          data: Buffer.from(transferEventBytes(event)),
+        }),
+        await pullInstruction(otherPuller, 2n * PYUSD),
+      ],
       otherPuller,
       { tokenTransfers: moved(2n * PYUSD) },
     );
