@@ -53,6 +53,7 @@ describe('Subscriptions program pulls by others, from the program events', () =>
   let merchantAta: string;
   const terms = { amount: 10n * PYUSD, periodHours: 720n, createdAt: 1_790_000_000n };
   const otherPuller = Keypair.generate();
+  const serviceKey = Keypair.generate();
   const customer = Keypair.generate();
   let customerAta: string;
   let subscription: { id: string; onchainAddress: string; customerId: string };
@@ -113,7 +114,12 @@ describe('Subscriptions program pulls by others, from the program events', () =>
 
   beforeAll(async () => {
     t = await createTestApp({
-      env: { SUBSCRIPTION_SCHEME: 'program', LOCALNET_FINALITY_SLOTS: '0', ROLE: 'api' },
+      env: {
+        SUBSCRIPTION_SCHEME: 'program',
+        LOCALNET_FINALITY_SLOTS: '0',
+        ROLE: 'api',
+        SERVICE_KEYPAIR: JSON.stringify([...serviceKey.secretKey]),
+      },
     });
     billing = billingHelpers(t);
     acme = await t.createMerchant('Acme');
@@ -244,6 +250,40 @@ describe('Subscriptions program pulls by others, from the program events', () =>
     await billing.run();
     expect(await linesOf(byPuller)).toHaveLength(1);
     expect(await unattributedEvents(byPuller)).toBe(1);
+  });
+
+  it("the service's own charge is the charge engine's; a pull by the service key that is not one is recorded", async () => {
+    expect(billing.chain.servicePublicKey).toBe(serviceKey.publicKey.toBase58());
+    const pull = async (amount: bigint) =>
+      land(await pullInstruction(serviceKey, amount), serviceKey, {
+        innerInstructions: [
+          { index: 0, instructions: [eventSelfCpi(pullEvent(amount, serviceKey))] },
+        ],
+        tokenTransfers: moved(amount),
+      });
+    const charge = await pull(5n * PYUSD);
+    // The charge engine records the signature of each try before sending it.
+    await t.sql(
+      `INSERT INTO charge_attempts (id, created_at, updated_at, merchant_id, subscription_id,
+         period, amount, mint, state, tries, signature)
+       VALUES (gen_random_uuid(), now(), now(), $1, $2, 50, 5000000, 'PYUSD', 'succeeded', 1, $3)`,
+      [acme.id, subscription.id, charge],
+    );
+    // Signed by the service key, but no try of ours (another deployment sharing the key).
+    const notOurs = await pull(PYUSD);
+    await billing.run();
+    await billing.run();
+    expect(await linesOf(charge)).toEqual([]);
+    expect(await unattributedEvents(charge)).toBe(0);
+    expect(await linesOf(notOurs)).toEqual([
+      expect.objectContaining({
+        kind: 'unattributed',
+        amount: '1',
+        note: 'subscription_pull_by_other',
+        subscriptionId: subscription.id,
+        references: [subscription.onchainAddress, serviceKey.publicKey.toBase58()],
+      }),
+    ]);
   });
 
   it('forged events explain nothing: the money stays no_transfer_instruction', async () => {
