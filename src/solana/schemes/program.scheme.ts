@@ -4,6 +4,7 @@ import {
   Commitment,
   Connection,
   PublicKey,
+  SYSVAR_CLOCK_PUBKEY,
   TransactionInstruction,
 } from '@solana/web3.js';
 import {
@@ -48,6 +49,7 @@ import {
 import { revokedIn, subscribeSignerIn } from '../subscriptions-program-parse';
 import { doomedCharge, tokenAccountState } from '../token-account-state';
 import { customErrorCode } from '../transactions';
+import { clockUnixTimestamp, periodAllowanceTaken } from './program-period';
 import {
   ChargeAccounts,
   SchemeContext,
@@ -67,7 +69,8 @@ const AUTHORIZATION_GONE_CODES = new Set<number>([
   SUBSCRIPTIONS_ERROR__STALE_SUBSCRIPTION_AUTHORITY,
 ]);
 // Not in the set, on purpose: AMOUNT_EXCEEDS_LIMIT / PERIOD_NOT_ELAPSED (this period was already
-// pulled, e.g. by a charge whose outcome was unknown) and UNAUTHORIZED (the service key is not
+// pulled: by the plan's owner or another puller, which `charge` notices before signing, or by a
+// charge whose outcome was unknown) and UNAUTHORIZED (the service key is not
 // an allowed puller: a key rotation, the operator's to fix) are not the subscriber's doing.
 
 /**
@@ -215,9 +218,14 @@ export class ProgramScheme implements SubscriptionScheme {
       throw new ChargeFailedError(doomed.reason, doomed.message);
     }
     const authority = await subscriptionAuthorityPda(input.subscriber, mint.address);
-    const [subscriptionInfo, authorityInfo, planInfo] =
+    const [subscriptionInfo, authorityInfo, planInfo, clockInfo] =
       await this.ctx.connection.getMultipleAccountsInfo(
-        [new PublicKey(subscription), new PublicKey(authority), new PublicKey(plan)],
+        [
+          new PublicKey(subscription),
+          new PublicKey(authority),
+          new PublicKey(plan),
+          SYSVAR_CLOCK_PUBKEY,
+        ],
         this.ctx.commitment,
       );
     const gone = authorizationGone(
@@ -226,6 +234,16 @@ export class ProgramScheme implements SubscriptionScheme {
       service.toBase58(),
     );
     if (gone) throw new ChargeFailedError(gone.reason, gone.message);
+    const now = clockUnixTimestamp(clockInfo);
+    const taken =
+      now === null
+        ? null
+        : periodAllowanceTaken(
+            decodeSubscriptionAccount(subscription, subscriptionInfo!),
+            input.amount,
+            now,
+          );
+    if (taken) throw new ChargeFailedError('transient', taken);
     if (doomed) throw new ChargeFailedError(doomed.reason, doomed.message);
     return [
       await transferSubscriptionInstruction({
