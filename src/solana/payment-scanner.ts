@@ -20,6 +20,7 @@ import {
   ResolvedInstruction,
   subscriptionTransfers,
 } from './subscriptions-program-events';
+import { SUBSCRIPTIONS_PROGRAM_ADDRESS } from './subscriptions-client/generated';
 import { feeOf } from './transfer-fee';
 import { MEMO_PROGRAM_ID } from './transactions';
 
@@ -326,11 +327,14 @@ interface CompiledInner {
 function pullEvents(inner: readonly CompiledInner[], keys: string[]) {
   const base58 = getBase58Encoder();
   return inner.flatMap((set) => {
-    const resolved: ResolvedInstruction[] = set.instructions.map((ix) => ({
-      programId: keys[ix.programIdIndex],
-      accounts: ix.accounts.map((i) => keys[i]),
-      data: new Uint8Array(base58.encode(ix.data)),
-    }));
+    // Only the program's instructions are decoded (a busy account's CPIs are many).
+    const resolved: ResolvedInstruction[] = set.instructions
+      .filter((ix) => keys[ix.programIdIndex] === SUBSCRIPTIONS_PROGRAM_ADDRESS)
+      .map((ix) => ({
+        programId: keys[ix.programIdIndex],
+        accounts: ix.accounts.map((i) => keys[i]),
+        data: new Uint8Array(base58.encode(ix.data)),
+      }));
     return subscriptionTransfers(programEvents(resolved)).map((event) => ({
       instruction: set.index,
       event,
