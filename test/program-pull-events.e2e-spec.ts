@@ -286,6 +286,55 @@ describe('Subscriptions program pulls by others, from the program events', () =>
     ]);
   });
 
+  it("a pull into another merchant's account (a destination the plan's owner added) names none of that merchant's subscriptions", async () => {
+    const beta = await t.createMerchant('Beta');
+    const betaAta = await billing.chain.tokenAccount(beta.walletAddress, 'PYUSD');
+    await t.http
+      .post('/api/invoices')
+      .set(beta.auth)
+      .send({
+        walletAddress: Keypair.generate().publicKey.toBase58(),
+        mint: 'PYUSD',
+        lineItems: [{ description: 'Work', quantity: 1, unitAmount: '5' }],
+      })
+      .expect(201);
+    const ix = await transferSubscriptionInstruction({
+      caller: acme.walletAddress,
+      subscriber: customer.publicKey.toBase58(),
+      subscriberAta: customerAta,
+      plan,
+      subscription: subscription.onchainAddress,
+      receiverAta: betaAta,
+      mint: mint.address,
+      tokenProgram: mint.tokenProgram,
+      amount: 2n * PYUSD,
+    });
+    const event = {
+      ...pullEvent(2n * PYUSD, acme.wallet),
+      receiver: beta.walletAddress,
+      receiverTokenAccount: betaAta,
+    };
+    const signature = land(ix, acme.wallet, {
+      innerInstructions: [{ index: 0, instructions: [eventSelfCpi(event)] }],
+      tokenTransfers: [{ source: customerAta, destination: betaAta, amount: 2n * PYUSD }],
+    });
+    await billing.run();
+    const lines = (
+      (await t.http.get('/api/payments?limit=100').set(beta.auth).expect(200)).body as Ledger[]
+    ).filter((l) => l.signature === signature);
+    // Beta is told of the pull; acme's subscription and customer are not Beta's to see.
+    expect(lines).toEqual([
+      expect.objectContaining({
+        kind: 'unattributed',
+        amount: '2',
+        note: 'subscription_pull_by_other',
+        subscriptionId: null,
+        customerId: null,
+        references: [subscription.onchainAddress, acme.walletAddress],
+      }),
+    ]);
+  });
+
   it('forged events explain nothing: the money stays no_transfer_instruction', async () => {
     const event = pullEvent(2n * PYUSD, otherPuller);
     // The event's bytes in a top-level instruction of the program, its authority the one
