@@ -335,6 +335,29 @@ describe('Subscriptions program pulls by others, from the program events', () =>
     ]);
   });
 
+  it('two pulls under one instruction (a program pulling twice by CPI): the first is a pull, the second stays no_transfer_instruction, none is lost', async () => {
+    const ix = await pullInstruction(otherPuller, 6n * PYUSD);
+    ix.keys.push({ pubkey: Keypair.generate().publicKey, isSigner: false, isWritable: false });
+    const signature = land(ix, otherPuller, {
+      innerInstructions: [
+        {
+          index: 0,
+          instructions: [
+            eventSelfCpi(pullEvent(PYUSD, otherPuller)),
+            eventSelfCpi(pullEvent(5n * PYUSD, otherPuller)),
+          ],
+        },
+      ],
+      tokenTransfers: moved(6n * PYUSD),
+    });
+    await billing.run();
+    const lines = await linesOf(signature);
+    expect(lines.map((l) => [l.note, l.amount]).sort()).toEqual([
+      ['no_transfer_instruction', '5'],
+      ['subscription_pull_by_other', '1'],
+    ]);
+  });
+
   it('forged events explain nothing: the money stays no_transfer_instruction', async () => {
     const event = pullEvent(2n * PYUSD, otherPuller);
     // The event's bytes in a top-level instruction of the program, its authority the one
