@@ -635,6 +635,35 @@ describe('Subscriptions-program scheme on localnet', () => {
         });
       });
 
+      it("a period whose allowance someone else already pulled: transient, until the next period (not the customer's doing)", async () => {
+        const within = (amountPulledInPeriod: bigint, startedSecondsAgo: number) =>
+          accounts.subscription({
+            merchant,
+            planId,
+            subscriber: wallet(),
+            terms,
+            initId: INIT_ID,
+            amountPulledInPeriod,
+            currentPeriodStartTs: BigInt(tc.chain.now() - startedSecondsAgo),
+          });
+        // The plan's owner pulled the whole period a day into it.
+        await within(terms.amount, 86_400);
+        await expect(adapter.signCharge(charge())).rejects.toMatchObject({
+          reason: 'transient',
+          message: /this period's allowance is already pulled \(9990000 of 9990000 since/,
+        });
+        // Nothing pulled yet in the period: the pull fits.
+        await within(0n, 86_400);
+        await expect(adapter.signCharge(charge())).resolves.toMatchObject({
+          signature: expect.any(String) as string,
+        });
+        // The period has run its length: the program starts the next one afresh.
+        await within(terms.amount, 720 * 3600);
+        await expect(adapter.signCharge(charge())).resolves.toMatchObject({
+          signature: expect.any(String) as string,
+        });
+      });
+
       it('a plan closed by its owner: authorization_gone', async () => {
         accounts.close(await planPda(merchant, onchainPlanId(planId)));
         await expect(adapter.signCharge(charge())).rejects.toMatchObject({

@@ -8,6 +8,7 @@ import { InvoicesService } from '../invoices/invoices.service';
 import { PaymentsService } from '../payments/payments.service';
 import { ChainPort, SignatureEntry } from '../solana/chain.port';
 import { MINT_SYMBOLS } from '../solana/mints';
+import { SubscriptionsService } from '../subscriptions/subscriptions.service';
 import { ChainCursors, CursorRow, WalkBudget } from './chain-cursors';
 import { ChainCursorsRepository } from './repositories/chain-cursors.repository';
 import { ChargeAttemptsRepository } from './repositories/charge-attempts.repository';
@@ -53,7 +54,9 @@ const SCAN_BUDGET: WalkBudget = { pages: 5, ms: 3_000 };
  * reads everything after it, so nothing can push a payment out of view.
  *
  * The service's own charges into a merchant's account are the charge engine's, recorded by
- * their signature: the scan leaves them out. Two instances never scan one account at once (a
+ * their signature: the scan leaves them out. Any other pull by the Subscriptions program (the
+ * plan's owner or another puller, known by the program's transfer event) is recorded as a pull
+ * by another, with the merchant's subscription it came from. Two instances never scan one account at once (a
  * lease), and a receipt seen twice is recorded once. No transaction is held open across an RPC
  * call.
  */
@@ -74,6 +77,7 @@ export class InvoiceWatcherService {
     private readonly invoices: InvoicesService,
     private readonly invoicePayments: InvoicePaymentsService,
     private readonly cursors: ChainCursors,
+    private readonly subscriptions: SubscriptionsService,
   ) {}
 
   /** One sweep: payments, finality, then overdue and expired invoices. */
@@ -161,7 +165,16 @@ export class InvoiceWatcherService {
     for (const receipt of receipts) {
       if (charges.has(receipt.signature)) continue;
       try {
-        const outcome = await this.invoicePayments.record(cursor.merchant_id, cursor.mint, receipt);
+        const pulledFrom = await this.subscriptions.atOnchainAddresses(
+          cursor.merchant_id,
+          receipt.pulls.map((p) => p.subscription),
+        );
+        const outcome = await this.invoicePayments.record(
+          cursor.merchant_id,
+          cursor.mint,
+          receipt,
+          pulledFrom,
+        );
         result.paymentsRecorded += outcome.lines - outcome.unattributed;
         result.paymentsUnattributed += outcome.unattributed;
         result.invoicesPaid += outcome.paid;

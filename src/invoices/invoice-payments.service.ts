@@ -7,7 +7,7 @@ import type { SqlTx } from '../database/pg-transaction';
 import { EventsService, NewEvent } from '../events/events.service';
 import { PaymentResponse } from '../payments/dto/payment.response';
 import { NewPayment, PaymentsService } from '../payments/payments.service';
-import type { ScannedReceipt, ScannedTransfer } from '../solana/chain.port';
+import type { ScannedPull, ScannedReceipt, ScannedTransfer } from '../solana/chain.port';
 import type { MintSymbol } from '../solana/mints';
 import { InvoiceWithCustomerResponse } from './dto/invoice.response';
 import { InvoicePaymentTarget, InvoicesRepository } from './invoices.repository';
@@ -15,7 +15,14 @@ import { InvoiceNotOpenError, InvoicesService } from './invoices.service';
 
 /** Why money that arrived pays no invoice (the ledger line's `note`). */
 export type UnattributedReason =
-  'several_invoices' | 'no_invoice_reference' | 'other_mint' | 'no_transfer_instruction';
+  | 'several_invoices'
+  | 'no_invoice_reference'
+  | 'other_mint'
+  | 'no_transfer_instruction'
+  | 'subscription_pull_by_other';
+
+/** The merchant's subscriptions by on-chain address (the program's subscription PDAs). */
+export type SubscriptionsByAddress = ReadonlyMap<string, { id: string; customerId: string }>;
 
 /** What one receipt did to the ledger and the invoices. */
 export interface ReceiptOutcome {
@@ -38,6 +45,12 @@ export interface ReceiptOutcome {
  * mint, and money that arrived with no transfer instruction of its own, are recorded once as
  * `unattributed` (`payment.unattributed`), never dropped and never credited twice; the merchant
  * attaches such a line to an invoice (`attach`) or refunds it.
+ *
+ * **Pulls by others.** A pull by the Subscriptions program into the account (its
+ * `SubscriptionTransferEvent`) that is not one of the service's own charges (those are the charge
+ * engine's, left out before here) was made by the plan's owner or another of its pullers: it is
+ * recorded once as `unattributed`, `note: subscription_pull_by_other`, with the subscription it
+ * pulled from (ours when its PDA is one of the merchant's subscriptions) and the puller.
  */
 @Injectable()
 export class InvoicePaymentsService {
@@ -53,13 +66,16 @@ export class InvoicePaymentsService {
   /**
    * Records what one transaction brought a merchant's receiving account of `accountMint`, in
    * one database transaction: each transfer instruction as a payment of the invoice it names,
-   * or as unattributed; what came without an instruction as unattributed. Idempotent: a
-   * receipt seen again (a re-scan, another instance) writes nothing more.
+   * or as unattributed; each pull by the Subscriptions program as a pull by another (the
+   * caller gives the merchant's subscriptions at the pulls' addresses); what came without an
+   * instruction as unattributed. Idempotent: a receipt seen again (a re-scan, another instance)
+   * writes nothing more.
    */
   async record(
     merchantId: string,
     accountMint: MintSymbol,
     receipt: ScannedReceipt,
+    subscriptions: SubscriptionsByAddress = new Map(),
   ): Promise<ReceiptOutcome> {
     return this.db.transaction(async (tx) => {
       const outcome: ReceiptOutcome = { lines: 0, unattributed: 0, paid: 0 };
@@ -97,6 +113,14 @@ export class InvoicePaymentsService {
             outcome.lines++;
             outcome.unattributed++;
           }
+        }
+      }
+      for (const pull of receipt.pulls) {
+        if (pull.amount <= 0n) continue;
+        const ours = subscriptions.get(pull.subscription);
+        if (await this.pullByOther(tx, merchantId, accountMint, receipt, pull, ours)) {
+          outcome.lines++;
+          outcome.unattributed++;
         }
       }
       if (receipt.unexplained > 0n) {
@@ -210,7 +234,7 @@ export class InvoicePaymentsService {
     reason: UnattributedReason,
     transfer?: ScannedTransfer,
   ): Promise<boolean> {
-    const payment = await this.payments.insertIn(tx, {
+    return this.insertUnattributed(tx, {
       ...this.line(merchantId, mint, receipt, transfer),
       kind: 'unattributed',
       amount: transfer ? transfer.amount : receipt.unexplained,
@@ -218,10 +242,43 @@ export class InvoicePaymentsService {
       customerId: null,
       note: reason,
     });
+  }
+
+  /**
+   * A pull into the account by someone other than the service (the plan's owner, another
+   * puller): one ledger line, keyed by the instruction that made it, with the subscription
+   * (`references`: its PDA, then the puller; `subscriptionId` and `customerId` when it is one of
+   * the merchant's), the subscriber as payer, and `payment.unattributed`.
+   */
+  private async pullByOther(
+    tx: SqlTx,
+    merchantId: string,
+    mint: MintSymbol,
+    receipt: ScannedReceipt,
+    pull: ScannedPull,
+    ours: { id: string; customerId: string } | undefined,
+  ): Promise<boolean> {
+    return this.insertUnattributed(tx, {
+      ...this.line(merchantId, mint, receipt),
+      kind: 'unattributed',
+      amount: pull.amount,
+      fee: pull.fee,
+      instruction: pull.instruction,
+      references: [pull.subscription, pull.puller],
+      payer: pull.delegator,
+      customerId: ours?.customerId ?? null,
+      subscriptionId: ours?.id ?? null,
+      note: 'subscription_pull_by_other' satisfies UnattributedReason,
+    });
+  }
+
+  /** An unattributed line, unless written before, and `payment.unattributed`: whether new. */
+  private async insertUnattributed(tx: SqlTx, line: NewPayment): Promise<boolean> {
+    const payment = await this.payments.insertIn(tx, line);
     if (!payment) return false;
     const events: NewEvent[] = [{ type: 'payment.unattributed', object: payment }];
     if (payment.status === 'finalized') events.push({ type: 'payment.confirmed', object: payment });
-    await this.events.recordAll(tx, merchantId, events);
+    await this.events.recordAll(tx, line.merchantId, events);
     return true;
   }
 

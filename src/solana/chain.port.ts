@@ -142,6 +142,7 @@ export type TxOutcome =
 export type {
   PaymentScan,
   ReceiptRead,
+  ScannedPull,
   ScannedReceipt,
   ScannedTransfer,
   SignatureEntry,

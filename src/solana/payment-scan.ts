@@ -21,6 +21,34 @@ export interface ScannedTransfer {
 }
 
 /**
+ * A pull into a token account by the Subscriptions program, as the program's own
+ * `SubscriptionTransferEvent` reports it (an event the program emitted by its self-CPI: see
+ * `subscriptions-program-events.ts`), with what arrived of it.
+ */
+export interface ScannedPull {
+  /** The index of the top-level instruction under which the program emitted the event. */
+  instruction: number;
+  /** The subscription (its PDA) pulled from. */
+  subscription: string;
+  plan: string;
+  /** The subscriber's wallet. */
+  delegator: string;
+  /** Who signed the pull: one of the plan's pullers, or its owner. */
+  puller: string;
+  /** What the program transferred. */
+  gross: bigint;
+  /** What the chain withheld of it (the mint's transfer fee; 0 without one). */
+  fee: bigint;
+  /** What arrived in the account: `gross - fee`. */
+  amount: bigint;
+  /** The billing period the pull counts against, unix seconds. */
+  periodStartTs: bigint;
+  periodEndTs: bigint;
+  /** What the subscription has pulled in that period, this pull included. */
+  amountPulledInPeriod: bigint;
+}
+
+/**
  * Tokens that arrived in one token account in one successful transaction: what each transfer
  * instruction into it brought, and what arrived that none of them explains. What any of it pays
  * (an invoice, nothing known, a subscription charge) is the billing domain's decision.
@@ -46,8 +74,15 @@ export interface ScannedReceipt {
    */
   transfers: ScannedTransfer[];
   /**
-   * What arrived that no transfer instruction explains: an inner transfer by a program, a mint,
-   * or everything that arrived when `transfers` is empty.
+   * The Subscriptions program's pulls into it, from its transfer events, each with what arrived
+   * of it: credited only when what the transfer instructions and the pulls brought does not
+   * exceed what arrived (else empty, and what they claim stays `unexplained`).
+   */
+  pulls: ScannedPull[];
+  /**
+   * What arrived that neither a transfer instruction nor a program's pull event explains: an
+   * inner transfer by another program, a mint, or everything that arrived when `transfers` is
+   * empty.
    */
   unexplained: bigint;
   /** Every reference on the transfers into it. */

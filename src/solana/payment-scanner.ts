@@ -5,14 +5,22 @@ import {
   PublicKey,
   VersionedTransactionResponse,
 } from '@solana/web3.js';
+import { getBase58Encoder } from '@solana/kit';
 import type {
   PaymentScan,
   ReceiptRead,
+  ScannedPull,
   ScannedReceipt,
   ScannedTransfer,
   SignatureEntry,
 } from './chain.port';
 import type { MintFees } from './mint-resolver';
+import {
+  programEvents,
+  ResolvedInstruction,
+  subscriptionTransfers,
+} from './subscriptions-program-events';
+import { SUBSCRIPTIONS_PROGRAM_ADDRESS } from './subscriptions-client/generated';
 import { feeOf } from './transfer-fee';
 import { MEMO_PROGRAM_ID } from './transactions';
 
@@ -63,8 +71,11 @@ interface DecodedTransfer {
  * read from its data (the amount it sent, and a Token-2022 fee it states or the mint's fee
  * withholds), and checked against what the account's balance rose by: what arrived beyond the
  * instructions is `unexplained` (a program's inner transfer, a mint), and when the instructions
- * claim more than arrived (money also left the account) no instruction is credited at all. What
- * each receipt pays is the billing domain's to decide.
+ * claim more than arrived (money also left the account) no instruction is credited at all. A
+ * pull by the Subscriptions program (an inner transfer) is read from the event the program emits
+ * with it (`meta.innerInstructions`, only the program's own self-CPI believed) and credited the
+ * same way against what the instructions leave unexplained. What each receipt pays is the billing
+ * domain's to decide.
  */
 export class PaymentScanner {
   constructor(
@@ -223,6 +234,7 @@ export async function receiptsIn(
   const memos = instructions
     .filter((ix) => MEMO_PROGRAMS.has(ix.program))
     .map((ix) => ix.data.toString('utf8'));
+  const events = pullEvents(meta.innerInstructions ?? [], keys);
 
   const receipts: ScannedReceipt[] = [];
   for (const after of post) {
@@ -243,8 +255,13 @@ export async function receiptsIn(
     const decoded = transfersInto(instructions, after.accountIndex, keys, (i) =>
       message.isAccountSigner(i),
     );
-    const { transfers, unexplained } = await attribute(decoded, received, (gross) =>
-      fees.at(after.mint, tx.slot).then((fee) => feeOf(fee, gross)),
+    const mintFee = (gross: bigint) =>
+      fees.at(after.mint, tx.slot).then((fee) => feeOf(fee, gross));
+    const attributed = await attribute(decoded, received, mintFee);
+    const { pulls, unexplained } = await attributePulls(
+      events.filter((e) => e.event.receiverTokenAccount === keys[after.accountIndex]),
+      attributed.unexplained,
+      mintFee,
     );
     receipts.push({
       signature: tx.transaction.signatures[0],
@@ -255,7 +272,8 @@ export async function receiptsIn(
       destinationOwner: after.owner ?? null,
       mint: after.mint,
       received,
-      transfers,
+      transfers: attributed.transfers,
+      pulls,
       unexplained,
       references: [...new Set(decoded.flatMap((t) => t.references))],
       payer,
@@ -292,6 +310,73 @@ async function attribute(
   const arrived = transfers.reduce((sum, t) => sum + t.amount, 0n);
   if (arrived > received) return { transfers: [], unexplained: received };
   return { transfers, unexplained: received - arrived };
+}
+
+/** An inner instruction as `getTransaction` answers it in `json` (indexes into the keys). */
+interface CompiledInner {
+  index: number;
+  instructions: { programIdIndex: number; accounts: number[]; data: string }[];
+}
+
+/**
+ * The Subscriptions program's transfer events among a transaction's inner instructions (their
+ * indexes resolved against the keys, loaded ones included), each with the top-level instruction
+ * it was emitted under. Top-level instructions are never read for events: anyone can write the
+ * bytes there.
+ */
+function pullEvents(inner: readonly CompiledInner[], keys: string[]) {
+  const base58 = getBase58Encoder();
+  return inner.flatMap((set) => {
+    // Only the program's instructions are decoded (a busy account's CPIs are many).
+    const resolved: ResolvedInstruction[] = set.instructions
+      .filter((ix) => keys[ix.programIdIndex] === SUBSCRIPTIONS_PROGRAM_ADDRESS)
+      .map((ix) => ({
+        programId: keys[ix.programIdIndex],
+        accounts: ix.accounts.map((i) => keys[i]),
+        data: new Uint8Array(base58.encode(ix.data)),
+      }));
+    return subscriptionTransfers(programEvents(resolved)).map((event) => ({
+      instruction: set.index,
+      event,
+    }));
+  });
+}
+
+/**
+ * What arrived of each pull into the account, against what the transfer instructions left
+ * unexplained: each brought what it moved less the mint's fee when that is all still
+ * unexplained; one pull per top-level instruction (the program emits one per `transfer_subscription`;
+ * a second under the same instruction stays unexplained, so a line is never keyed twice); when
+ * the pulls claim more than arrived, none is credited.
+ */
+async function attributePulls(
+  found: { instruction: number; event: ReturnType<typeof subscriptionTransfers>[number] }[],
+  unexplained: bigint,
+  mintFee: (gross: bigint) => Promise<bigint>,
+): Promise<{ pulls: ScannedPull[]; unexplained: bigint }> {
+  const pulls: ScannedPull[] = [];
+  const seen = new Set<number>();
+  for (const { instruction, event } of found) {
+    if (seen.has(instruction)) continue;
+    seen.add(instruction);
+    const fee = await mintFee(event.amount);
+    pulls.push({
+      instruction,
+      subscription: event.subscription,
+      plan: event.plan,
+      delegator: event.delegator,
+      puller: event.puller,
+      gross: event.amount,
+      fee,
+      amount: event.amount - fee,
+      periodStartTs: event.periodStartTs,
+      periodEndTs: event.periodEndTs,
+      amountPulledInPeriod: event.amountPulledInPeriod,
+    });
+  }
+  const arrived = pulls.reduce((sum, p) => sum + p.amount, 0n);
+  if (arrived > unexplained) return { pulls: [], unexplained };
+  return { pulls, unexplained: unexplained - arrived };
 }
 
 /** The top-level transfer instructions into the account at `destination` (an index of `keys`). */

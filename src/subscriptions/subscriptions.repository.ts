@@ -11,6 +11,7 @@ import {
 } from './subscription-list.repository';
 import type { SubscriptionStatus } from './subscription-status';
 import type {
+  IAtOnchainAddressesQuery,
   IChargeStateQuery,
   IChargeStateResult,
   IFindSubscriptionQuery,
@@ -264,6 +265,15 @@ const liveForWallet = sql<ILiveForWalletQuery>`
    WHERE s.plan_id = $planId! AND c.wallet_address = $walletAddress!
      AND s.status IN ('Active', 'PastDue')`;
 
+/**
+ * The merchant's subscriptions at these on-chain addresses (the program's subscription PDAs), the
+ * newest first (a customer who subscribes to a plan again gets the same PDA).
+ */
+const atOnchainAddresses = sql<IAtOnchainAddressesQuery>`
+  SELECT id, customer_id, onchain_address AS "onchain_address!" FROM subscriptions
+   WHERE merchant_id = $merchantId! AND onchain_address = ANY($addresses!)
+   ORDER BY created_at DESC, id DESC`;
+
 /** The status and charges of any merchant's subscription. */
 const chargeState = sql<IChargeStateQuery>`
   SELECT status, periods_charged, failure_reason FROM subscriptions WHERE id = $id!`;
@@ -421,5 +431,10 @@ export class SubscriptionsRepository {
   async chargeState(id: string): Promise<ChargeStateRow | undefined> {
     const [row] = await chargeState.run({ id }, this.db);
     return row as ChargeStateRow | undefined;
+  }
+
+  /** See `atOnchainAddresses`. */
+  atOnchainAddresses(merchantId: string, addresses: string[]) {
+    return atOnchainAddresses.run({ merchantId, addresses }, this.db);
   }
 }

@@ -267,6 +267,25 @@ export interface ILiveForWalletQuery {
   result: ILiveForWalletResult;
 }
 
+/** 'AtOnchainAddresses' parameters type */
+export interface IAtOnchainAddressesParams {
+  addresses: stringArray;
+  merchantId: string;
+}
+
+/** 'AtOnchainAddresses' return type */
+export interface IAtOnchainAddressesResult {
+  customer_id: string;
+  id: string;
+  onchain_address: string;
+}
+
+/** 'AtOnchainAddresses' query type */
+export interface IAtOnchainAddressesQuery {
+  params: IAtOnchainAddressesParams;
+  result: IAtOnchainAddressesResult;
+}
+
 /** 'ChargeState' parameters type */
 export interface IChargeStateParams {
   id: string;

@@ -36,6 +36,12 @@ export interface NewSubscription {
   authorizedAmount?: bigint;
 }
 
+/** A subscription of the merchant found by its on-chain address. */
+export interface OnchainSubscription {
+  id: string;
+  customerId: string;
+}
+
 /** Extra values some moves set: the failure of a charge. */
 export interface TransitionDetails {
   failureReason?: string;
@@ -343,6 +349,24 @@ export class SubscriptionsService {
     const row = await this.repository.chargeState(id);
     if (!row) throw new NotFoundError('Subscription');
     return row;
+  }
+
+  /**
+   * The merchant's subscriptions at these on-chain addresses (the Subscriptions program's
+   * subscription PDAs), by address: the newest when a customer subscribed to the plan again.
+   */
+  async atOnchainAddresses(
+    merchantId: string,
+    addresses: string[],
+  ): Promise<Map<string, OnchainSubscription>> {
+    const found = new Map<string, OnchainSubscription>();
+    if (addresses.length === 0) return found;
+    for (const row of await this.repository.atOnchainAddresses(merchantId, addresses)) {
+      if (!found.has(row.onchain_address)) {
+        found.set(row.onchain_address, { id: row.id, customerId: row.customer_id });
+      }
+    }
+    return found;
   }
 
   private async findRow(em: SqlTx, merchantId: string, id: string): Promise<SubscriptionRow> {

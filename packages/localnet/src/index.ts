@@ -27,3 +27,4 @@ export {
 } from './test-mints';
 export { type LocalnetRpc, startLocalnetRpc } from './rpc-server';
 export { serveLocalnet, type ServeLocalnetOptions } from './serve';
+export { type UnexecutedEffects } from './unexecuted-effects';

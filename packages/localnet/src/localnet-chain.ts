@@ -28,8 +28,10 @@ import { checkTransferFees, TransferFees } from './stablecoin-mints';
 import { setUpTestMints, testMint } from './test-mints';
 import { UiTokenAmount } from './token-accounts';
 import { TransactionErrorJson, transactionErrorJson } from './transaction-errors';
+import { compileInner, tokenWrites, UnexecutedEffects } from './unexecuted-effects';
 import {
   fromStored,
+  InnerInstructionSet,
   SignaturePage,
   TokenBalance,
   TransactionIndex,
@@ -127,6 +129,27 @@ function failed(
 ): result is FailedTransactionMetadata {
   // Duck-typed: only the failure carries `err()`.
   return typeof (result as Partial<FailedTransactionMetadata>).err === 'function';
+}
+
+/** What LiteSVM saw the programs invoke, per top-level instruction that invoked anything. */
+function innerInstructionsOf(meta: TransactionMetadata): InnerInstructionSet[] {
+  const sets: InnerInstructionSet[] = [];
+  meta.innerInstructions().forEach((inner, index) => {
+    if (inner.length === 0) return;
+    sets.push({
+      index,
+      instructions: inner.map((entry) => {
+        const ix = entry.instruction();
+        return {
+          programIdIndex: ix.programIdIndex(),
+          accounts: [...ix.accounts()],
+          data: encodeBase58(Buffer.from(ix.data())),
+          stackHeight: entry.stackHeight(),
+        };
+      }),
+    });
+  });
+  return sets;
 }
 
 /**
@@ -371,6 +394,7 @@ export class LocalnetChain {
       preTokenBalances: pre.tokens.filter((t): t is TokenBalance => t !== undefined),
       postTokenBalances: post.tokens.filter((t): t is TokenBalance => t !== undefined),
       logMessages: this.intern(meta.logs()),
+      innerInstructions: innerInstructionsOf(meta),
       unitsConsumed: Number(meta.computeUnitsConsumed()),
       raw,
       accountKeys: keys.map(address),
@@ -390,12 +414,18 @@ export class LocalnetChain {
    * localnet cannot run (the Subscriptions program, whose binary is not available offline), so
    * that what reads transactions (a confirm verifying a subscribe's instruction bytes) can be
    * tested against it. It is checked as a send is (its bytes, every signature verified, a
-   * blockhash still valid, a signature never processed); nothing changes on the chain and no
-   * fee is charged: the caller writes the accounts the program would have left (`setAccount`).
+   * blockhash still valid, a signature never processed); no fee is charged, and the caller
+   * writes the accounts the program would have left (`setAccount`). `effects` says what the
+   * program did besides: the instructions it invoked (recorded as the metadata's inner
+   * instructions: the Subscriptions program's event self-CPI) and the tokens it moved (written
+   * into the token accounts, so the recorded token balances show them). Every address they name
+   * must be one of the transaction's, and a source must hold what it gives; else nothing is
+   * recorded or written.
    * In-process only, for tests: no JSON-RPC method reaches it.
    * @returns the signature (base58)
+   * @throws LocalnetInputError for effects that name other accounts or move what is not there
    */
-  recordUnexecuted(bytes: Uint8Array): string {
+  recordUnexecuted(bytes: Uint8Array, effects?: UnexecutedEffects): string {
     this.assertOpen();
     const raw = Buffer.allocUnsafeSlow(bytes.length);
     raw.set(bytes);
@@ -414,26 +444,30 @@ export class LocalnetChain {
       }
     });
     const keys = [...message.accountKeys, ...loaded.writable, ...loaded.readonly];
-    const balances = this.accounts.balances(message, keys);
-    const programs = message.instructions.map((ix) =>
-      this.accounts.address(keys[ix.programIdIndex]),
-    );
+    const addresses = keys.map((key) => this.accounts.address(key));
+    const innerInstructions = compileInner(effects, addresses, message.instructions.length);
+    const moveTokens = tokenWrites(this.svm, effects, addresses);
+    const pre = this.accounts.balances(message, keys);
+    moveTokens();
+    const post = this.accounts.balances(message, keys, pre);
+    const programs = message.instructions.map((ix) => addresses[ix.programIdIndex]);
     const record = this.index.add({
       signature,
       slot: this.clockSet.slot,
       blockTime: this.clockSet.unixTimestamp,
       err: null,
       fee: 0,
-      preBalances: balances.lamports.map(Number),
-      postBalances: balances.lamports.map(Number),
-      preTokenBalances: balances.tokens.filter((t): t is TokenBalance => t !== undefined),
-      postTokenBalances: balances.tokens.filter((t): t is TokenBalance => t !== undefined),
+      preBalances: pre.lamports.map(Number),
+      postBalances: post.lamports.map(Number),
+      preTokenBalances: pre.tokens.filter((t): t is TokenBalance => t !== undefined),
+      postTokenBalances: post.tokens.filter((t): t is TokenBalance => t !== undefined),
       logMessages: programs.map(
         (program) => `Program ${program} recorded without executing (not available on localnet)`,
       ),
+      innerInstructions,
       unitsConsumed: 0,
       raw,
-      accountKeys: keys.map((key) => this.accounts.address(key)),
+      accountKeys: addresses,
       loadedAddresses:
         message.addressTableLookups.length > 0
           ? {

@@ -15,6 +15,23 @@ export interface TokenBalance {
   decimals: number;
 }
 
+/** An instruction a program invoked (a CPI), as `getTransaction` writes it in `json`. */
+export interface CompiledInnerInstruction {
+  /** Indexes into the transaction's keys (static, then loaded). */
+  programIdIndex: number;
+  accounts: number[];
+  /** Base58. */
+  data: string;
+  /** 2 for an instruction a top-level one invoked, 3 for one that invoked, and so on. */
+  stackHeight: number;
+}
+
+/** The instructions invoked under one top-level instruction (`index`), in order. */
+export interface InnerInstructionSet {
+  index: number;
+  instructions: CompiledInnerInstruction[];
+}
+
 /** What the chain keeps of a transaction it processed: the data of `getTransaction`. */
 export interface TransactionRecord {
   signature: string;
@@ -29,6 +46,8 @@ export interface TransactionRecord {
   preTokenBalances: TokenBalance[];
   postTokenBalances: TokenBalance[];
   logMessages: string[];
+  /** What the programs invoked, per top-level instruction that invoked anything. */
+  innerInstructions: InnerInstructionSet[];
   unitsConsumed: number;
   /** The wire bytes, as sent. */
   raw: Buffer;
@@ -45,14 +64,16 @@ export interface LoadedAddresses {
 
 /**
  * A record as one line of the persisted log: the same, the bytes in base64, no derived fields;
- * `loadedAddresses` only when there are some (they are not in the bytes).
+ * `loadedAddresses` and `innerInstructions` only when there are some (logs written before inner
+ * instructions were recorded have none).
  */
 export interface StoredTransaction extends Omit<
   TransactionRecord,
-  'seq' | 'raw' | 'accountKeys' | 'loadedAddresses'
+  'seq' | 'raw' | 'accountKeys' | 'loadedAddresses' | 'innerInstructions'
 > {
   transaction: string;
   loadedAddresses?: LoadedAddresses;
+  innerInstructions?: InnerInstructionSet[];
 }
 
 export interface SignaturePage {
@@ -100,6 +121,7 @@ export class TransactionIndex {
       preTokenBalances: entry.preTokenBalances,
       postTokenBalances: entry.postTokenBalances,
       logMessages: entry.logMessages,
+      innerInstructions: entry.innerInstructions,
       unitsConsumed: entry.unitsConsumed,
       raw: entry.raw,
       accountKeys: entry.accountKeys,
@@ -174,11 +196,19 @@ export class TransactionIndex {
 }
 
 export function toStored(record: TransactionRecord): StoredTransaction {
-  const { seq: _seq, raw, accountKeys: _keys, loadedAddresses, ...rest } = record;
+  const {
+    seq: _seq,
+    raw,
+    accountKeys: _keys,
+    loadedAddresses,
+    innerInstructions,
+    ...rest
+  } = record;
   return {
     ...rest,
     transaction: raw.toString('base64'),
     ...(loadedAddresses ? { loadedAddresses } : {}),
+    ...(innerInstructions.length > 0 ? { innerInstructions } : {}),
   };
 }
 
@@ -190,7 +220,7 @@ export function fromStored(
   stored: StoredTransaction,
   address: (key: Buffer) => string,
 ): Omit<TransactionRecord, 'seq'> {
-  const { transaction, loadedAddresses, ...rest } = stored;
+  const { transaction, loadedAddresses, innerInstructions, ...rest } = stored;
   const raw = Buffer.from(transaction, 'base64');
   const { message } = parseTransaction(raw);
   const loaded = loadedAddresses ? [...loadedAddresses.writable, ...loadedAddresses.readonly] : [];
@@ -199,6 +229,7 @@ export function fromStored(
     raw,
     accountKeys: [...message.accountKeys.map(address), ...loaded],
     loadedAddresses: loadedAddresses ?? null,
+    innerInstructions: innerInstructions ?? [],
   };
 }
 

@@ -158,8 +158,21 @@ function fullMeta(record: TransactionRecord, options: EncodeOptions) {
   return {
     ...statusMeta(record),
     logMessages: record.logMessages,
-    // Localnet does not record inner instructions (CPIs).
-    innerInstructions: [],
+    innerInstructions: record.innerInstructions.map((set) => ({
+      index: set.index,
+      instructions: set.instructions.map((ix) =>
+        parsed
+          ? {
+              ...parsedInstruction(
+                record.accountKeys[ix.programIdIndex],
+                ix.accounts.map((i) => record.accountKeys[i]),
+                Buffer.from(bs58.decode(ix.data)),
+              ),
+              stackHeight: ix.stackHeight,
+            }
+          : { ...ix },
+      ),
+    })),
     ...rewards,
     // Parsed metadata leaves them out: its account keys say which came from a table.
     ...(parsed

@@ -79,8 +79,11 @@ export class PaymentResponse {
    * Expired (recorded, reported, never lost). Unattributed payments: why (`several_invoices`:
    * the transfer carried several invoices' references; `no_invoice_reference`; `other_mint`: it
    * carried an invoice's reference in another mint; `no_transfer_instruction`: it arrived
-   * without a transfer instruction of its own). Failed charges: why (`insufficient_funds`,
-   * `authorization_gone`, `account_frozen`).
+   * without a transfer instruction of its own; `subscription_pull_by_other`: the Subscriptions
+   * program pulled it from a subscription for someone other than the service, the plan's owner
+   * or another puller: `references` holds the subscription's address then the puller, and
+   * `subscriptionId` the subscription when it is one of yours). Failed charges: why
+   * (`insufficient_funds`, `authorization_gone`, `account_frozen`).
    * @example null
    */
   note!: string | null;

@@ -123,7 +123,8 @@ export class Payment extends BaseEntity {
   /**
    * Invoice payments: `invoice_not_open` when it arrived for a Paid, Cancelled or Expired invoice
    * (recorded and reported, never lost). Unattributed ones: why (`several_invoices`,
-   * `no_invoice_reference`, `other_mint`, `no_transfer_instruction`). Failed charges: why
+   * `no_invoice_reference`, `other_mint`, `no_transfer_instruction`,
+   * `subscription_pull_by_other`). Failed charges: why
    * (`insufficient_funds`, ...).
    */
   @Property({ type: 'string', length: 64, nullable: true })

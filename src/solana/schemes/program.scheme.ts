@@ -44,6 +44,7 @@ import {
 import { revokedIn, subscribeSignerIn } from '../subscriptions-program-parse';
 import { doomedCharge, tokenAccountState } from '../token-account-state';
 import { customErrorCode } from '../transactions';
+import { clockUnixTimestamp, periodAllowanceTaken } from './program-period';
 import {
   ChargeAccounts,
   SchemeContext,
@@ -63,10 +64,11 @@ const AUTHORIZATION_GONE_CODES = new Set<number>([
   SUBSCRIPTIONS_ERROR__STALE_SUBSCRIPTION_AUTHORITY,
 ]);
 // Not in the set, on purpose: AMOUNT_EXCEEDS_PERIOD_LIMIT (400: the program's period was already
-// pulled, e.g. by a charge whose outcome was unknown, or by another puller) and UNAUTHORIZED (130:
-// the service key is not an allowed puller: a key rotation, the operator's to fix) are not the
-// subscriber's doing. (At v0.4.0 a subscription's pull raises 400 for both "too much" and "too
-// soon"; 300 belongs to fixed delegations and 401 is not raised.)
+// pulled: by the plan's owner or another puller, which `charge` notices before signing, or by a
+// charge whose outcome was unknown) and UNAUTHORIZED (130: the service key is not an allowed
+// puller: a key rotation, the operator's to fix) are not the subscriber's doing. (At v0.4.0 a
+// subscription's pull raises 400 for both "too much" and "too soon"; 300 belongs to fixed
+// delegations and 401 is not raised.)
 
 /**
  * The Solana Foundation Subscriptions program (devnet, mainnet-beta): a merchant-signed
@@ -252,7 +254,7 @@ export class ProgramScheme implements SubscriptionScheme {
       { subscription, authority, plan },
       { subscription: subscriptionInfo, authority: authorityInfo, plan: planInfo },
       service.toBase58(),
-      clockInfo ? clockInfo.data.readBigInt64LE(32) : 0n,
+      clockUnixTimestamp(clockInfo) ?? 0n,
     );
     if (gone) throw new ChargeFailedError(gone.reason, gone.message);
     // The program pulls as the authority, the token account's delegate: one the subscriber
@@ -273,6 +275,16 @@ export class ProgramScheme implements SubscriptionScheme {
         );
       }
     }
+    const now = clockUnixTimestamp(clockInfo);
+    const taken =
+      now === null
+        ? null
+        : periodAllowanceTaken(
+            decodeSubscriptionAccount(subscription, subscriptionInfo!),
+            input.amount,
+            now,
+          );
+    if (taken) throw new ChargeFailedError('transient', taken);
     if (doomed) throw new ChargeFailedError(doomed.reason, doomed.message);
     // A hooked mint: the accounts its hook needs, for the transfer the program makes (the
     // subscriber's authority PDA is the delegate that signs it); v0.4.0 forwards them.
