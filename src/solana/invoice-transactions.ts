@@ -12,8 +12,8 @@ import {
   UnsignedTx,
 } from './chain.port';
 import {
-  issuerAccounts,
   issuerRefusal,
+  readIssuerSide,
   MintPausedError,
   TransferRefusedError,
 } from './issuer-side';
@@ -51,16 +51,19 @@ export class InvoiceTransactions {
   }
 
   async payment(input: InvoicePaymentInput): Promise<UnsignedTx> {
-    const mint = await this.mints.mint(input.mint);
+    const resolved = await this.mints.mint(input.mint);
     const payer = new PublicKey(input.payer);
-    const destination = ataOf(mint, input.merchantWallet);
-    const source = ataOf(mint, payer);
-    const mintKey = new PublicKey(mint.address);
-    const program = new PublicKey(mint.tokenProgram);
-    const [destinationInfo, sourceInfo, ...issuerInfos] = await this.read([
-      destination,
-      source,
-      ...issuerAccounts(mint).map((a) => new PublicKey(a)),
+    const destination = ataOf(resolved, input.merchantWallet);
+    const source = ataOf(resolved, payer);
+    const mintKey = new PublicKey(resolved.address);
+    const program = new PublicKey(resolved.tokenProgram);
+    const [[destinationInfo, sourceInfo], { mint, infos: issuerInfos }] = await Promise.all([
+      this.read([destination, source]),
+      readIssuerSide(
+        resolved,
+        (addresses) => this.read(addresses.map((a) => new PublicKey(a))),
+        (changed) => this.mints.update(changed),
+      ),
     ]);
     const refused = issuerRefusal(mint, issuerInfos);
     if (refused?.reason === 'mint_paused') throw new MintPausedError(input.mint);

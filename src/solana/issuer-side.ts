@@ -3,7 +3,7 @@ import { AccountInfo } from '@solana/web3.js';
 import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-codes';
 import type { ChargeFailure, ResolvedMint } from './chain.port';
-import { isPaused } from './mint-extensions';
+import { isPaused, readMintExtensions } from './mint-extensions';
 import { publicKeyOf } from './mint-resolver';
 import type { MintSymbol } from './mints';
 import { TransferHooks } from './transfer-hook';
@@ -28,7 +28,34 @@ export const ISSUER_SIDE_FAILURES: readonly ChargeFailure[] = [
  */
 export function issuerAccounts(mint: ResolvedMint): string[] {
   const hook = TransferHooks.programOf(mint);
-  return [...(mint.extensions.pausable ? [mint.address] : []), ...(hook ? [hook] : [])];
+  const readMint = mint.extensions.pausable !== null || mint.extensions.transferHook !== null;
+  return [...(readMint ? [mint.address] : []), ...(hook ? [hook] : [])];
+}
+
+/**
+ * The issuer's side as it is now: the accounts of `issuerAccounts` read with `load`, and the mint
+ * with its transfer hook **as just read**. A hook's authority can name, change or clear its
+ * program at any time (PYUSD and USDG carry the extension with no program today), so the hook
+ * program resolved at start is not trusted: when the mint read names another one, the mint is
+ * taken as read (`onChanged` keeps it for the next transfers) and its new program is read too.
+ */
+export async function readIssuerSide(
+  mint: ResolvedMint,
+  load: (addresses: string[]) => Promise<(AccountInfo<Buffer> | null)[]>,
+  onChanged: (mint: ResolvedMint) => void = () => undefined,
+): Promise<{ mint: ResolvedMint; infos: (AccountInfo<Buffer> | null)[] }> {
+  const infos = await load(issuerAccounts(mint));
+  const mintInfo = mint.extensions.transferHook ? infos[0] : null;
+  if (!mintInfo) return { mint, infos };
+  const hook = readMintExtensions(
+    unpackMint(publicKeyOf(mint.address), mintInfo, mintInfo.owner),
+  ).transferHook;
+  if ((hook?.programId ?? null) === (mint.extensions.transferHook?.programId ?? null)) {
+    return { mint, infos };
+  }
+  const asRead: ResolvedMint = { ...mint, extensions: { ...mint.extensions, transferHook: hook } };
+  onChanged(asRead);
+  return { mint: asRead, infos: await load(issuerAccounts(asRead)) };
 }
 
 /**

@@ -47,6 +47,11 @@ export class MintResolver {
     return resolved;
   }
 
+  /** The mint as read again (its transfer hook changed): what the next `mint()` returns. */
+  update(mint: ResolvedMint): void {
+    this.resolved.set(mint.symbol, Promise.resolve(mint));
+  }
+
   /** The owner's associated token account for the mint, under the mint's token program. */
   async tokenAccount(symbol: MintSymbol, owner: string): Promise<PublicKey> {
     const mint = await this.mint(symbol);

@@ -34,7 +34,7 @@ import { RpcBatcher } from './rpc-batcher';
 import { BlockhashCache, ChainUnavailableError } from './blockhash-cache';
 import { ataOf, MintFees, MintResolver } from './mint-resolver';
 import { describeExtensions } from './mint-extensions';
-import { issuerAccounts, issuerRefusal } from './issuer-side';
+import { issuerRefusal, readIssuerSide } from './issuer-side';
 import { TransferHooks } from './transfer-hook';
 import { MintSymbol } from './mints';
 import type { RpcChainOptions } from './rpc-chain.options';
@@ -90,6 +90,8 @@ export class RpcChainAdapter extends ChainPort {
   private readonly hooks: TransferHooks;
   /** The token accounts of the charges being signed, read together (`getMultipleAccounts`). */
   private readonly accounts: RpcBatcher<AccountInfo<Buffer> | null>;
+  private readonly loadAll = (addresses: string[]) =>
+    Promise.all(addresses.map((a) => this.accounts.load(a)));
 
   constructor(
     readonly connection: Connection,
@@ -229,19 +231,17 @@ export class RpcChainAdapter extends ChainPort {
    */
   async signCharge(input: ChargeInput): Promise<SignedTx> {
     if (input.amount <= 0n) throw new RangeError('amount must be positive');
-    const mint = await this.mints.mint(input.mint);
-    const source = ataOf(mint, input.subscriber);
-    const destination = ataOf(mint, input.merchantWallet);
-    // Both accounts are read with those of the other charges being signed (one call for all),
-    // after this call began; the blockhash comes from the background-refreshed cache (at most
-    // `maxAgeMs` old, so the charge keeps most of a blockhash's life to land).
-    // With them, the issuer's side (a pausable mint, a hook program): read first, since while
-    // the mint is paused or its hook program absent nothing of it moves (nothing is signed).
-    const [sourceInfo, destinationInfo, latest, issuerInfos] = await Promise.all([
+    const resolved = await this.mints.mint(input.mint);
+    const source = ataOf(resolved, input.subscriber);
+    const destination = ataOf(resolved, input.merchantWallet);
+    // Both accounts are read with those of the other charges being signed (one call for all);
+    // the blockhash comes from the background-refreshed cache; the issuer's side (a paused
+    // mint, an absent hook program: nothing of it moves, nothing is signed) as it is now.
+    const [sourceInfo, destinationInfo, latest, { mint, infos: issuerInfos }] = await Promise.all([
       this.accounts.load(source.toBase58()),
       this.accounts.load(destination.toBase58()),
       this.blockhashes.get(),
-      Promise.all(issuerAccounts(mint).map((a) => this.accounts.load(a))),
+      readIssuerSide(resolved, this.loadAll, (changed) => this.mints.update(changed)),
     ]);
     const issuer = issuerRefusal(mint, issuerInfos);
     if (issuer) throw new ChargeFailedError(issuer.reason, issuer.message);
@@ -281,10 +281,7 @@ export class RpcChainAdapter extends ChainPort {
     return this.sender.outcomes(txs);
   }
 
-  /**
-   * Why a sent charge failed: an expired blockhash is transient; otherwise the accounts are read
-   * (frozen, authorisation, balance), and what they do not explain is the scheme's to name.
-   */
+  /** Why a sent charge failed: the accounts as read now, then the scheme's reading of the error. */
   async classifyChargeFailure(input: ChargeInput, error: string): Promise<ChargeFailure> {
     if (/BlockhashNotFound|Blockhash not found/i.test(error)) return 'transient';
     // Its limit, from what its shape consumed, was too small after all: simulate anew.
@@ -292,15 +289,19 @@ export class RpcChainAdapter extends ChainPort {
       this.budget.forgetUnits();
       return 'transient';
     }
-    const mint = await this.mints.mint(input.mint);
-    const program = new PublicKey(mint.tokenProgram);
-    const source = ataOf(mint, input.subscriber);
-    const destination = ataOf(mint, input.merchantWallet);
-    const [sourceInfo, destinationInfo, ...issuerInfos] =
-      await this.connection.getMultipleAccountsInfo(
-        [source, destination, ...issuerAccounts(mint).map((a) => new PublicKey(a))],
+    const resolved = await this.mints.mint(input.mint);
+    const program = new PublicKey(resolved.tokenProgram);
+    const source = ataOf(resolved, input.subscriber);
+    const destination = ataOf(resolved, input.merchantWallet);
+    const read = (keys: (PublicKey | string)[]) =>
+      this.connection.getMultipleAccountsInfo(
+        keys.map((k) => new PublicKey(k)),
         this.commitment,
       );
+    const [[sourceInfo, destinationInfo], { mint, infos: issuerInfos }] = await Promise.all([
+      read([source, destination]),
+      readIssuerSide(resolved, read, (changed) => this.mints.update(changed)),
+    ]);
     const issuer = issuerRefusal(mint, issuerInfos);
     if (issuer) return issuer.reason;
     const service = this.signer.publicKey;
