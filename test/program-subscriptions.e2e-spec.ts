@@ -286,4 +286,26 @@ describe('Subscriptions program scheme: a subscription is born from its own subs
       });
     }
   });
+  it("a subscribe the page never confirmed (a phone wallet's) is found by the plan's reference and becomes the subscription, once", async () => {
+    const customer = Keypair.generate();
+    fund(t, customer.publicKey.toBase58(), { symbol: 'PYUSD', amount: 100n * PYUSD });
+    const { signature } = await subscribeOnChain(customer);
+    // The subscribe's transaction carries the plan's reference on a zero-lamport self-transfer.
+    const landed = t.chain!.chain.getTransaction(signature)!;
+    expect(landed).toBeTruthy();
+    expect(await subscriptionsOf(customer)).toEqual([]);
+    await billing.run();
+    await billing.run();
+    const found = await subscriptionsOf(customer);
+    expect(found.map((s) => s.status)).toEqual(['Active']);
+    const [bound] = await t.sql<{ subscription_id: string; use: string }>(
+      'SELECT subscription_id, use FROM subscription_signatures WHERE signature = $1',
+      [signature],
+    );
+    expect(bound).toEqual({ subscription_id: found[0].id, use: 'subscribe' });
+    // The page's late confirm answers with the same subscription.
+    const late = await confirm(signature).expect(200);
+    expect(late.body).toMatchObject({ planId, created: false, subscribed: true });
+    expect(await subscriptionsOf(customer)).toHaveLength(1);
+  });
 });

@@ -1,4 +1,9 @@
-import { PublicKey, SYSVAR_CLOCK_PUBKEY, TransactionInstruction } from '@solana/web3.js';
+import {
+  PublicKey,
+  SystemProgram,
+  SYSVAR_CLOCK_PUBKEY,
+  TransactionInstruction,
+} from '@solana/web3.js';
 import {
   SUBSCRIPTIONS_ERROR__DELEGATION_EXPIRED,
   SUBSCRIPTIONS_ERROR__PLAN_CLOSED,
@@ -43,7 +48,7 @@ import {
 } from '../subscriptions-program';
 import { revokedIn, subscribeSignerIn } from '../subscriptions-program-parse';
 import { doomedCharge, tokenAccountState } from '../token-account-state';
-import { customErrorCode } from '../transactions';
+import { customErrorCode, withReference } from '../transactions';
 import { clockUnixTimestamp, periodAllowanceTaken } from './program-period';
 import {
   ChargeAccounts,
@@ -204,7 +209,22 @@ export class ProgramScheme implements SubscriptionScheme {
       terms: onchain.data.terms,
       authorityInitId: initId,
     });
-    return { step: 'subscribe', instructions: [...before, subscribe] };
+    // The program's subscribe takes no extra account (a trailing one is its optional payer), so
+    // the plan's reference rides on a zero-lamport self-transfer: the reconciling watcher finds
+    // a subscribe the page never confirmed (a phone wallet's) by it.
+    const referenced = input.reference
+      ? [
+          withReference(
+            SystemProgram.transfer({
+              fromPubkey: new PublicKey(input.subscriber),
+              toPubkey: new PublicKey(input.subscriber),
+              lamports: 0,
+            }),
+            input.reference,
+          ),
+        ]
+      : [];
+    return { step: 'subscribe', instructions: [...before, subscribe, ...referenced] };
   }
 
   /** `cancel_subscription`: the paid period runs out, then nothing more can be pulled. */
