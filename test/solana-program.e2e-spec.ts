@@ -280,7 +280,9 @@ describe('Subscriptions-program scheme on localnet', () => {
       await old(INIT, 0n);
       await expect(adapter.buildSubscribe(input)).rejects.toMatchObject({
         code: 'CONFLICT',
-        message: 'This wallet already has a running subscription to the plan on-chain',
+        message:
+          'This wallet already has a running subscription to the plan on-chain: cancel it ' +
+          '(cancel_subscription) and subscribe again once it has run out',
       });
       accounts.close(await subscriptionPda(await planPda(merchant, onchainPlanId(planId)), wallet));
       const fresh = instructions((await adapter.buildSubscribe(input)).transaction);

@@ -197,7 +197,8 @@ export class ProgramScheme implements SubscriptionScheme {
         );
       } else {
         throw new SubscribedOnChainError(
-          'This wallet already has a running subscription to the plan on-chain',
+          'This wallet already has a running subscription to the plan on-chain: cancel it ' +
+            '(cancel_subscription) and subscribe again once it has run out',
         );
       }
     }
