@@ -7,20 +7,14 @@ import { isPaused, readMintExtensions } from './mint-extensions';
 import { publicKeyOf } from './mint-resolver';
 import type { MintSymbol } from './mints';
 import { TransferHooks } from './transfer-hook';
-import { TransferRefusedError } from './chain-errors';
+import { ISSUER_SIDE_FAILURES, TransferRefusedError } from './chain-errors';
 
-export { TransferRefusedError };
+export { ISSUER_SIDE_FAILURES, TransferRefusedError };
 
 /**
  * The issuer's side of a transfer (docs/solana.md, "Token-2022 extensions"): what makes every
  * transfer of a mint fail whatever the accounts say, read with the transfer's own accounts.
  */
-
-/** The failures that are the mint issuer's doing: a charge waits for them, nobody is PastDue. */
-export const ISSUER_SIDE_FAILURES: readonly ChargeFailure[] = [
-  'mint_paused',
-  'transfer_hook_failed',
-];
 
 /**
  * The accounts to read with a transfer's token accounts to know the issuer's side: the mint

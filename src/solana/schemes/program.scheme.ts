@@ -184,7 +184,7 @@ export class ProgramScheme implements SubscriptionScheme {
     // program allows it, else refused with what the customer can do.
     if (subscriptionInfo?.owner.equals(SUBSCRIPTIONS_PROGRAM_ID)) {
       const old = decodeSubscriptionAccount(subscription, subscriptionInfo);
-      const now = clockInfo ? clockInfo.data.readBigInt64LE(32) : 0n;
+      const now = clockUnixTimestamp(clockInfo) ?? 0n;
       const ids = { subscriber: input.subscriber, plan, subscription };
       if (old.header.initId !== initId) {
         before.push(await closeAbandonedSubscriptionInstruction({ ...ids, mint: mint.address }));
