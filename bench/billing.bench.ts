@@ -105,9 +105,9 @@ async function seed(databaseUrl: string, merchantId: string): Promise<void> {
     );
     await db.query(
       `INSERT INTO subscriptions (id, merchant_id, plan_id, customer_id, status, current_period_end,
-         onchain_address, created_at, updated_at)
+         onchain_address, created_at, updated_at, scheme)
        SELECT gen_random_uuid(), $1, $2, c.id, 'Active', now() + interval '30 days',
-              c.wallet_address, c.created_at, c.created_at
+              c.wallet_address, c.created_at, c.created_at, 'token-delegate'
          FROM customers c WHERE c.merchant_id = $1`,
       [merchantId, plan.rows[0].id],
     );

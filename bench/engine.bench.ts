@@ -377,10 +377,11 @@ async function chargeRuns(
     await db.query(
       `INSERT INTO subscriptions (id, merchant_id, plan_id, customer_id, status, current_period_end,
          onchain_address, authorized_amount, charged_amount, periods_charged, last_charge_at,
-         created_at, updated_at)
+         created_at, updated_at, scheme)
        SELECT gen_random_uuid(), c.merchant_id, $1, c.id, 'Active', now() + interval '1 day',
               t.ata, $3, $6, 1, now() - interval '30 days',
-              now() - interval '30 days' - make_interval(secs => t.i), now() - interval '30 days'
+              now() - interval '30 days' - make_interval(secs => t.i), now() - interval '30 days',
+              'token-delegate'
          FROM unnest($4::text[], $5::text[]) WITH ORDINALITY AS t(w, ata, i)
          JOIN customers c ON c.merchant_id = $2 AND c.wallet_address = t.w`,
       [

@@ -178,7 +178,7 @@ async function seed(url: string, merchantId: string): Promise<Record<string, str
       // Each customer subscribes to one plan at most: the live-subscription key holds.
       `INSERT INTO subscriptions (id, merchant_id, plan_id, customer_id, status,
          current_period_end, onchain_address, authorized_amount, charged_amount,
-         periods_charged, last_charge_at, created_at, updated_at)
+         periods_charged, last_charge_at, created_at, updated_at, scheme)
        SELECT pg_temp.uid($1::text || ':s:' || s), $1::uuid, pg_temp.uid($1::text || ':p:' || (1 + s % 20)),
               pg_temp.uid($1::text || ':c:' || (1 + (s * 2) % $3::int)),
               CASE WHEN s % 10 = 0 THEN 'Cancelled' ELSE 'Active' END,
@@ -186,7 +186,7 @@ async function seed(url: string, merchantId: string): Promise<Record<string, str
                    ELSE now() + ((s % 2592000) * interval '1 second') + interval '1 hour' END,
               pg_temp.b58($1::text || ':o:' || s), 12000000 * (1 + s % 20), 1000000 * (1 + s % 20), 1,
               now() - interval '29 days', now() - (($2::int - s) * interval '600 seconds'),
-              now() - (($2::int - s) * interval '600 seconds')
+              now() - (($2::int - s) * interval '600 seconds'), 'token-delegate'
          FROM generate_series(1, $2::int) s`,
       // Each subscription's first charge: its attempt and its ledger line.
       `INSERT INTO charge_attempts (id, created_at, updated_at, merchant_id, subscription_id,

@@ -396,6 +396,7 @@ describe('Bad input: plans, invoices, subscriptions', () => {
             planId,
             walletAddress: wallet,
             onchainAddress: wallet,
+            scheme: 'token-delegate',
           })
         ).id;
       });

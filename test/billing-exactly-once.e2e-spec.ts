@@ -145,6 +145,7 @@ describe('Billing engine: exactly once with three instances and a kill', () => {
             walletAddress: wallet.publicKey.toBase58(),
             onchainAddress: ata.toBase58(),
             authorizedAmount: share(plan.amount),
+            scheme: 'token-delegate',
           });
         }
       });

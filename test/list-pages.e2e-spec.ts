@@ -39,10 +39,10 @@ describe('List pages: limit and startingAfter', () => {
     // subscriptions over one plan): their counts differ.
     await t.sql(
       `INSERT INTO subscriptions (id, merchant_id, plan_id, customer_id, status,
-         current_period_end, onchain_address, created_at, updated_at)
+         current_period_end, onchain_address, created_at, updated_at, scheme)
        SELECT gen_random_uuid(), $1, p.id, c.id,
               CASE WHEN g % 4 = 0 THEN 'Cancelled' ELSE 'Active' END,
-              timestamptz '2026-12-01T00:00:00Z', c.wallet_address, ${at}, ${at}
+              timestamptz '2026-12-01T00:00:00Z', c.wallet_address, ${at}, ${at}, 'token-delegate'
          FROM generate_series(1, $2::int) AS g
          JOIN LATERAL (SELECT id FROM plans WHERE merchant_id = $1
                         ORDER BY created_at, id

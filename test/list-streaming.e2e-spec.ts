@@ -106,14 +106,15 @@ describe('Streamed lists', () => {
         planId: plan.body.plan.id,
         walletAddress: wallet,
         onchainAddress: null,
+        scheme: 'token-delegate',
       }),
     );
     // Cancelled copies of it, older and older (not live: the one-live-per-plan rule holds).
     await t.sql(
       `INSERT INTO subscriptions (id, merchant_id, plan_id, customer_id, status, cancelled_at,
-         current_period_end, created_at, updated_at)
+         current_period_end, created_at, updated_at, scheme)
        SELECT gen_random_uuid(), s.merchant_id, s.plan_id, s.customer_id, 'Cancelled',
-              s.created_at, NULL, s.created_at - (g || ' seconds')::interval, s.updated_at
+              s.created_at, NULL, s.created_at - (g || ' seconds')::interval, s.updated_at, s.scheme
          FROM subscriptions s, generate_series(1, $2::int - 1) AS g
         WHERE s.merchant_id = $1`,
       [m.id, ROWS],

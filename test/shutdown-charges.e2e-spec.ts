@@ -506,6 +506,7 @@ describe('Shutdown: charge attempts in hand are handed back, and another instanc
             leaseSeconds: 600,
             owner: a.owner,
             now: now(),
+            scheme: 'token-delegate',
           }),
       ],
       [
@@ -634,6 +635,7 @@ describe('Shutdown: charge attempts in hand are handed back, and another instanc
             leaseSeconds: 600,
             owner: 'A',
             now: now(),
+            scheme: 'token-delegate',
           });
         await t.sql('UPDATE subscriptions SET status = $2 WHERE id = $1', [subscriptionId, status]);
         try {
@@ -669,6 +671,7 @@ describe('Shutdown: charge attempts in hand are handed back, and another instanc
           leaseSeconds: 600,
           owner: 'A',
           now: now(),
+          scheme: 'token-delegate',
           unchanged: { wallet: sub.wallet, mint: 'USDC', self, seen: { ...seen, fingerprint } },
         });
       // A sibling's charge went in flight (or settled) since the charge read the wallet.
@@ -695,6 +698,7 @@ describe('Shutdown: charge attempts in hand are handed back, and another instanc
           leaseSeconds: 600,
           owner: 'A',
           now: now(),
+          scheme: 'token-delegate',
         });
       const handedBefore = await snapshot(handed.id);
       expect(

@@ -18,6 +18,7 @@ import { classify } from '../src/common/filters/all-exceptions.filter';
 import { ChargeInput, PlanTermsMismatchError } from '../src/solana/chain.port';
 import { mintTable } from '../src/solana/mints';
 import { RpcChainAdapter } from '../src/solana/rpc-chain.adapter';
+import { readProgramSubscription } from '../src/solana/schemes/program-state';
 import { TransferHooks } from '../src/solana/transfer-hook';
 import {
   cancelSubscriptionInstruction,
@@ -424,8 +425,9 @@ describe('Subscriptions-program scheme on localnet', () => {
     });
 
     it('decodes to the state written', async () => {
+      const chain = { connection: adapter.connection, commitment: 'confirmed' as const };
       expect(
-        await adapter.readProgramSubscription(merchant, planId, subscriber.publicKey.toBase58()),
+        await readProgramSubscription(chain, merchant, planId, subscriber.publicKey.toBase58()),
       ).toEqual({
         address: subscription,
         terms,
@@ -434,7 +436,8 @@ describe('Subscriptions-program scheme on localnet', () => {
         expiresAtTs: 0n,
       });
       expect(
-        await adapter.readProgramSubscription(
+        await readProgramSubscription(
+          chain,
           merchant,
           planId,
           Keypair.generate().publicKey.toBase58(),

@@ -169,12 +169,22 @@ describe('source structure', () => {
         ['billing/e.ts', 'if (this.chain.approval) return; // token-delegate: an approval'],
         ['solana/schemes/f.ts', "readonly name = 'token-delegate' as const;"],
         ['config/g.ts', "export const SCHEMES = ['program', 'token-delegate'] as const;"],
+        ['billing/h.ts', 'if (row.s_scheme !== this.chain.scheme) return;'],
+        ['portal/i.ts', 'const shared = this.chain.scheme === row.scheme;'],
+        ['billing/j.ts', 'if (!row.scheme) return;'],
+        ['billing/k.ts', 'const approval = this.chain.approvalOf(row.scheme);'],
+        ['billing/repositories/l.repository.ts', "const q = sql`WHERE s.scheme = 'program'`;"],
+        ['billing/repositories/m.repository.ts', "if (scheme === 'program') return q1;"],
       );
       expect(chainDetailsOutsideSolana(planted)).toEqual([
         'billing/a.ts',
         'portal/b.ts',
         'checkout/c.ts',
         'billing/d.ts',
+        'billing/h.ts',
+        'portal/i.ts',
+        'billing/j.ts',
+        'billing/repositories/m.repository.ts',
       ]);
     });
 

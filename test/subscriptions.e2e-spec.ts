@@ -36,7 +36,12 @@ describe('Subscriptions', () => {
     t.app
       .get(Db)
       .transaction((em) =>
-        service.create(em, m.id, { planId: plan, walletAddress: wallet, onchainAddress: wallet }),
+        service.create(em, m.id, {
+          planId: plan,
+          walletAddress: wallet,
+          onchainAddress: wallet,
+          scheme: 'token-delegate',
+        }),
       );
   const move = (m: TestMerchant, id: string, action: SubscriptionAction, failureReason?: string) =>
     t.app.get(Db).transaction((em) => service.transition(em, m.id, id, action, { failureReason }));

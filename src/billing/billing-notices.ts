@@ -55,23 +55,35 @@ export class BillingNotices {
     });
   }
 
-  /** The approval covers only `periodsLeft` more charges: re-authorise before it runs out. */
+  /**
+   * The approval covers only `periodsLeft` more charges: re-authorise before it runs out. With
+   * `move`, the service now takes new subscriptions under the Subscriptions program, and the
+   * portal's re-authorisation moves the subscription there (docs/solana.md, "Moving subscribers
+   * between schemes"): the notice says so.
+   */
   async approvalRunningLow(
     em: SqlTx,
     subscription: SubscriptionResponse,
     periodsLeft: bigint,
+    move = false,
   ): Promise<void> {
     const to = await this.recipient(em, subscription);
     if (!to) return;
     const url = await this.portalUrl(to.merchantId, subscription);
+    const action = move
+      ? `move it to the Solana Subscriptions program (one approval in your wallet, after ` +
+        `which each payment is bounded on-chain by the plan's terms) here`
+      : 're-authorise it here';
     const text =
       `Hello,\n\nYour authorisation for ${subscription.plan.label} (${to.merchant}) covers ` +
       `${periodsLeft} more payment${periodsLeft === 1n ? '' : 's'} of ` +
       `${subscription.plan.amount} ${subscription.plan.mint}. To keep your subscription ` +
-      `running after that, re-authorise it here:\n${url}\n`;
+      `running after that, ${action}:\n${url}\n`;
     await this.email.enqueue(em, to.merchantId, {
       to: to.email,
-      subject: oneLine(`Re-authorise your subscription: ${subscription.plan.label}`),
+      subject: oneLine(
+        `${move ? 'Move' : 'Re-authorise'} your subscription: ${subscription.plan.label}`,
+      ),
       text,
       html: html(text, url),
     });

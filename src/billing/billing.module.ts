@@ -24,6 +24,7 @@ import { ReceivingAccountAlertsRepository } from './repositories/receiving-accou
 import { SubscribesRepository } from './repositories/subscribes.repository';
 import { UnreadSignaturesRepository } from './repositories/unread-signatures.repository';
 import { WalletReservationsRepository } from './repositories/wallet-reservations.repository';
+import { SchemeMovesService } from './scheme-moves.service';
 import { SubscribeService } from './subscribe.service';
 import { UnreadSignatures } from './unread-signatures';
 
@@ -57,12 +58,13 @@ import { UnreadSignatures } from './unread-signatures';
     InvoiceWatchRepository,
     InvoiceWatcherService,
     ReceivingAccountAlertsRepository,
+    SchemeMovesService,
     SubscribeService,
     SubscribesRepository,
     UnreadSignatures,
     UnreadSignaturesRepository,
     WalletReservationsRepository,
   ],
-  exports: [BillingService, ChargeRunService, SubscribeService],
+  exports: [BillingService, ChargeRunService, SchemeMovesService, SubscribeService],
 })
 export class BillingModule {}

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Clock } from '../common/clock';
 import { AppConfig } from '../config/app-config';
-import { ChainPort } from '../solana/chain.port';
+import { ChainPort, type ChargeInput } from '../solana/chain.port';
 import { AttemptRow, ChargeAttemptsRepository } from './repositories/charge-attempts.repository';
 
 /**
@@ -45,7 +45,9 @@ export class ChargeClaims {
     busy: string[] = [],
   ): Promise<AttemptRow[]> {
     const now = this.clock.now();
-    const oneAtATime = this.chain.approval !== null && !subscriptionId;
+    // Token-delegate subscriptions (any deployment may hold them: a subscription keeps its
+    // scheme) are claimed one per wallet and mint; a customer's first charge as it is.
+    const oneAtATime = !subscriptionId;
     return this.attempts.claimDue({
       now,
       limit,
@@ -70,4 +72,17 @@ export class ChargeClaims {
       this.instance,
     );
   }
+}
+
+/** What the chain needs to build an attempt's charge, under its subscription's scheme. */
+export function chargeInputOf(row: AttemptRow): ChargeInput {
+  return {
+    chargeId: row.id,
+    scheme: row.s_scheme,
+    subscriber: row.subscriber,
+    merchantWallet: row.merchant_wallet,
+    planId: row.s_plan_id,
+    mint: row.mint,
+    amount: BigInt(row.amount),
+  };
 }

@@ -13,7 +13,7 @@ import {
   NOT_PULLABLE_RETRY_SECONDS,
   retried,
 } from './charge-settlement';
-import { ChargeClaims } from './charge-claims';
+import { ChargeClaims, chargeInputOf } from './charge-claims';
 import { ChargeLeases, HandedBack, walletKey } from './charge-leases';
 import { drainBatches } from './concurrency';
 import { AttemptRow, ChargeAttemptsRepository } from './repositories/charge-attempts.repository';
@@ -184,7 +184,7 @@ export class ChargeRunService {
     patience: Patience,
   ): Promise<void> {
     if (row.state !== 'pending' && row.state !== 'sent') return;
-    const input = this.chargeInput(row);
+    const input = chargeInputOf(row);
 
     // 1. A recorded transaction is settled before anything else is signed.
     if (row.signature && row.transaction) {
@@ -230,8 +230,8 @@ export class ChargeRunService {
     // 3. Under a shared approval the pull is the price plus the mint's transfer fee (the price
     //    arrives whole: the rule invoices follow too), and its own share of the approval must
     //    hold it.
-    if (this.chain.approval) {
-      const pull = await this.chain.pullAmount(row.mint, BigInt(row.price));
+    if (this.chain.approvalOf(row.s_scheme)) {
+      const pull = await this.chain.pullAmount(row.mint, BigInt(row.price), row.s_scheme);
       row.amount = pull.toString();
       input.amount = pull;
       const left = BigInt(row.s_authorized_amount) - BigInt(row.s_charged_amount);
@@ -251,7 +251,7 @@ export class ChargeRunService {
       this.leases.stopIfClosing();
       let unchanged: WalletSeen | undefined;
       let seen: WalletReservation | null = null;
-      if (this.chain.approval) {
+      if (this.chain.approvalOf(row.s_scheme)) {
         const self = { createdAt: row.s_created_at, id: row.subscription_id };
         seen =
           claimed?.inFlight === 0
@@ -297,6 +297,7 @@ export class ChargeRunService {
         // Doomed by the accounts as read; but if another charge of the wallet moved meanwhile,
         // the allowance and the reservation were not read of one state: read both again.
         if (seen && tries < patience.signings && (await this.walletMoved(row, seen))) continue;
+        if (await this.settlement.movedToProgram(row, error.reason, result)) return;
         return this.settlement.fail(row, input, error.reason, error.message, null, result);
       }
       const recorded = await this.attempts.recordTry({
@@ -309,15 +310,23 @@ export class ChargeRunService {
         leaseSeconds: this.config.CHARGE_LEASE_SECONDS,
         owner: this.claims.instance,
         now: this.clock.now(),
+        scheme: row.s_scheme,
         unchanged,
       });
       if (recorded) break;
-      const now = await this.attempts.standing(row.subscription_id, row.id, this.claims.instance);
+      const attempt = { subscriptionId: row.subscription_id, id: row.id, scheme: row.s_scheme };
+      const now = await this.attempts.standing(attempt, this.claims.instance);
       // Taken over (this instance stalled past its lease) or handed back: not this one's to do.
       if (!now?.held) return;
       if (now.status !== 'Active') return this.settlement.abandon(row, result);
       if (now.revoked) return this.settlement.complete(row, 'authorization_gone', result);
       if (!now.open) return; // another instance recorded its own transaction first: it settles it
+      // Its customer moved it to the Subscriptions program meanwhile: claimed again, charged there.
+      if (now.moved) {
+        await this.settlement.defer({ id: row.id, signature: null }, 'moved to another scheme');
+        result.deferred++;
+        return;
+      }
       // Another charge of the wallet moved meanwhile: what was read may not match; read again.
       if (tries >= patience.signings) {
         await this.settlement.defer(
@@ -360,7 +369,7 @@ export class ChargeRunService {
     result: ChargeRunResult,
     tried: ChargeTry,
   ): Promise<boolean> {
-    if (this.chain.approval && outcome.state !== 'succeeded') {
+    if (this.chain.approvalOf(row.s_scheme) && outcome.state !== 'succeeded') {
       // A failure is explained from the accounts as they are now: the reservation too.
       const self = { createdAt: row.s_created_at, id: row.subscription_id };
       input.reservedForEarlier = async () =>
@@ -433,16 +442,5 @@ export class ChargeRunService {
     const self = { createdAt: row.s_created_at, id: row.subscription_id };
     const now = await this.reservations.walletReservation(row.subscriber, row.mint, self);
     return now.fingerprint !== seen.fingerprint;
-  }
-
-  private chargeInput(row: AttemptRow): ChargeInput {
-    return {
-      chargeId: row.id,
-      subscriber: row.subscriber,
-      merchantWallet: row.merchant_wallet,
-      planId: row.s_plan_id,
-      mint: row.mint,
-      amount: BigInt(row.amount),
-    };
   }
 }

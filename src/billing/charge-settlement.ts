@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../common/clock';
 import { ValidationError } from '../common/errors/domain-error';
 import { Db } from '../database/db';
@@ -14,6 +14,7 @@ import { ChargeClaims } from './charge-claims';
 import { chargeLine, ChargeSuccesses, type ChargeTry } from './charge-successes';
 import { AttemptRow, ChargeAttemptsRepository } from './repositories/charge-attempts.repository';
 import { ReceivingAccountAlertsRepository } from './repositories/receiving-account-alerts.repository';
+import { SchemeMovesService } from './scheme-moves.service';
 
 export type { ChargeTry } from './charge-successes';
 
@@ -81,6 +82,8 @@ const ISSUER_RETRY_SECONDS = 300;
  */
 @Injectable()
 export class ChargeSettlement {
+  private readonly logger = new Logger(ChargeSettlement.name);
+
   constructor(
     private readonly db: Db,
     private readonly attempts: ChargeAttemptsRepository,
@@ -94,6 +97,7 @@ export class ChargeSettlement {
     private readonly metrics: Metrics,
     private readonly claims: ChargeClaims,
     private readonly successes: ChargeSuccesses,
+    private readonly moves: SchemeMovesService,
   ) {}
 
   /**
@@ -264,6 +268,31 @@ export class ChargeSettlement {
    */
   handBack(ids: readonly string[]): Promise<string[]> {
     return this.attempts.handBack(ids, this.claims.instance, this.clock.now());
+  }
+
+  /**
+   * A token-delegate charge found its approval gone before anything was signed, and the
+   * customer's program subscription runs: the customer moved (or subscribed under the program,
+   * which carried this one along) and nobody confirmed it (`SchemeMovesService.adopt`). The
+   * subscription moves, and its attempt is taken up again at once, under the program.
+   * @returns whether it moved (else the failure stands).
+   */
+  async movedToProgram(
+    row: AttemptRow,
+    reason: ChargeFailure,
+    result: ChargeRunResult,
+  ): Promise<boolean> {
+    if (reason !== 'authorization_gone' || !this.chain.movable(row.s_scheme)) return false;
+    const moved = await this.moves.adopt(row.subscriber, row.mint).catch((error: unknown) => {
+      this.logger.warn({ err: error }, 'Could not move a subscription to the program');
+      return [] as string[];
+    });
+    if (!moved.includes(row.subscription_id)) return false;
+    await this.defer({ id: row.id, signature: null }, 'moved to the Subscriptions program', {
+      retrySeconds: 0,
+    });
+    result.deferred++;
+    return true;
   }
 
   /**

@@ -144,13 +144,16 @@ export class ChargeSuccesses {
     for (const [merchantId, merchantEvents] of events) {
       await this.events.recordAll(tx, merchantId, merchantEvents);
     }
-    if (this.chain.approval) {
-      for (const [i, { row }] of winners.entries()) {
+    for (const [i, { row }] of winners.entries()) {
+      if (this.chain.approvalOf(row.s_scheme)) {
         const amount = BigInt(row.amount);
         const left = BigInt(row.s_authorized_amount) - BigInt(row.s_charged_amount) - amount;
         // Two periods before the approval runs out: ask the customer to re-authorise.
+        // Where new subscriptions are under the Subscriptions program, the notice asks the
+        // customer to move there instead (the portal's re-authorisation is that move).
         if (left >= 2n * amount && left < 3n * amount) {
-          await this.notices.approvalRunningLow(tx, subscriptions[i], left / amount);
+          const move = this.chain.movable(row.s_scheme);
+          await this.notices.approvalRunningLow(tx, subscriptions[i], left / amount, move);
         }
       }
     }

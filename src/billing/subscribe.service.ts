@@ -1,12 +1,7 @@
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../common/clock';
-import {
-  DomainError,
-  NotFoundError,
-  ServiceUnavailableError,
-  ValidationError,
-} from '../common/errors/domain-error';
+import { DomainError, NotFoundError, ServiceUnavailableError } from '../common/errors/domain-error';
 import { Db } from '../database/db';
 import type { SqlTx } from '../database/pg-transaction';
 import {
@@ -15,9 +10,12 @@ import {
   ChainTransaction,
   SignatureEntry,
 } from '../solana/chain.port';
+import type { MintSymbol } from '../solana/mints';
 import { planSubscribeReference } from '../solana/references';
 import { SubscriptionsService } from '../subscriptions/subscriptions.service';
 import { ChainCursors, WalkBudget } from './chain-cursors';
+import { SchemeMovesService } from './scheme-moves.service';
+import { invalidSignature, NotConfirmedYetError, readConfirmed } from './confirmed-transactions';
 import { ChargeRunService, ChargeRunResult } from './charge-run.service';
 import { PlanTerms, SubscribesRepository } from './repositories/subscribes.repository';
 import { WalletReservationsRepository } from './repositories/wallet-reservations.repository';
@@ -58,6 +56,7 @@ export class SubscribeService {
     private readonly subscriptions: SubscriptionsService,
     private readonly charges: ChargeRunService,
     private readonly cursors: ChainCursors,
+    private readonly moves: SchemeMovesService,
   ) {}
 
   /**
@@ -126,8 +125,8 @@ export class SubscribeService {
     const plan = await this.plan(planId);
     const used = await this.subscriptions.signatureUse(this.db, signature);
     if (used) return this.usedBefore(used, planId);
-    const tx = await this.readConfirmed(signature);
-    const subscriber = await this.chain.authorizationSigner(tx, {
+    const signed = await this.readConfirmed(signature);
+    const subscriber = await this.chain.authorizationSigner(signed, {
       merchantWallet: plan.merchant_wallet,
       planId: plan.id,
       mint: plan.mint,
@@ -171,6 +170,7 @@ export class SubscribeService {
           onchainAddress: onchain.address,
           subscribeSignature: signature,
           authorizedAmount,
+          scheme: this.chain.scheme,
         });
         created = true;
         return subscription.id;
@@ -183,8 +183,23 @@ export class SubscribeService {
       created = false;
       subscriptionId = this.usedBefore(winner, planId).subscriptionId;
     }
+    if (created) await this.carryAlong(subscriber, plan.mint, signed);
     const firstCharge = created ? await this.charges.chargeNow(subscriptionId) : null;
     return { subscriptionId, created, firstCharge };
+  }
+
+  /**
+   * A wallet's subscribe under the program gave its token account's delegate to the program's
+   * authority, so it carried the wallet's token-delegate subscriptions in the mint along (the
+   * checkout built it so: `SchemeMovesService.carried`): they move now. Should that wait (a
+   * charge of theirs in flight, the RPC down), the charge run moves them when it finds their
+   * approval gone.
+   */
+  private async carryAlong(subscriber: string, mint: MintSymbol, tx: ChainTransaction) {
+    if (!this.chain.moveTo) return;
+    await this.moves.adopt(subscriber, mint, { tx }).catch((error: unknown) => {
+      this.logger.warn({ err: error }, 'Could not move the subscriptions a subscribe carried');
+    });
   }
 
   /** A signature the service accepted before: the same subscribe again, or a refusal. */
@@ -207,14 +222,8 @@ export class SubscribeService {
    * @throws ServiceUnavailableError (the RPC is down); ValidationError (not confirmed yet, or
    *   failed on-chain).
    */
-  async readConfirmed(signature: string): Promise<ChainTransaction> {
-    const tx = await this.chain.readTransaction(signature).catch((error: unknown) => {
-      this.logger.warn({ err: error }, 'Could not read a transaction');
-      throw new ServiceUnavailableError('The chain is not reachable; retry shortly');
-    });
-    if (!tx) throw new NotConfirmedYetError();
-    if (tx.error) throw invalidSignature('is a transaction that failed on-chain');
-    return tx;
+  readConfirmed(signature: string): Promise<ChainTransaction> {
+    return readConfirmed(this.chain, this.logger, signature);
   }
 
   /**
@@ -305,18 +314,7 @@ export class SubscribeService {
   }
 }
 
-/** A refusal of a `signature` field, with its detail. */
-export function invalidSignature(problem: string): ValidationError {
-  return new ValidationError(`signature ${problem}`, [{ field: 'signature', message: problem }]);
-}
-
-/** The chain has not (yet) shown the transaction: a 400 to a caller, who may retry. */
-export class NotConfirmedYetError extends ValidationError {
-  constructor() {
-    const problem = 'is not confirmed on-chain (yet); retry in a few seconds';
-    super(`signature ${problem}`, [{ field: 'signature', message: problem }]);
-  }
-}
+export { invalidSignature, NotConfirmedYetError } from './confirmed-transactions';
 
 /** A refusal of the transaction itself (not a subscribe of the plan, not covered...), final. */
 function isRefusal(error: unknown): boolean {

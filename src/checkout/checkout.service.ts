@@ -3,6 +3,7 @@ import { formatAmount } from '../common/money';
 import { ConflictError, NotFoundError, ValidationError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-codes';
 import { AppConfig } from '../config/app-config';
+import { SchemeMovesService } from '../billing/scheme-moves.service';
 import { SubscribeService } from '../billing/subscribe.service';
 import { PlansService } from '../plans/plans.service';
 import {
@@ -42,6 +43,7 @@ export class CheckoutService {
     private readonly config: AppConfig,
     private readonly subscribes: SubscribeService,
     private readonly subscriptions: SubscriptionsService,
+    private readonly moves: SchemeMovesService,
   ) {}
 
   get icon(): string {
@@ -167,16 +169,29 @@ export class CheckoutService {
     const amount = await this.chain.pullAmount(plan.mint, price).catch(() => {
       throw new ChainUnavailableError();
     });
-    const tx = await this.chain.buildSubscribe({
-      subscriber: account,
+    const subscribe = {
       merchantWallet: plan.merchant_wallet,
       planId: plan.id,
-      mint: plan.mint,
       amount,
       periodHours: plan.interval_seconds / 3600,
       reference: planSubscribeReference(plan.id),
-      otherSubscriptionsAllowance: await this.subscribes.reserved(account, plan.mint, plan.id),
-    });
+    };
+    // Under the program, the wallet's token-delegate subscriptions in the mint (any merchant's)
+    // ride along: the program's authority takes their approval's place as the account's delegate.
+    const carried = await this.moves.carried(account, plan.mint, 1);
+    const tx = carried.plans.length
+      ? await this.chain.buildMove({
+          subscriber: account,
+          mint: plan.mint,
+          plans: [subscribe, ...carried.plans],
+          keepApproved: carried.keepApproved,
+        })
+      : await this.chain.buildSubscribe({
+          ...subscribe,
+          subscriber: account,
+          mint: plan.mint,
+          otherSubscriptionsAllowance: await this.subscribes.reserved(account, plan.mint, plan.id),
+        });
     if (tx.step === 'authority') {
       return {
         step: tx.step,
@@ -189,7 +204,7 @@ export class CheckoutService {
     return {
       step: tx.step,
       transaction: tx.transaction,
-      message: `Subscribe to ${plan.label} (${plan.merchant_name}): ${formatAmount(amount)} ${plan.mint} every ${everyText(plan.interval_seconds)}${amount > price ? ` (${formatAmount(price)} + ${formatAmount(amount - price)} network fee)` : ''}`,
+      message: `Subscribe to ${plan.label} (${plan.merchant_name}): ${formatAmount(amount)} ${plan.mint} every ${everyText(plan.interval_seconds)}${amount > price ? ` (${formatAmount(price)} + ${formatAmount(amount - price)} network fee)` : ''}${carriedText(carried.plans.length, plan.mint)}`,
     };
   }
 
@@ -222,4 +237,12 @@ export class CheckoutService {
     if (!row) throw new NotFoundError('Invoice', ErrorCode.INVOICE_NOT_FOUND);
     return row;
   }
+}
+
+/** What a subscribe that carries the wallet's earlier subscriptions in the mint says of them. */
+function carriedText(count: number, mint: MintSymbol): string {
+  if (count === 0) return '';
+  const them =
+    count === 1 ? `your other ${mint} subscription` : `your ${count} other ${mint} subscriptions`;
+  return `; ${them} move to the Subscriptions program with it, their payments unchanged`;
 }

@@ -106,7 +106,8 @@ function subscriptionItem(s: PortalSubscriptionResponse) {
     ${why ? html`<p>Why: ${why}.</p>` : null}
     ${s.paymentsAuthorized !== null ? html`<p${low ? html` class="warn"` : null}>Your authorisation covers ${s.paymentsAuthorized} more payment${s.paymentsAuthorized === 1 ? '' : 's'}.</p>` : null}
     ${s.canSettle ? html`<button type="button" data-action="settle" data-subscription="${s.id}">Pay now and resume ${s.label}</button>` : null}
-    ${s.canReauthorize ? html`<button type="button" class="${low ? '' : 'secondary'}" data-action="reauthorize" data-subscription="${s.id}">Re-authorise ${s.label}</button>` : null}
+    ${s.movesToProgram ? html`<p>This subscription can move to the Solana Subscriptions program: each payment is then bounded on-chain by the plan's terms. Until you move it, your current authorisation keeps being charged.</p>` : null}
+    ${s.canReauthorize ? html`<button type="button" class="${low || s.movesToProgram ? '' : 'secondary'}" data-action="reauthorize" data-subscription="${s.id}">${s.movesToProgram ? 'Move' : 'Re-authorise'} ${s.label}${s.movesToProgram ? ' to the Subscriptions program' : ''}</button>` : null}
     ${s.canCancel ? html`<button type="button" class="secondary" data-action="cancel" data-subscription="${s.id}">Cancel ${s.label}</button>` : null}
   </li>`;
 }

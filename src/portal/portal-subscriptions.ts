@@ -5,7 +5,6 @@ import { formatAmount } from '../common/money';
 import { everyText } from '../checkout/every-text';
 import { ChainPort } from '../solana/chain.port';
 import { ChainUnavailableError } from '../solana/blockhash-cache';
-import type { MintSymbol } from '../solana/mints';
 import {
   type CustomerSubscriptionRow,
   SubscriptionsService,
@@ -63,7 +62,7 @@ export class PortalSubscriptions {
   view(row: PortalSubscriptionRow): PortalSubscriptionResponse {
     const amount = BigInt(row.amount);
     const live = (row.status === 'Active' || row.status === 'PastDue') && !row.revoked;
-    const delegate = this.chain.approval !== null;
+    const delegate = this.chain.approvalOf(row.scheme) !== null;
     const left = BigInt(row.authorized_amount) - BigInt(row.charged_amount);
     return {
       id: row.id,
@@ -83,6 +82,7 @@ export class PortalSubscriptions {
         delegate && live ? Number(maxZero(left) / BigInt(row.pull ?? row.amount)) : null,
       canSettle: this.settleable(row),
       canReauthorize: delegate && live && !row.paused,
+      movesToProgram: live && !row.paused && this.chain.movable(row.scheme),
       canCancel: live,
     };
   }
@@ -98,8 +98,10 @@ export class PortalSubscriptions {
   }
 
   /** What a charge pulls, or null when the mint's fee cannot be read now. */
-  private async readPull(row: { mint: MintSymbol; amount: string }): Promise<string | null> {
-    const pull = await this.chain.pullAmount(row.mint, BigInt(row.amount)).catch(() => null);
+  private async readPull(row: CustomerSubscriptionRow): Promise<string | null> {
+    const pull = await this.chain
+      .pullAmount(row.mint, BigInt(row.amount), row.scheme)
+      .catch(() => null);
     return pull === null ? null : pull.toString();
   }
 }

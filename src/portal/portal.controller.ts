@@ -12,7 +12,10 @@ import {
 import { CustomersService } from '../customers/customers.service';
 import { IdempotentPost } from '../idempotency/idempotent-post.decorator';
 import { TransactionRequestDto } from '../checkout/dto/checkout.dto';
-import { TransactionRequestResponse } from '../checkout/dto/checkout.response';
+import {
+  PlanTransactionRequestResponse,
+  TransactionRequestResponse,
+} from '../checkout/dto/checkout.response';
 import { ConfirmSignatureDto } from './dto/portal.dto';
 import {
   PortalResponse,
@@ -95,19 +98,26 @@ export class PortalController {
 
   @IdempotentPost('subscriptions/:id/reauthorize/transaction')
   @HttpCode(HttpStatus.OK)
-  @ApiOperation({ summary: 'The re-authorisation, for the wallet to sign' })
+  @ApiOperation({
+    summary: 'The re-authorisation, for the wallet to sign',
+    description:
+      'Under the token-delegate scheme, a fresh approval (`step` is `subscribe`). Where the ' +
+      'service now takes new subscriptions under the Subscriptions program (`movesToProgram`), ' +
+      "the move there of the wallet's subscriptions in the mint, in the program's steps: " +
+      '`authority` (send it, then ask again), then `subscribe` (send it, then confirm it).',
+  })
   @ApiJsonBodyErrors(
     SUBSCRIPTION_NOT_FOUND,
     ErrorCode.CONFLICT,
     ErrorCode.VALIDATION_ERROR,
     ErrorCode.SERVICE_UNAVAILABLE,
   )
-  @ApiOkResponse({ type: TransactionRequestResponse })
+  @ApiOkResponse({ type: PlanTransactionRequestResponse })
   reauthorize(
     @Portal() grant: PortalGrant,
     @IdParam('Subscription') id: string,
     @Body() body: TransactionRequestDto,
-  ): Promise<TransactionRequestResponse> {
+  ): Promise<PlanTransactionRequestResponse> {
     return this.portal.reauthorizeTransaction(grant, id, body.account);
   }
 

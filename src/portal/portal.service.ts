@@ -10,6 +10,7 @@ import { formatAmount } from '../common/money';
 import { AppConfig } from '../config/app-config';
 import { Db } from '../database/db';
 import { ChargeRunService } from '../billing/charge-run.service';
+import { SchemeMovesService } from '../billing/scheme-moves.service';
 import { invalidSignature, SubscribeService } from '../billing/subscribe.service';
 import { invoiceCheckoutUrl, invoiceNumber } from '../invoices/invoice.mapper';
 import { ChainPort, SharedApproval } from '../solana/chain.port';
@@ -25,7 +26,10 @@ import {
   PortalResponse,
   PortalSubscriptionResponse,
 } from './dto/portal.response';
-import { TransactionRequestResponse } from '../checkout/dto/checkout.response';
+import {
+  PlanTransactionRequestResponse,
+  TransactionRequestResponse,
+} from '../checkout/dto/checkout.response';
 
 /** How many times settle tries to claim its charge (100 ms apart) while the row is locked. */
 const SETTLE_CLAIM_TRIES = 20;
@@ -52,6 +56,7 @@ export class PortalService {
     private readonly subscribes: SubscribeService,
     private readonly charges: ChargeRunService,
     private readonly subscriptionsView: PortalSubscriptions,
+    private readonly moves: SchemeMovesService,
   ) {}
 
   async view(grant: PortalGrant): Promise<PortalResponse> {
@@ -105,7 +110,7 @@ export class PortalService {
           `${formatAmount(amount)} ${row.mint}. Top up, then settle again`,
       );
     }
-    if (this.chain.approval && !this.covered(row, state)) {
+    if (this.chain.approvalOf(row.scheme) && !this.covered(row, state)) {
       throw new ConflictError(
         'Your authorisation no longer covers this payment: re-authorise first',
       );
@@ -131,7 +136,9 @@ export class PortalService {
   /**
    * The re-authorisation (token-delegate scheme) for the subscription's wallet to sign: the
    * plan's subscribe again, approving a fresh share for this subscription plus what the
-   * wallet's other live subscriptions in the mint still need.
+   * wallet's other live subscriptions in the mint still need. Where new subscriptions are taken
+   * under the Subscriptions program, it is the move there instead (`SchemeMovesService`), in
+   * the program's steps (`step`).
    * @throws NotFoundError; ConflictError (not live, revoked, or the program scheme);
    *   ValidationError (another wallet).
    */
@@ -139,11 +146,13 @@ export class PortalService {
     grant: PortalGrant,
     id: string,
     account: string,
-  ): Promise<TransactionRequestResponse> {
+  ): Promise<PlanTransactionRequestResponse> {
     const row = await this.actionable(grant, id, account);
-    const approval = this.needsReauthorizing();
+    if (this.moves.movable(row.scheme)) return this.moveTransaction(row);
+    const approval = this.needsReauthorizing(row);
     const amount = this.subscriptionsView.pullOf(row);
     const tx = await this.chain.buildSubscribe({
+      scheme: row.scheme,
       subscriber: account,
       merchantWallet: row.merchant_wallet,
       planId: row.plan_id,
@@ -155,6 +164,25 @@ export class PortalService {
     return {
       transaction: tx.transaction,
       message: `Re-authorise ${row.label}: ${approval.periods} more payments of ${formatAmount(amount)} ${row.mint}`,
+      step: 'subscribe',
+    };
+  }
+
+  /** The move to the Subscriptions program, as the wallet signs it (`reauthorizeTransaction`). */
+  private async moveTransaction(
+    row: PortalSubscriptionRow,
+  ): Promise<PlanTransactionRequestResponse> {
+    const tx = await this.moves.transaction(this.moveRequest(row));
+    const what =
+      tx.plans === 1 ? row.label : `${row.label} and your other ${row.mint} subscriptions`;
+    return {
+      transaction: tx.transaction,
+      message:
+        tx.step === 'authority'
+          ? `Step 1 of 2: allow subscriptions in ${row.mint} under the Subscriptions program; ` +
+            'your current payments go on as before'
+          : `Move ${what} to the Subscriptions program: each payment bounded on-chain by its plan`,
+      step: tx.step,
     };
   }
 
@@ -174,7 +202,12 @@ export class PortalService {
     signature: string,
   ): Promise<PortalSubscriptionResponse> {
     const row = await this.subscriptionsView.row(grant, id);
-    const approval = this.needsReauthorizing();
+    const used = await this.subscriptions.signatureUse(this.db, signature);
+    if (this.moves.movable(row.scheme) || (used?.use === 'move' && used.subscriptionId === id)) {
+      await this.moves.confirm(this.moveRequest(row), signature);
+      return this.subscriptionsView.view(await this.subscriptionsView.row(grant, id));
+    }
+    const approval = this.needsReauthorizing(row);
     if (await this.usedFor(signature, id, 'reauthorize')) {
       return this.subscriptionsView.view(await this.subscriptionsView.row(grant, id));
     }
@@ -213,6 +246,7 @@ export class PortalService {
   ): Promise<TransactionRequestResponse> {
     const row = await this.actionable(grant, id, account);
     const tx = await this.chain.buildRevoke({
+      scheme: row.scheme,
       subscriber: account,
       merchantWallet: row.merchant_wallet,
       planId: row.plan_id,
@@ -267,7 +301,16 @@ export class PortalService {
   }
 
   private planRef(row: PortalSubscriptionRow) {
-    return { merchantWallet: row.merchant_wallet, planId: row.plan_id, mint: row.mint };
+    return {
+      scheme: row.scheme,
+      merchantWallet: row.merchant_wallet,
+      planId: row.plan_id,
+      mint: row.mint,
+    };
+  }
+
+  private moveRequest(row: PortalSubscriptionRow) {
+    return { id: row.id, scheme: row.scheme, wallet: row.wallet_address, mint: row.mint };
   }
 
   /** Whether the approval covers this subscription's next charge after the older ones' needs. */
@@ -309,8 +352,8 @@ export class PortalService {
    * The shared approval a re-authorisation renews. @throws ConflictError where the chain keeps
    * each subscription's terms (the Subscriptions program): nothing runs out to renew.
    */
-  private needsReauthorizing(): SharedApproval {
-    const approval = this.chain.approval;
+  private needsReauthorizing(row: PortalSubscriptionRow): SharedApproval {
+    const approval = this.chain.approvalOf(row.scheme);
     if (!approval) {
       throw new ConflictError(
         'Subscriptions under the Subscriptions program need no re-authorising',

@@ -1,10 +1,20 @@
-import type { SolanaCluster } from '../config/app-config';
+import type { SolanaCluster, SubscriptionScheme } from '../config/app-config';
 import type { MintExtensions } from './mint-extensions';
 import type { MintSymbol } from './mints';
 import type { PaymentScan, ReceiptRead, SignatureEntry } from './payment-scan';
 import type { ChargeFailure } from './chain-errors';
+import type {
+  ChargeInput,
+  InvoicePaymentInput,
+  InvoiceRegistrationInput,
+  MoveInput,
+  PlanRegistrationInput,
+  RevokeInput,
+  SubscribeInput,
+} from './chain-inputs';
 
 export * from './chain-errors';
+export * from './chain-inputs';
 
 /** A transaction for someone else to sign: base64 wire bytes with no signatures yet. */
 export interface UnsignedTx {
@@ -31,84 +41,6 @@ export interface ResolvedMint {
   decimals: number;
   /** As read at resolution (`NO_EXTENSIONS` under SPL Token); a pause is read at each use. */
   extensions: MintExtensions;
-}
-
-export interface InvoiceRegistrationInput {
-  merchantWallet: string;
-  /** The invoice's mint: the registration also creates the merchant's receiving account of it. */
-  mint: MintSymbol;
-  /** The invoice's reference key (its `onchainId`), attached so the registration is searchable. */
-  reference: string;
-  /** SHA-256 commitment to the invoice's terms (32 bytes). */
-  commitment: Uint8Array;
-}
-
-export interface InvoicePaymentInput {
-  payer: string;
-  merchantWallet: string;
-  mint: MintSymbol;
-  amount: bigint;
-  reference: string;
-  memo?: string;
-}
-
-export interface PlanRegistrationInput {
-  merchantWallet: string;
-  planId: string;
-  mint: MintSymbol;
-  amount: bigint;
-  periodHours: number;
-}
-
-export interface SubscribeInput {
-  subscriber: string;
-  merchantWallet: string;
-  planId: string;
-  mint: MintSymbol;
-  amount: bigint;
-  periodHours: number;
-  /** Attached as a read-only account so the subscribe transaction can be found. */
-  reference?: string;
-  /**
-   * Token-delegate scheme: what the service still needs from this token account for the
-   * subscriber's OTHER live subscriptions in this mint. A token account has one delegate, so the
-   * approval written here replaces the previous one and must cover them too. Default 0.
-   */
-  otherSubscriptionsAllowance?: bigint;
-}
-
-/** The customer's withdrawal of one subscription's on-chain authorisation (signed by them). */
-export interface RevokeInput {
-  subscriber: string;
-  merchantWallet: string;
-  planId: string;
-  mint: MintSymbol;
-  /**
-   * Token-delegate scheme: what the service still needs for the subscriber's other live
-   * subscriptions in this mint; the approval is reset to it (revoked when 0). Default 0.
-   */
-  remainingAllowance?: bigint;
-}
-
-export interface ChargeInput {
-  /**
-   * The charge attempt's id (one per subscription and period), written into the transaction's
-   * memo. Two charges are then never the same bytes: otherwise two equal pulls within one
-   * blockhash would be one transaction, and the chain would take only the first.
-   */
-  chargeId: string;
-  subscriber: string;
-  merchantWallet: string;
-  planId: string;
-  mint: MintSymbol;
-  amount: bigint;
-  /**
-   * Token-delegate scheme: what the subscriber's earlier live subscriptions in this mint still
-   * need of the shared approval. They are covered first: an approval too small for all of them
-   * ends exactly the newest ones it can no longer cover. Default 0. A function is called after
-   * the token account was read, so charges landing meanwhile can only make it smaller.
-   */
-  reservedForEarlier?: bigint | (() => Promise<bigint>);
 }
 
 /** A signed transaction not yet sent: its signature is known, so its fate can always be looked up. */
@@ -172,6 +104,11 @@ export interface ChainTransaction {
 
 /** Which plan an authorisation or its withdrawal is about. */
 export interface PlanRef {
+  /**
+   * The scheme the subscription was authorised under (`subscriptions.scheme`); absent: the
+   * scheme of new subscriptions (`ChainPort.scheme`).
+   */
+  scheme?: SubscriptionScheme;
   merchantWallet: string;
   planId: string;
   mint: MintSymbol;
@@ -252,11 +189,31 @@ export interface ProgramSubscriptionState {
 export abstract class ChainPort {
   abstract readonly cluster: SolanaCluster;
   /**
-   * How customers' authorisations are budgeted: one approval shared by a wallet's subscriptions
-   * in a mint (the token-delegate scheme), or null where the chain keeps each subscription's
-   * terms (the Subscriptions program). Billing and the portal ask this, never which scheme runs.
+   * The scheme new subscriptions are authorised under (`SUBSCRIPTION_SCHEME`). A subscription
+   * keeps the scheme it was authorised under (`subscriptions.scheme`), which the inputs below
+   * name; the adapter speaks both.
+   */
+  abstract readonly scheme: SubscriptionScheme;
+  /**
+   * How new subscriptions' authorisations are budgeted: `approvalOf(scheme)`.
    */
   abstract readonly approval: SharedApproval | null;
+  /**
+   * How a scheme's authorisations are budgeted: one approval shared by a wallet's subscriptions
+   * in a mint (the token-delegate scheme), or null where the chain keeps each subscription's
+   * terms (the Subscriptions program). Billing and the portal ask this of a subscription's
+   * scheme, and branch on nothing else.
+   */
+  abstract approvalOf(scheme: SubscriptionScheme): SharedApproval | null;
+  /**
+   * Where subscriptions authorised under a shared approval move when their customers
+   * re-authorise: the scheme new subscriptions are taken under when it keeps each
+   * subscription's terms on-chain (the Subscriptions program), else null: nothing moves
+   * (docs/solana.md, "Moving subscribers between schemes").
+   */
+  abstract readonly moveTo: SubscriptionScheme | null;
+  /** Whether a subscription under `scheme` is to move (to `moveTo`). */
+  abstract movable(scheme: SubscriptionScheme): boolean;
   /** The service key (base58): fee payer of its pulls and the puller plans authorise. */
   abstract readonly servicePublicKey: string;
 
@@ -272,6 +229,7 @@ export abstract class ChainPort {
    * or the subscriber's token account that carries the approval (token-delegate scheme).
    */
   abstract subscriptionAddress(input: {
+    scheme?: SubscriptionScheme;
     merchantWallet: string;
     planId: string;
     subscriber: string;
@@ -281,9 +239,13 @@ export abstract class ChainPort {
    * What each period's charge of a plan priced `price` pulls from the subscriber: under a shared
    * approval, the price plus the mint's Token-2022 transfer fee in force (the price arrives
    * whole, the rule invoices follow too; one RPC read, cached); under the Subscriptions program,
-   * the plan's amount as it holds it (no RPC).
+   * the plan's amount as it holds it (no RPC). `scheme`: the subscription's (default: new ones').
    */
-  abstract pullAmount(mint: MintSymbol, price: bigint): Promise<bigint>;
+  abstract pullAmount(
+    mint: MintSymbol,
+    price: bigint,
+    scheme?: SubscriptionScheme,
+  ): Promise<bigint>;
 
   /**
    * The builders of unsigned transactions take a recent blockhash from a cache refreshed in the
@@ -296,6 +258,12 @@ export abstract class ChainPort {
   abstract buildSubscribe(input: SubscribeInput): Promise<SubscribeTx>;
   /** The customer-signed revoke of one subscription's authorisation. */
   abstract buildRevoke(input: RevokeInput): Promise<UnsignedTx>;
+  /**
+   * The customer-signed move of a wallet's token-delegate subscriptions in a mint to the
+   * program, in two steps as a first subscribe there (`SubscribeTx.step`).
+   * @throws PlanTermsMismatchError when a plan is not registered under the program as it is.
+   */
+  abstract buildMove(input: MoveInput): Promise<SubscribeTx>;
 
   /**
    * Builds and signs a charge (a pull by the service key), with its compute budget (a limit from

@@ -1,6 +1,6 @@
 import { TOKEN_2022_PROGRAM_ID } from '@solana/spl-token';
 import { AccountInfo, Commitment, Connection, PublicKey } from '@solana/web3.js';
-import type { SolanaCluster } from '../config/app-config';
+import type { SolanaCluster, SubscriptionScheme as SchemeName } from '../config/app-config';
 import {
   AuthorizationLeft,
   AuthorizationState,
@@ -10,15 +10,14 @@ import {
   ChargeFailedError,
   ChargeFailure,
   ChargeInput,
-  reservedOf,
   InvoicePaymentInput,
   InvoiceRegistrationInput,
+  MoveInput,
   PaymentScan,
   PlanRef,
   ReceiptRead,
   SignatureEntry,
   PlanRegistrationInput,
-  ProgramSubscriptionState,
   SubscribeTx,
   ResolvedMint,
   RevokeInput,
@@ -40,16 +39,16 @@ import { MintSymbol } from './mints';
 import type { RpcChainOptions } from './rpc-chain.options';
 import { PaymentScanner } from './payment-scanner';
 import { ProgramScheme } from './schemes/program.scheme';
-import { readProgramSubscription } from './schemes/program-state';
 import { SchemeContext, SubscriptionScheme } from './schemes/subscription-scheme';
 import { TokenDelegateScheme } from './schemes/token-delegate.scheme';
-import { doomedCharge, tokenAccountState } from './token-account-state';
+import { moveInstructions } from './schemes/scheme-move';
+import { tokenAccountState } from './token-account-state';
 import { chainTransaction } from './chain-transaction';
 import { createMerchantAccount, InvoiceTransactions } from './invoice-transactions';
 import { TransactionSender } from './transaction-sender';
+import { classifyChargeFailure } from './charge-failures';
 import {
   ComputeBudget,
-  computeExhausted,
   DEFAULT_PRIORITY_FEE_MAX_MICRO_LAMPORTS,
   networkFee,
 } from './compute-budget';
@@ -74,6 +73,7 @@ export { customErrorCode, MEMO_PROGRAM_ID } from './transactions';
  */
 export class RpcChainAdapter extends ChainPort {
   readonly cluster: SolanaCluster;
+  readonly scheme: SchemeName;
   readonly approval: SharedApproval | null;
   readonly servicePublicKey: string;
   private readonly signer: ServiceSigner;
@@ -84,7 +84,8 @@ export class RpcChainAdapter extends ChainPort {
   private readonly scanner: PaymentScanner;
   private readonly invoices: InvoiceTransactions;
   private readonly fees: MintFees;
-  private readonly subscriptions: SubscriptionScheme;
+  /** Both schemes: a subscription is served by the one it was authorised under. */
+  private readonly schemes: { program: ProgramScheme; 'token-delegate': TokenDelegateScheme };
   private readonly commitment: Commitment;
   private readonly budget: ComputeBudget;
   private readonly hooks: TransferHooks;
@@ -140,9 +141,29 @@ export class RpcChainAdapter extends ChainPort {
       approvalPeriods: options.approvalPeriods,
       hooks: this.hooks,
     };
-    this.subscriptions =
-      options.scheme === 'program' ? new ProgramScheme(context) : new TokenDelegateScheme(context);
-    this.approval = this.subscriptions.approval;
+    this.schemes = {
+      program: new ProgramScheme(context),
+      'token-delegate': new TokenDelegateScheme(context),
+    };
+    this.scheme = options.scheme;
+    this.approval = this.schemes[this.scheme].approval;
+  }
+
+  approvalOf(scheme: SchemeName): SharedApproval | null {
+    return this.schemes[scheme].approval;
+  }
+
+  get moveTo(): SchemeName | null {
+    return this.approval === null ? this.scheme : null;
+  }
+
+  movable(scheme: SchemeName): boolean {
+    return this.moveTo !== null && this.schemes[scheme].approval !== null;
+  }
+
+  /** The scheme a subscription was authorised under; absent: that of new subscriptions. */
+  private schemeOf(input?: { scheme?: SchemeName }): SubscriptionScheme {
+    return this.schemes[input?.scheme ?? this.scheme];
   }
 
   mint(symbol: MintSymbol): Promise<ResolvedMint> {
@@ -158,23 +179,24 @@ export class RpcChainAdapter extends ChainPort {
   }
 
   planAddress(merchantWallet: string, planId: string): Promise<string | null> {
-    return this.subscriptions.planAddress(merchantWallet, planId);
+    return this.schemeOf().planAddress(merchantWallet, planId);
   }
 
   async subscriptionAddress(input: {
+    scheme?: SchemeName;
     merchantWallet: string;
     planId: string;
     subscriber: string;
     mint: MintSymbol;
   }): Promise<string> {
-    return this.subscriptions.subscriptionAddress({
+    return this.schemeOf(input).subscriptionAddress({
       ...input,
       mint: await this.mints.mint(input.mint),
     });
   }
 
-  async pullAmount(mint: MintSymbol, price: bigint): Promise<bigint> {
-    return this.subscriptions.pullsTransferFee ? this.grossAmount(mint, price) : price;
+  async pullAmount(mint: MintSymbol, price: bigint, scheme?: SchemeName): Promise<bigint> {
+    return this.schemeOf({ scheme }).pullsTransferFee ? this.grossAmount(mint, price) : price;
   }
 
   buildInvoiceRegistration(input: InvoiceRegistrationInput): Promise<UnsignedTx> {
@@ -192,7 +214,7 @@ export class RpcChainAdapter extends ChainPort {
       (async () => {
         const mint = await this.mints.mint(input.mint);
         const merchant = new PublicKey(input.merchantWallet);
-        const instructions = await this.subscriptions.planRegistration(input, mint);
+        const instructions = await this.schemeOf().planRegistration(input, mint);
         // The receiving account the plan's charges go to, paid by the merchant.
         return this.unsigned.build(merchant, [
           createMerchantAccount(merchant, mint, merchant),
@@ -206,7 +228,7 @@ export class RpcChainAdapter extends ChainPort {
     return this.available(
       (async () => {
         const mint = await this.mints.mint(input.mint);
-        const { step, instructions } = await this.subscriptions.subscribe(input, mint);
+        const { step, instructions } = await this.schemeOf(input).subscribe(input, mint);
         const tx = await this.unsigned.build(new PublicKey(input.subscriber), instructions);
         return { ...tx, step };
       })(),
@@ -217,8 +239,20 @@ export class RpcChainAdapter extends ChainPort {
     return this.available(
       (async () => {
         const mint = await this.mints.mint(input.mint);
-        const instructions = await this.subscriptions.revoke(input, mint);
+        const instructions = await this.schemeOf(input).revoke(input, mint);
         return this.unsigned.build(new PublicKey(input.subscriber), instructions);
+      })(),
+    );
+  }
+
+  buildMove(input: MoveInput): Promise<SubscribeTx> {
+    return this.available(
+      (async () => {
+        const mint = await this.mints.mint(input.mint);
+        const { program, 'token-delegate': delegate } = this.schemes;
+        const { step, instructions } = await moveInstructions({ program, delegate }, input, mint);
+        const tx = await this.unsigned.build(new PublicKey(input.subscriber), instructions);
+        return { ...tx, step };
       })(),
     );
   }
@@ -247,7 +281,7 @@ export class RpcChainAdapter extends ChainPort {
     if (issuer) throw new ChargeFailedError(issuer.reason, issuer.message);
     // A missing receiving account is the merchant's to create: the service key never pays rent
     // for an account its owner can close (`merchant_account_missing`, nothing is sent).
-    const pull = await this.subscriptions.charge(input, mint, {
+    const pull = await this.schemeOf(input).charge(input, mint, {
       source: { address: source.toBase58(), info: sourceInfo },
       destination: { address: destination.toBase58(), info: destinationInfo },
     });
@@ -282,42 +316,19 @@ export class RpcChainAdapter extends ChainPort {
   }
 
   /** Why a sent charge failed: the accounts as read now, then the scheme's reading of the error. */
-  async classifyChargeFailure(input: ChargeInput, error: string): Promise<ChargeFailure> {
-    if (/BlockhashNotFound|Blockhash not found/i.test(error)) return 'transient';
-    // Its limit, from what its shape consumed, was too small after all: simulate anew.
-    if (computeExhausted(error)) {
-      this.budget.forgetUnits();
-      return 'transient';
-    }
-    const resolved = await this.mints.mint(input.mint);
-    const program = new PublicKey(resolved.tokenProgram);
-    const source = ataOf(resolved, input.subscriber);
-    const destination = ataOf(resolved, input.merchantWallet);
-    const read = (keys: (PublicKey | string)[]) =>
-      this.connection.getMultipleAccountsInfo(
-        keys.map((k) => new PublicKey(k)),
-        this.commitment,
-      );
-    const [[sourceInfo, destinationInfo], { mint, infos: issuerInfos }] = await Promise.all([
-      read([source, destination]),
-      readIssuerSide(resolved, read, (changed) => this.mints.update(changed)),
-    ]);
-    const issuer = issuerRefusal(mint, issuerInfos);
-    if (issuer) return issuer.reason;
-    const service = this.signer.publicKey;
-    const doomed = doomedCharge(
-      tokenAccountState(source, sourceInfo, program, service),
-      tokenAccountState(destination, destinationInfo, program, service),
-      input.amount,
-      this.approval !== null,
-      await reservedOf(input),
+  classifyChargeFailure(input: ChargeInput, error: string): Promise<ChargeFailure> {
+    return classifyChargeFailure(
+      {
+        connection: this.connection,
+        commitment: this.commitment,
+        mints: this.mints,
+        service: this.signer.publicKey,
+        scheme: this.schemeOf(input),
+        forgetUnits: () => this.budget.forgetUnits(),
+      },
+      input,
+      error,
     );
-    if (doomed) return doomed.reason;
-    const reason = await this.subscriptions.classifyProgramError(input, error);
-    // What neither the accounts nor the scheme explain, on a mint whose hook program runs on
-    // every transfer, is the hook's refusal: the issuer's side, never the customer's.
-    if (reason === 'transient' && TransferHooks.programOf(mint)) return 'transfer_hook_failed';
-    return reason;
   }
 
   scanTokenAccount(tokenAccount: string, cursor: string | null): Promise<PaymentScan> {
@@ -371,25 +382,26 @@ export class RpcChainAdapter extends ChainPort {
   }
 
   async authorizationSigner(tx: ChainTransaction, plan: PlanRef): Promise<string | null> {
-    return this.subscriptions.authorizationSigner(tx, plan, await this.mints.mint(plan.mint));
+    return this.schemeOf(plan).authorizationSigner(tx, plan, await this.mints.mint(plan.mint));
   }
 
   async isRevocationBy(
     tx: ChainTransaction,
     plan: PlanRef & { subscriber: string },
   ): Promise<boolean> {
-    return this.subscriptions.isRevocationBy(tx, plan, await this.mints.mint(plan.mint));
+    return this.schemeOf(plan).isRevocationBy(tx, plan, await this.mints.mint(plan.mint));
   }
 
   async authorizationLeft(
     plan: AuthorizedPlan,
     subscriber: string,
   ): Promise<AuthorizationLeft | null> {
-    return this.subscriptions.authorizationLeft(plan, subscriber, await this.mints.mint(plan.mint));
+    const mint = await this.mints.mint(plan.mint);
+    return this.schemeOf(plan).authorizationLeft(plan, subscriber, mint);
   }
 
   async authorizationWithdrawn(plan: PlanRef & { subscriber: string }): Promise<boolean> {
-    return this.subscriptions.authorizationWithdrawn(plan, await this.mints.mint(plan.mint));
+    return this.schemeOf(plan).authorizationWithdrawn(plan, await this.mints.mint(plan.mint));
   }
 
   async signaturesAfter(address: string, cursor: string | null): Promise<SignatureScan> {
@@ -415,20 +427,6 @@ export class RpcChainAdapter extends ChainPort {
   async existingAccounts(addresses: string[]): Promise<Set<string>> {
     const infos = await Promise.all(addresses.map((a) => this.accounts.load(a)));
     return new Set(addresses.filter((_, i) => infos[i] !== null));
-  }
-
-  /** Program scheme: the subscription account of a plan and subscriber, or null when absent. */
-  readProgramSubscription(
-    merchantWallet: string,
-    planId: string,
-    subscriber: string,
-  ): Promise<ProgramSubscriptionState | null> {
-    return readProgramSubscription(
-      { connection: this.connection, commitment: this.commitment },
-      merchantWallet,
-      planId,
-      subscriber,
-    );
   }
 
   /**

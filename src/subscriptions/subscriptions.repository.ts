@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { sql } from '@pgtyped/runtime';
 import type { ListPage } from '../common/pagination';
 import { Db } from '../database/db';
+import type { SubscriptionScheme } from '../config/app-config';
 import type { SqlTx } from '../database/pg-transaction';
 import type { MintSymbol } from '../solana/mints';
 import {
@@ -61,6 +62,8 @@ export interface NewSubscriptionRow {
   onchainAddress: string | null;
   /** Base units. */
   authorizedAmount: bigint;
+  /** The scheme its customer authorised it under. */
+  scheme: SubscriptionScheme;
   /** Domain time: created, updated, and the first charge due. */
   at: Date;
 }
@@ -100,9 +103,13 @@ export interface SubscriptionOwner {
  * A subscription of one customer as the customer portal shows and acts on it: `ended_at` is when
  * it ended (the cancel when Cancelled, else its last change when Completed; null while live).
  */
-export type CustomerSubscriptionRow = Omit<IListCustomerSubscriptionsResult, 'status' | 'mint'> & {
+export type CustomerSubscriptionRow = Omit<
+  IListCustomerSubscriptionsResult,
+  'status' | 'mint' | 'scheme'
+> & {
   status: SubscriptionStatus;
   mint: MintSymbol;
+  scheme: SubscriptionScheme;
 };
 
 /** How the first payment of a new subscription went, as the checkout page shows it. */
@@ -118,9 +125,9 @@ const lockPlanForSubscribe = sql<ILockPlanForSubscribeQuery>`
 /** A new subscription, `Active`, its first charge due at `at`. */
 const insertSubscription = sql<IInsertSubscriptionQuery>`
   INSERT INTO subscriptions (id, merchant_id, plan_id, customer_id, status, current_period_end,
-    onchain_address, authorized_amount, created_at, updated_at)
+    onchain_address, authorized_amount, scheme, created_at, updated_at)
   VALUES ($id!, $merchantId!, $planId!, $customerId!, 'Active', $at!, $onchainAddress,
-    $authorizedAmount!, $at!, $at!)`;
+    $authorizedAmount!, $scheme!, $at!, $at!)`;
 
 /**
  * The merchant's subscription as the API returns it, with its plan and customer snapshots
@@ -252,7 +259,7 @@ const listCustomerSubscriptions = sql<IListCustomerSubscriptionsQuery>`
                                 WHEN 'Completed' THEN s.updated_at END) AS ended_at,
          s.authorized_amount::text AS "authorized_amount!",
          s.charged_amount::text AS "charged_amount!", p.label, p.amount::text AS "amount!", p.mint,
-         p.interval_seconds, m.wallet_address AS merchant_wallet, c.wallet_address
+         p.interval_seconds, m.wallet_address AS merchant_wallet, c.wallet_address, s.scheme
     FROM subscriptions s JOIN plans p ON p.id = s.plan_id
     JOIN customers c ON c.id = s.customer_id JOIN merchants m ON m.id = s.merchant_id
    WHERE s.merchant_id = $merchantId! AND s.customer_id = $customerId!
@@ -306,6 +313,7 @@ export class SubscriptionsRepository {
         customerId: row.customerId,
         onchainAddress: row.onchainAddress,
         authorizedAmount: row.authorizedAmount.toString(),
+        scheme: row.scheme,
         at: row.at,
       },
       tx,

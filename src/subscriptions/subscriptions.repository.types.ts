@@ -31,6 +31,7 @@ export interface IInsertSubscriptionParams {
   merchantId: string;
   onchainAddress?: string | null | void;
   planId: string;
+  scheme: string;
 }
 
 /** 'InsertSubscription' return type */
@@ -240,6 +241,7 @@ export interface IListCustomerSubscriptionsResult {
   paused: boolean;
   plan_id: string;
   revoked: boolean;
+  scheme: string;
   status: string;
   wallet_address: string;
 }

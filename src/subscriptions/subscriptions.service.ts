@@ -5,13 +5,19 @@ import { NotFoundError, ValidationError } from '../common/errors/domain-error';
 import { resolvePage } from '../common/pagination';
 import { CustomersService } from '../customers/customers.service';
 import { Db } from '../database/db';
+import type { SubscriptionScheme } from '../config/app-config';
 import type { SqlTx } from '../database/pg-transaction';
 import { EventsService, NewEvent } from '../events/events.service';
+import type { MintSymbol } from '../solana/mints';
 import { ListSubscriptionsQueryDto } from './dto/subscription.dto';
 import { SubscriptionResponse } from './dto/subscription.response';
 import type { SignatureUse } from './entities/subscription-signature.entity';
 import { SUBSCRIPTION_TRANSITIONS, SubscriptionAction } from './subscription-status';
 import { subscriptionListJson, toSubscriptionResponse } from './subscription.mapper';
+import {
+  type DelegatedSubscriptionRow,
+  SubscriptionMovesRepository,
+} from './subscription-moves.repository';
 import { SubscriptionSignaturesRepository } from './subscription-signatures.repository';
 import {
   type ChargeStateRow,
@@ -32,6 +38,8 @@ export interface NewSubscription {
   onchainAddress: string | null;
   /** The confirmed subscribe transaction (a signature creates at most one subscription). */
   subscribeSignature?: string | null;
+  /** The scheme the customer authorised it under. */
+  scheme: SubscriptionScheme;
   /** Token-delegate scheme: this subscription's share of the approval, in base units. */
   authorizedAmount?: bigint;
 }
@@ -63,6 +71,7 @@ export class SubscriptionsService {
     private readonly db: Db,
     private readonly repository: SubscriptionsRepository,
     private readonly signatures: SubscriptionSignaturesRepository,
+    private readonly moves: SubscriptionMovesRepository,
     private readonly clock: Clock,
     private readonly customers: CustomersService,
     private readonly events: EventsService,
@@ -102,6 +111,7 @@ export class SubscriptionsService {
       customerId: customer.id,
       onchainAddress: input.onchainAddress,
       authorizedAmount: input.authorizedAmount ?? 0n,
+      scheme: input.scheme,
       at: now,
     });
     if (input.subscribeSignature) {
@@ -277,6 +287,34 @@ export class SubscriptionsService {
       { signature, subscriptionId: id, use, at: this.clock.now() },
       options.mustBeNew ?? false,
     );
+  }
+
+  /** The wallet's live token-delegate subscriptions in a mint, any merchant's: they move together. */
+  liveDelegatedOfWallet(wallet: string, mint: MintSymbol): Promise<DelegatedSubscriptionRow[]> {
+    return this.moves.liveDelegatedOfWallet(wallet, mint);
+  }
+
+  /** Locks subscriptions for a move, in id order (before the caller checks their charges). */
+  lockForMove(tx: SqlTx, ids: string[]): Promise<void> {
+    return this.moves.lock(tx, ids);
+  }
+
+  /**
+   * A customer's move to the Subscriptions program: each of `moves` still live under
+   * token-delegate takes the program scheme and its delegation PDA. `use`: the signature the
+   * customer moved with, recorded once against the subscription it was asked for (when it moved).
+   * @returns the ids that moved.
+   */
+  async moveToProgram(
+    tx: SqlTx,
+    moves: { id: string; onchainAddress: string }[],
+    use?: { id: string; signature: string },
+  ): Promise<string[]> {
+    const moved = await this.moves.moveToProgram(tx, moves, this.clock.now());
+    if (use && moved.includes(use.id)) {
+      await this.useSignature(tx, use.id, use.signature, 'move', { mustBeNew: true });
+    }
+    return moved;
   }
 
   /**

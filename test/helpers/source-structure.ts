@@ -203,11 +203,19 @@ export function executorsOutsideRepositories(sources: readonly SourceFile[]): st
 }
 
 /**
- * A scheme branch or a chain format: a comparison with the scheme's name, a scheme's name as a
- * literal, or a memo format (`subscribe:v1:`, `revoke:v1:`, `plan:v1:`).
+ * A scheme branch or a chain format: a comparison with a scheme, a branch on one (`if`,
+ * `switch`), a scheme's name as a literal, or a memo format (`subscribe:v1:`, `revoke:v1:`,
+ * `plan:v1:`). A subscription's scheme is data (`subscriptions.scheme`) that code passes to
+ * `ChainPort` as it is; what it means is asked of the port.
  */
 const CHAIN_DETAIL =
-  /\bscheme\s*[!=]==|\bscheme\b\s*\)|['"`](?:token-delegate|program)['"`]|\b(?:subscribe|revoke|plan):v\d/;
+  /\bscheme\s*[!=]==|[!=]==\s*[\w.]*\bscheme\b|\b(?:if|switch)\s*\(\s*!?[\w.]*\bscheme\s*\)|['"`](?:token-delegate|program)['"`]|\b(?:subscribe|revoke|plan):v\d/;
+/**
+ * In the data layer (repositories, migrations), where the column's values are written and
+ * filtered on in SQL: the scheme's name in a statement is data, not a branch; the rest holds.
+ */
+const CHAIN_DETAIL_IN_DATA =
+  /\bscheme\s*[!=]==|[!=]==\s*[\w.]*\bscheme\b|\b(?:if|switch)\s*\(\s*!?[\w.]*\bscheme\s*\)|\b(?:subscribe|revoke|plan):v\d/;
 
 /**
  * Files past `solana/` (specs aside) that branch on the subscription scheme or write a memo
@@ -220,7 +228,7 @@ export function chainDetailsOutsideSolana(sources: readonly SourceFile[]): strin
         !isSpec(s) &&
         s.module !== 'solana' &&
         s.module !== 'config' &&
-        CHAIN_DETAIL.test(code(s.text)),
+        (isDataLayer(s) ? CHAIN_DETAIL_IN_DATA : CHAIN_DETAIL).test(code(s.text)),
     )
     .map((s) => s.path.split(sep).join('/'));
 }

@@ -17,11 +17,18 @@ export type CursorStatsRow = Omit<ICursorStatsResult, 'kind'> & { kind: CursorKi
 
 /**
  * Active subscriptions due by `now` (domain time): what `claimDue` takes up, attempts in flight
- * included (their period is not charged yet). One range of `subscriptions_due_idx`.
+ * included (their period is not charged yet). One range of `subscriptions_due_idx` per scheme
+ * (the index leads with it).
  */
 const dueBacklog = sql<IDueBacklogQuery>`
-  SELECT count(*)::int AS "due!", min(current_period_end) AS oldest
-    FROM subscriptions WHERE status = 'Active' AND current_period_end <= $now!`;
+  SELECT COALESCE(sum(d.due), 0)::int AS "due!", min(d.oldest) AS oldest
+    FROM (SELECT count(*) AS due, min(current_period_end) AS oldest
+            FROM subscriptions
+           WHERE status = 'Active' AND scheme = 'token-delegate' AND current_period_end <= $now!
+          UNION ALL
+          SELECT count(*), min(current_period_end)
+            FROM subscriptions
+           WHERE status = 'Active' AND scheme = 'program' AND current_period_end <= $now!) d`;
 
 /**
  * Per kind: the cursors, those with a window still being read (history left to read), and the

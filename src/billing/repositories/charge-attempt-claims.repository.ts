@@ -1,4 +1,6 @@
 import { sql } from '@pgtyped/runtime';
+import type { SubscriptionScheme } from '../../config/app-config';
+import type { Db } from '../../database/db';
 import type { MintSymbol } from '../../solana/mints';
 import type { ChargeAttemptState } from '../entities/charge-attempt.entity';
 import type { WalletReservation } from './wallet-reservations.repository';
@@ -32,18 +34,20 @@ import type {
  * returns timestamps. Mint and state are the service's (text columns, which the generated type
  * leaves `string`).
  */
-export type AttemptRow = Omit<IResumeStaleResult, 'mint' | 'state'> & {
+export type AttemptRow = Omit<IResumeStaleResult, 'mint' | 'state' | 's_scheme'> & {
   mint: MintSymbol;
   state: ChargeAttemptState;
+  /** The scheme the subscription was authorised under: its charge is built under it. */
+  s_scheme: SubscriptionScheme;
   /** Its wallet's reservation, as read in the statement that claimed it (token-delegate). */
   seen?: WalletReservation;
 };
 
 /**
- * Claims due Active subscriptions and writes (or re-arms) their period's attempt, leased to
- * `owner`, in one statement (see `ChargeClaims.claimDue`). Reads subscriptions, plans and
- * customers (`FOR UPDATE OF s SKIP LOCKED`) in the same statement. Any due subscription, oldest
- * due first.
+ * Claims due Active subscriptions under the program scheme and writes (or re-arms) their
+ * period's attempt, leased to `owner`, in one statement (see `ChargeClaims.claimDue`). Reads
+ * subscriptions, plans and customers (`FOR UPDATE OF s SKIP LOCKED`) in the same statement.
+ * Oldest due first.
  */
 export const claimDueAll = sql<IClaimDueAllQuery>`
   WITH candidates AS (
@@ -51,7 +55,7 @@ export const claimDueAll = sql<IClaimDueAllQuery>`
            s.current_period_end, c.wallet_address AS wallet
       FROM subscriptions s JOIN plans p ON p.id = s.plan_id
       JOIN customers c ON c.id = s.customer_id
-     WHERE s.status = 'Active' AND s.current_period_end <= $now!
+     WHERE s.status = 'Active' AND s.current_period_end <= $now! AND s.scheme = 'program'
        AND NOT EXISTS (
          SELECT 1 FROM charge_attempts o
           WHERE o.subscription_id = s.id AND o.period = s.periods_charged + 1
@@ -81,7 +85,7 @@ export const claimDueAll = sql<IClaimDueAllQuery>`
          a.last_valid_block_height::text AS last_valid_block_height,
          s.status AS "s_status!", s.revoked_at IS NOT NULL AS "s_revoked!",
          s.customer_id AS "s_customer_id!", s.plan_id AS "s_plan_id!",
-         s.authorized_amount::text AS "s_authorized_amount!",
+         s.scheme AS "s_scheme!", s.authorized_amount::text AS "s_authorized_amount!",
          s.charged_amount::text AS "s_charged_amount!", s.created_at AS "s_created_at!",
          c.wallet_address AS "subscriber!", m.wallet_address AS "merchant_wallet!"
     FROM claimed a
@@ -91,7 +95,8 @@ export const claimDueAll = sql<IClaimDueAllQuery>`
     JOIN merchants m ON m.id = a.merchant_id`;
 
 /**
- * `claimDueAll` under the token-delegate scheme: at most one charge per wallet and mint, none of
+ * `claimDueAll` for the subscriptions under the token-delegate scheme (a subscription keeps the
+ * scheme it was authorised under): at most one charge per wallet and mint, none of
  * those in `busy` (`wallet:mint`). Siblings of one wallet among the candidates are left for
  * later, so it looks further ahead (`candidateLimit`: four times `limit`). A re-armed try whose
  * bytes are kept keeps its amount: it is settled first, for what those bytes pull.
@@ -108,7 +113,7 @@ export const claimDueOneAtATime = sql<IClaimDueOneAtATimeQuery>`
            s.current_period_end, c.wallet_address AS wallet
       FROM subscriptions s JOIN plans p ON p.id = s.plan_id
       JOIN customers c ON c.id = s.customer_id
-     WHERE s.status = 'Active' AND s.current_period_end <= $now!
+     WHERE s.status = 'Active' AND s.current_period_end <= $now! AND s.scheme = 'token-delegate'
        AND NOT EXISTS (
          SELECT 1 FROM charge_attempts o
           WHERE o.subscription_id = s.id AND o.period = s.periods_charged + 1
@@ -141,7 +146,7 @@ export const claimDueOneAtATime = sql<IClaimDueOneAtATimeQuery>`
          a.last_valid_block_height::text AS last_valid_block_height,
          s.status AS "s_status!", s.revoked_at IS NOT NULL AS "s_revoked!",
          s.customer_id AS "s_customer_id!", s.plan_id AS "s_plan_id!",
-         s.authorized_amount::text AS "s_authorized_amount!",
+         s.scheme AS "s_scheme!", s.authorized_amount::text AS "s_authorized_amount!",
          s.charged_amount::text AS "s_charged_amount!", s.created_at AS "s_created_at!",
          c.wallet_address AS "subscriber!", m.wallet_address AS "merchant_wallet!",
          w."reserved!" AS "r_reserved!", w."in_flight!" AS "r_in_flight!",
@@ -169,7 +174,7 @@ export const claimDueOneAtATime = sql<IClaimDueOneAtATimeQuery>`
           ON inflight.subscription_id = s.id AND inflight.period = s.periods_charged + 1
          AND (inflight.state = 'sent' OR (inflight.state = 'pending' AND inflight.signature IS NOT NULL))
        CROSS JOIN LATERAL (SELECT s.status IN ('Active', 'PastDue') AND s.revoked_at IS NULL AS live) l
-       WHERE c.wallet_address = r.wallet AND p.mint = r.mint AND (l.live OR inflight.id IS NOT NULL)
+       WHERE c.wallet_address = r.wallet AND p.mint = r.mint AND s.scheme = 'token-delegate' AND (l.live OR inflight.id IS NOT NULL)
    ) w`;
 
 /**
@@ -215,7 +220,7 @@ export const claimDueOne = sql<IClaimDueOneQuery>`
          a.last_valid_block_height::text AS last_valid_block_height,
          s.status AS "s_status!", s.revoked_at IS NOT NULL AS "s_revoked!",
          s.customer_id AS "s_customer_id!", s.plan_id AS "s_plan_id!",
-         s.authorized_amount::text AS "s_authorized_amount!",
+         s.scheme AS "s_scheme!", s.authorized_amount::text AS "s_authorized_amount!",
          s.charged_amount::text AS "s_charged_amount!", s.created_at AS "s_created_at!",
          c.wallet_address AS "subscriber!", m.wallet_address AS "merchant_wallet!"
     FROM claimed a
@@ -247,7 +252,7 @@ export const resumeStale = sql<IResumeStaleQuery>`
          a.last_valid_block_height::text AS last_valid_block_height,
          s.status AS "s_status!", s.revoked_at IS NOT NULL AS "s_revoked!",
          s.customer_id AS "s_customer_id!", s.plan_id AS "s_plan_id!",
-         s.authorized_amount::text AS "s_authorized_amount!",
+         s.scheme AS "s_scheme!", s.authorized_amount::text AS "s_authorized_amount!",
          s.charged_amount::text AS "s_charged_amount!", s.created_at AS "s_created_at!",
          c.wallet_address AS "subscriber!", m.wallet_address AS "merchant_wallet!"
     FROM resumed a
@@ -264,7 +269,7 @@ export const failedWithBytes = sql<IFailedWithBytesQuery>`
          a.last_valid_block_height::text AS last_valid_block_height,
          s.status AS "s_status!", s.revoked_at IS NOT NULL AS "s_revoked!",
          s.customer_id AS "s_customer_id!", s.plan_id AS "s_plan_id!",
-         s.authorized_amount::text AS "s_authorized_amount!",
+         s.scheme AS "s_scheme!", s.authorized_amount::text AS "s_authorized_amount!",
          s.charged_amount::text AS "s_charged_amount!", s.created_at AS "s_created_at!",
          c.wallet_address AS "subscriber!", m.wallet_address AS "merchant_wallet!"
     FROM charge_attempts a
@@ -274,3 +279,60 @@ export const failedWithBytes = sql<IFailedWithBytesQuery>`
     JOIN merchants m ON m.id = a.merchant_id
    WHERE a.state = 'failed' AND a.transaction IS NOT NULL
    ORDER BY a.updated_at LIMIT $limit!`;
+
+/** The claim of due periods (see `ChargeClaims.claimDue`). */
+export interface DueClaim {
+  /** Domain time: what is due, and the attempts' timestamps. */
+  now: Date;
+  limit: number;
+  /** Only this subscription (a customer's first charge). */
+  subscriptionId?: string;
+  /**
+   * Claim the token-delegate subscriptions too (`claimDueOneAtATime`: at most one charge per
+   * wallet and mint, none of those in `busy`, `wallet:mint`), before the program's.
+   */
+  oneAtATime: boolean;
+  busy: string[];
+  leaseSeconds: number;
+  owner: string;
+}
+
+/**
+ * Claims due Active subscriptions and writes (or re-arms) their period's attempt, leased to
+ * `owner` (see `ChargeClaims.claimDue` for the rules). Each scheme's due subscriptions are claimed
+ * by a statement of their own: a deployment moved from token-delegate to the program holds both
+ * until every customer has moved. Each reads subscriptions, plans and customers
+ * (`FOR UPDATE OF s SKIP LOCKED`) in the same statement as its writes.
+ */
+export async function claimDueRows(db: Db, claim: DueClaim): Promise<AttemptRow[]> {
+  const { now, limit, subscriptionId, oneAtATime, busy, leaseSeconds, owner } = claim;
+  // Mint, state and scheme are the service's (text columns: typed `string`).
+  if (subscriptionId) {
+    const params = { now, subscriptionId, busy: oneAtATime ? busy : [], limit };
+    return claimDueOne.run({ ...params, leaseSeconds, owner }, db) as Promise<AttemptRow[]>;
+  }
+  const delegated = oneAtATime ? await claimDueDelegated(db, claim) : [];
+  if (delegated.length >= limit) return delegated;
+  const program = (await claimDueAll.run(
+    { now, limit: limit - delegated.length, leaseSeconds, owner },
+    db,
+  )) as AttemptRow[];
+  return [...delegated, ...program];
+}
+
+/** `claimDueOneAtATime`: the token-delegate ones, at most one per wallet and mint. */
+async function claimDueDelegated(db: Db, claim: DueClaim): Promise<AttemptRow[]> {
+  const { now, limit, busy, leaseSeconds, owner } = claim;
+  // Siblings of one wallet among the candidates are left for later: look further ahead.
+  const params = { now, busy, candidateLimit: limit * 4, limit, leaseSeconds, owner };
+  const rows = await claimDueOneAtATime.run(params, db);
+  return rows.map(({ r_reserved, r_in_flight, r_siblings, r_fingerprint, ...row }) => ({
+    ...(row as AttemptRow),
+    seen: {
+      reserved: BigInt(r_reserved),
+      inFlight: r_in_flight,
+      siblings: r_siblings,
+      fingerprint: r_fingerprint,
+    },
+  }));
+}

@@ -27,6 +27,7 @@ export interface IClaimDueAllResult {
   s_customer_id: string;
   s_plan_id: string;
   s_revoked: boolean;
+  s_scheme: string;
   s_status: string;
   signature: string | null;
   state: string;
@@ -71,6 +72,7 @@ export interface IClaimDueOneAtATimeResult {
   s_customer_id: string;
   s_plan_id: string;
   s_revoked: boolean;
+  s_scheme: string;
   s_status: string;
   signature: string | null;
   state: string;
@@ -111,6 +113,7 @@ export interface IClaimDueOneResult {
   s_customer_id: string;
   s_plan_id: string;
   s_revoked: boolean;
+  s_scheme: string;
   s_status: string;
   signature: string | null;
   state: string;
@@ -149,6 +152,7 @@ export interface IResumeStaleResult {
   s_customer_id: string;
   s_plan_id: string;
   s_revoked: boolean;
+  s_scheme: string;
   s_status: string;
   signature: string | null;
   state: string;
@@ -184,6 +188,7 @@ export interface IFailedWithBytesResult {
   s_customer_id: string;
   s_plan_id: string;
   s_revoked: boolean;
+  s_scheme: string;
   s_status: string;
   signature: string | null;
   state: string;

@@ -8,6 +8,7 @@ import type {
   IRecordTriesQuery,
   IRenewLeaseQuery,
   IStandingQuery,
+  ITriesThatMayLandQuery,
 } from './charge-attempt-leases.repository.types';
 
 /*
@@ -74,11 +75,12 @@ export const handBack = sql<IHandBackQuery>`
   RETURNING id`;
 
 /**
- * Where an attempt whose try was not recorded stands (the flags never null: forced): `held`,
- * whether `owner` still holds its lease.
+ * Where an attempt whose try was not recorded stands (the flags never null: forced): `moved`,
+ * whether its subscription left `scheme` (its customer moved it meanwhile); `held`, whether
+ * `owner` still holds its lease.
  */
 export const standing = sql<IStandingQuery>`
-  SELECT s.status, s.revoked_at IS NOT NULL AS "revoked!",
+  SELECT s.status, s.scheme <> $scheme! AS "moved!", s.revoked_at IS NOT NULL AS "revoked!",
          a.state = 'pending' AND a.signature IS NULL AS "open!",
          a.lease_owner IS NOT DISTINCT FROM $owner! AS "held!"
     FROM subscriptions s JOIN charge_attempts a ON a.subscription_id = s.id
@@ -87,7 +89,10 @@ export const standing = sql<IStandingQuery>`
 /**
  * Records signed tries (several at once: the tries signed at the same moment), each a
  * compare-and-set on an attempt with no signature that its `owner` still holds, while its
- * subscription is still Active (the subscriptions' rows locked `FOR SHARE`, in id order).
+ * subscription is still Active and under the scheme the try was built for (the subscriptions'
+ * rows locked `FOR SHARE`, in id order: a customer's move to the program, which takes the same
+ * rows `FOR UPDATE`, commits either before, and the try is not recorded, or after, and the move
+ * finds it in flight and waits).
  *
  * A try with a `fingerprint` (token-delegate, a wallet with other live subscriptions in the
  * mint) is recorded only while the wallet's subscriptions in the mint are as its charge saw them:
@@ -108,7 +113,7 @@ export const recordTries = sql<IRecordTriesQuery>`
     SELECT * FROM jsonb_to_recordset($tries!::jsonb) AS t(id uuid, subscription_id uuid,
            signature text, transaction text, last_valid_block_height bigint, amount bigint,
            lease_seconds int, owner text, now timestamptz, wallet text, mint text,
-           self_created_at timestamptz, fingerprint text)
+           self_created_at timestamptz, fingerprint text, scheme text)
   ), checked AS MATERIALIZED (
     SELECT t.id, t.fingerprint IS NULL OR (SELECT w."fingerprint!" FROM (
   SELECT COALESCE(SUM(GREATEST(s.authorized_amount - s.charged_amount - COALESCE(inflight.amount, 0), 0))
@@ -126,11 +131,11 @@ export const recordTries = sql<IRecordTriesQuery>`
       ON inflight.subscription_id = s.id AND inflight.period = s.periods_charged + 1
      AND (inflight.state = 'sent' OR (inflight.state = 'pending' AND inflight.signature IS NOT NULL))
    CROSS JOIN LATERAL (SELECT s.status IN ('Active', 'PastDue') AND s.revoked_at IS NULL AS live) l
-   WHERE c.wallet_address = t.wallet AND p.mint = t.mint AND (l.live OR inflight.id IS NOT NULL)
+   WHERE c.wallet_address = t.wallet AND p.mint = t.mint AND s.scheme = 'token-delegate' AND (l.live OR inflight.id IS NOT NULL)
      ) w) = t.fingerprint AS unchanged
       FROM t
   ), s AS (
-    SELECT s.id FROM subscriptions s
+    SELECT s.id, s.scheme FROM subscriptions s
      WHERE s.id = ANY(ARRAY(SELECT t.subscription_id FROM t)) AND s.status = 'Active'
        AND s.revoked_at IS NULL
      ORDER BY s.id FOR SHARE
@@ -141,5 +146,14 @@ export const recordTries = sql<IRecordTriesQuery>`
          lease_owner = t.owner, updated_at = t.now
     FROM t JOIN checked k ON k.id = t.id JOIN s ON s.id = t.subscription_id
    WHERE a.id = ANY(ARRAY(SELECT t.id FROM t)) AND a.id = t.id AND a.state = 'pending'
-     AND a.signature IS NULL AND a.lease_owner = t.owner AND k.unchanged
+     AND a.signature IS NULL AND a.lease_owner = t.owner AND k.unchanged AND s.scheme = t.scheme
    RETURNING a.id`;
+
+/**
+ * The subscriptions among `ids` with a try whose bytes may still land: recorded and not settled
+ * (`pending` or `sent` with a signature), or failed with its bytes kept (`failedWithBytes`).
+ */
+export const triesThatMayLand = sql<ITriesThatMayLandQuery>`
+  SELECT DISTINCT a.subscription_id FROM charge_attempts a
+   WHERE a.subscription_id = ANY($ids!::uuid[]) AND a.signature IS NOT NULL
+     AND (a.state IN ('pending', 'sent') OR (a.state = 'failed' AND a.transaction IS NOT NULL))`;

@@ -125,12 +125,14 @@ export interface IHandBackQuery {
 export interface IStandingParams {
   id: string;
   owner: string;
+  scheme: string;
   subscriptionId: string;
 }
 
 /** 'Standing' return type */
 export interface IStandingResult {
   held: boolean;
+  moved: boolean;
   open: boolean;
   revoked: boolean;
   status: string;
@@ -156,5 +158,21 @@ export interface IRecordTriesResult {
 export interface IRecordTriesQuery {
   params: IRecordTriesParams;
   result: IRecordTriesResult;
+}
+
+/** 'TriesThatMayLand' parameters type */
+export interface ITriesThatMayLandParams {
+  ids: stringArray;
+}
+
+/** 'TriesThatMayLand' return type */
+export interface ITriesThatMayLandResult {
+  subscription_id: string;
+}
+
+/** 'TriesThatMayLand' query type */
+export interface ITriesThatMayLandQuery {
+  params: ITriesThatMayLandParams;
+  result: ITriesThatMayLandResult;
 }
 

@@ -1,13 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { sql } from '@pgtyped/runtime';
+import type { SubscriptionScheme } from '../../config/app-config';
 import { Db } from '../../database/db';
 import type { BatchStatement } from '../../database/group-commit';
 import type { SqlTx } from '../../database/pg-transaction';
 import {
   type AttemptRow,
-  claimDueAll,
-  claimDueOne,
-  claimDueOneAtATime,
+  claimDueRows,
+  type DueClaim,
   failedWithBytes,
   resumeStale,
 } from './charge-attempt-claims.repository';
@@ -20,6 +20,7 @@ import {
   handBack,
   renewLease,
   standing,
+  triesThatMayLand,
 } from './charge-attempt-leases.repository';
 import type {
   IAbandonQuery,
@@ -37,19 +38,7 @@ import type { WalletSeen } from './wallet-reservations.repository';
 
 export type { AttemptRow } from './charge-attempt-claims.repository';
 
-/** The claim of due periods (see `ChargeClaims.claimDue`). */
-export interface DueClaim {
-  /** Domain time: what is due, and the attempts' timestamps. */
-  now: Date;
-  limit: number;
-  /** Only this subscription (a customer's first charge). */
-  subscriptionId?: string;
-  /** At most one charge per wallet and mint, none of those in `busy` (`wallet:mint`). */
-  oneAtATime: boolean;
-  busy: string[];
-  leaseSeconds: number;
-  owner: string;
-}
+export type { DueClaim } from './charge-attempt-claims.repository';
 
 /** A signed try, recorded before it is sent (see `ChargeAttemptsRepository.recordTry`). */
 export interface RecordedTry {
@@ -62,6 +51,8 @@ export interface RecordedTry {
   leaseSeconds: number;
   owner: string;
   now: Date;
+  /** The scheme the try was built under: recorded only while the subscription is still under it. */
+  scheme: SubscriptionScheme;
   /** Token-delegate: recorded only while the wallet's other charges are as the charge saw them. */
   unchanged?: WalletSeen;
 }
@@ -187,31 +178,10 @@ export class ChargeAttemptsRepository {
 
   /**
    * Claims due Active subscriptions and writes (or re-arms) their period's attempt, leased to
-   * `owner`, in one statement (see `ChargeClaims.claimDue` for the rules). Reads subscriptions,
-   * plans and customers (`FOR UPDATE OF s SKIP LOCKED`) in the same statement.
+   * `owner` (`claimDueRows`; see `ChargeClaims.claimDue` for the rules).
    */
-  async claimDue(claim: DueClaim): Promise<AttemptRow[]> {
-    const { now, limit, subscriptionId, oneAtATime, busy, leaseSeconds, owner } = claim;
-    // Mint and state are the service's (text columns: typed `string`).
-    if (subscriptionId) {
-      const params = { now, subscriptionId, busy: oneAtATime ? busy : [], limit };
-      return claimDueOne.run({ ...params, leaseSeconds, owner }, this.db) as Promise<AttemptRow[]>;
-    }
-    if (oneAtATime) {
-      // Siblings of one wallet among the candidates are left for later: look further ahead.
-      const params = { now, busy, candidateLimit: limit * 4, limit, leaseSeconds, owner };
-      const rows = await claimDueOneAtATime.run(params, this.db);
-      return rows.map(({ r_reserved, r_in_flight, r_siblings, r_fingerprint, ...row }) => ({
-        ...(row as AttemptRow),
-        seen: {
-          reserved: BigInt(r_reserved),
-          inFlight: r_in_flight,
-          siblings: r_siblings,
-          fingerprint: r_fingerprint,
-        },
-      }));
-    }
-    return claimDueAll.run({ now, limit, leaseSeconds, owner }, this.db) as Promise<AttemptRow[]>;
+  claimDue(claim: DueClaim): Promise<AttemptRow[]> {
+    return claimDueRows(this.db, claim);
   }
 
   /**
@@ -271,6 +241,7 @@ export class ChargeAttemptsRepository {
       // As the pool returned it (PostgreSQL's text of the timestamp), or a Date.
       self_created_at: t.unchanged ? timestampText(t.unchanged.self.createdAt) : null,
       fingerprint: t.unchanged?.seen.fingerprint ?? null,
+      scheme: t.scheme,
     }));
     const recorded = await recordTries.run({ tries: JSON.stringify(rows) }, ex);
     const ids = new Set(recorded.map((row) => row.id));
@@ -278,17 +249,24 @@ export class ChargeAttemptsRepository {
   }
 
   /**
-   * Where an attempt whose try was not recorded stands: its subscription's status (a read of
-   * `subscriptions`, joined), whether the attempt is still open with nothing recorded, and
-   * whether `owner` still holds it.
+   * Where an attempt whose try was not recorded stands: its subscription's status and whether
+   * it left `scheme` (a read of `subscriptions`, joined), whether the attempt is still open with
+   * nothing recorded, and whether `owner` still holds it.
    */
   async standing(
-    subscriptionId: string,
-    id: string,
+    attempt: { subscriptionId: string; id: string; scheme: SubscriptionScheme },
     owner: string,
-  ): Promise<{ status: string; revoked: boolean; open: boolean; held: boolean } | undefined> {
-    const [now] = await standing.run({ subscriptionId, id, owner }, this.db);
+  ): Promise<
+    { status: string; moved: boolean; revoked: boolean; open: boolean; held: boolean } | undefined
+  > {
+    const [now] = await standing.run({ ...attempt, owner }, this.db);
     return now;
+  }
+
+  /** See `triesThatMayLand`: read in the caller's transaction (a move, under its row locks). */
+  async triesThatMayLand(tx: SqlTx, subscriptionIds: string[]): Promise<string[]> {
+    const rows = await triesThatMayLand.run({ ids: subscriptionIds }, tx);
+    return rows.map((row) => row.subscription_id);
   }
 
   /**

@@ -31,7 +31,7 @@ const reservedStillNeeded = sql<IReservedStillNeededQuery>`
     LEFT JOIN charge_attempts inflight
       ON inflight.subscription_id = s.id AND inflight.period = s.periods_charged + 1
      AND (inflight.state = 'sent' OR (inflight.state = 'pending' AND inflight.signature IS NOT NULL))
-   WHERE c.wallet_address = $wallet! AND p.mint = $mint! AND s.status IN ('Active', 'PastDue') AND s.revoked_at IS NULL`;
+   WHERE c.wallet_address = $wallet! AND p.mint = $mint! AND s.scheme = 'token-delegate' AND s.status IN ('Active', 'PastDue') AND s.revoked_at IS NULL`;
 
 /** `reservedStillNeeded`, leaving out the wallet's subscription to one plan. */
 const reservedStillNeededExcept = sql<IReservedStillNeededExceptQuery>`
@@ -42,7 +42,7 @@ const reservedStillNeededExcept = sql<IReservedStillNeededExceptQuery>`
     LEFT JOIN charge_attempts inflight
       ON inflight.subscription_id = s.id AND inflight.period = s.periods_charged + 1
      AND (inflight.state = 'sent' OR (inflight.state = 'pending' AND inflight.signature IS NOT NULL))
-   WHERE c.wallet_address = $wallet! AND p.mint = $mint! AND s.status IN ('Active', 'PastDue') AND s.revoked_at IS NULL
+   WHERE c.wallet_address = $wallet! AND p.mint = $mint! AND s.scheme = 'token-delegate' AND s.status IN ('Active', 'PastDue') AND s.revoked_at IS NULL
      AND s.plan_id <> $exceptPlanId!`;
 
 /** What the wallet's live subscriptions in a mint need of an approval signed now. */
@@ -54,7 +54,7 @@ const reservedForApproval = sql<IReservedForApprovalQuery>`
     LEFT JOIN charge_attempts inflight
       ON inflight.subscription_id = s.id AND inflight.period = s.periods_charged + 1
      AND (inflight.state = 'sent' OR (inflight.state = 'pending' AND inflight.signature IS NOT NULL))
-   WHERE c.wallet_address = $wallet! AND p.mint = $mint! AND s.status IN ('Active', 'PastDue') AND s.revoked_at IS NULL`;
+   WHERE c.wallet_address = $wallet! AND p.mint = $mint! AND s.scheme = 'token-delegate' AND s.status IN ('Active', 'PastDue') AND s.revoked_at IS NULL`;
 
 /** `reservedForApproval`, leaving out the wallet's subscription to one plan. */
 const reservedForApprovalExcept = sql<IReservedForApprovalExceptQuery>`
@@ -65,7 +65,7 @@ const reservedForApprovalExcept = sql<IReservedForApprovalExceptQuery>`
     LEFT JOIN charge_attempts inflight
       ON inflight.subscription_id = s.id AND inflight.period = s.periods_charged + 1
      AND (inflight.state = 'sent' OR (inflight.state = 'pending' AND inflight.signature IS NOT NULL))
-   WHERE c.wallet_address = $wallet! AND p.mint = $mint! AND s.status IN ('Active', 'PastDue') AND s.revoked_at IS NULL
+   WHERE c.wallet_address = $wallet! AND p.mint = $mint! AND s.scheme = 'token-delegate' AND s.status IN ('Active', 'PastDue') AND s.revoked_at IS NULL
      AND s.plan_id <> $exceptPlanId!`;
 
 /**
@@ -92,7 +92,7 @@ const walletReservation = sql<IWalletReservationQuery>`
       ON inflight.subscription_id = s.id AND inflight.period = s.periods_charged + 1
      AND (inflight.state = 'sent' OR (inflight.state = 'pending' AND inflight.signature IS NOT NULL))
    CROSS JOIN LATERAL (SELECT s.status IN ('Active', 'PastDue') AND s.revoked_at IS NULL AS live) l
-   WHERE c.wallet_address = $wallet! AND p.mint = $mint! AND (l.live OR inflight.id IS NOT NULL)`;
+   WHERE c.wallet_address = $wallet! AND p.mint = $mint! AND s.scheme = 'token-delegate' AND (l.live OR inflight.id IS NOT NULL)`;
 
 /** What a charge of one subscription needs to know of the wallet's others in the same mint. */
 export interface WalletReservation {

@@ -296,6 +296,7 @@ interface PortalSubscription {
   failureReason: string | null;
   cancelled: boolean;
   paymentsAuthorized: number | null;
+  movesToProgram: boolean;
 }
 
 async function portalAction(button: HTMLElement): Promise<void> {
@@ -313,13 +314,19 @@ async function portalAction(button: HTMLElement): Promise<void> {
     );
   } else {
     const kind = button.dataset.action === 'cancel' ? 'cancel' : 'reauthorize';
-    const signature = await signAndSend(`${base}/${kind}/transaction`);
+    // A re-authorisation may be a move to the Subscriptions program: in its two steps.
+    const signature =
+      kind === 'cancel'
+        ? await signAndSend(`${base}/${kind}/transaction`)
+        : await signAndSendSubscribe(`${base}/${kind}/transaction`);
     show('Sent. Waiting for the network to confirm it…');
     result = await confirmWith<PortalSubscription>(`${base}/${kind}/confirm`, signature);
     show(
       kind === 'cancel'
         ? 'Cancelled: no further payments will be taken.'
-        : `Re-authorised: ${result.paymentsAuthorized ?? 0} more payments are covered.`,
+        : result.paymentsAuthorized === null
+          ? 'Moved: your subscription is now under the Subscriptions program.'
+          : `Re-authorised: ${result.paymentsAuthorized} more payments are covered.`,
       'ok',
     );
   }

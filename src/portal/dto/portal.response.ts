@@ -45,6 +45,13 @@ export class PortalSubscriptionResponse {
   /** A failed charge paused it: a top-up and a settle make it Active again. */
   canSettle!: boolean;
   canReauthorize!: boolean;
+  /**
+   * Re-authorising moves it to the Solana Subscriptions program, where the service now takes new
+   * subscriptions: at most two wallet approvals (the program's authority, then the subscribe),
+   * after which each payment is bounded on-chain by the plan's terms. Until then its current
+   * authorisation keeps being charged.
+   */
+  movesToProgram!: boolean;
   canCancel!: boolean;
 }
 

@@ -1,9 +1,4 @@
-import {
-  PublicKey,
-  SystemProgram,
-  SYSVAR_CLOCK_PUBKEY,
-  TransactionInstruction,
-} from '@solana/web3.js';
+import { PublicKey, SYSVAR_CLOCK_PUBKEY, TransactionInstruction } from '@solana/web3.js';
 import {
   SUBSCRIPTIONS_ERROR__DELEGATION_EXPIRED,
   SUBSCRIPTIONS_ERROR__PLAN_CLOSED,
@@ -20,27 +15,19 @@ import {
   ChargeFailure,
   ChargeInput,
   PlanRegistrationInput,
-  PlanTermsMismatchError,
   ResolvedMint,
   RevokeInput,
   SubscribeInput,
-  SubscribedOnChainError,
 } from '../chain.port';
-import { ataOf } from '../mint-resolver';
 import { hookRefusal } from '../transfer-hook';
-import { authorizationGone, planMismatch } from './program-state';
+import { authorizationGone } from './program-state';
 import {
   cancelSubscriptionInstruction,
-  closeAbandonedSubscriptionInstruction,
-  closeSubscriptionInstruction,
   createPlanInstruction,
   decodeAuthorityAccount,
-  decodePlanAccount,
   decodeSubscriptionAccount,
-  initAuthorityInstruction,
   onchainPlanId,
   planPda,
-  subscribeInstruction,
   subscriptionAuthorityPda,
   subscriptionPda,
   SUBSCRIPTIONS_PROGRAM_ID,
@@ -48,8 +35,9 @@ import {
 } from '../subscriptions-program';
 import { revokedIn, subscribeSignerIn } from '../subscriptions-program-parse';
 import { doomedCharge, tokenAccountState } from '../token-account-state';
-import { customErrorCode, withReference } from '../transactions';
+import { customErrorCode } from '../transactions';
 import { clockUnixTimestamp, periodAllowanceTaken } from './program-period';
+import { programSubscribe } from './program-subscribe';
 import {
   ChargeAccounts,
   SchemeContext,
@@ -118,114 +106,17 @@ export class ProgramScheme implements SubscriptionScheme {
     ];
   }
 
+  /** `programSubscribe` of one plan: the authority first, when the wallet has none. */
+  subscribe(input: SubscribeInput, mint: ResolvedMint): Promise<SchemeSubscribe> {
+    return programSubscribe(this.ctx, [input], mint);
+  }
+
   /**
-   * The subscriber's authority for the mint first, when it has none: `initialize_subscription_authority`
-   * alone (step `authority`). The program stamps the authority with the slot it lands in and
-   * `subscribe` must name that stamp, so the subscribe can only be built once the authority is
-   * on-chain: asked again, this returns `subscribe` with the plan's live terms and the authority's
-   * `init_id` as read (step `subscribe`). The plan PDA is derived from the merchant's wallet and
-   * the plan id, but anyone who knows the id can create it first with other terms: so the
-   * on-chain plan must equal the database's (mint, amount, period, no end, pullers exactly the
-   * service key, destinations exactly the merchant's wallet), or nothing is built.
+   * A wallet's subscribe to several plans in one mint in one transaction (`programSubscribe`):
+   * a customer's move of the subscriptions that shared its token-delegate approval.
    */
-  async subscribe(input: SubscribeInput, mint: ResolvedMint): Promise<SchemeSubscribe> {
-    const planId = onchainPlanId(input.planId);
-    const plan = await planPda(input.merchantWallet, planId);
-    const authority = await subscriptionAuthorityPda(input.subscriber, mint.address);
-    const subscription = await subscriptionPda(plan, input.subscriber);
-    const ata = ataOf(mint, input.subscriber);
-    const [planInfo, authorityInfo, ataInfo, subscriptionInfo, clockInfo] =
-      await this.ctx.connection.getMultipleAccountsInfo(
-        [plan, authority, ata.toBase58(), subscription, SYSVAR_CLOCK_PUBKEY.toBase58()].map(
-          (a) => new PublicKey(a),
-        ),
-        this.ctx.commitment,
-      );
-    if (!planInfo || !planInfo.owner.equals(SUBSCRIPTIONS_PROGRAM_ID)) {
-      throw new PlanTermsMismatchError(
-        `plan ${input.planId} is not registered on-chain (${plan})`,
-        'not_registered',
-      );
-    }
-    const onchain = decodePlanAccount(plan, planInfo);
-    const mismatch = planMismatch(onchain, {
-      merchant: input.merchantWallet,
-      mint: mint.address,
-      amount: input.amount,
-      periodHours: BigInt(input.periodHours),
-      puller: this.ctx.signer.publicKey.toBase58(),
-    });
-    if (mismatch) {
-      throw new PlanTermsMismatchError(
-        `the on-chain plan ${plan} does not match plan ${input.planId}: ${mismatch}`,
-        'terms_differ',
-      );
-    }
-    const authorityParams = {
-      subscriber: input.subscriber,
-      mint: mint.address,
-      tokenProgram: mint.tokenProgram,
-      subscriberAta: ata.toBase58(),
-    };
-    if (!authorityInfo || !authorityInfo.owner.equals(SUBSCRIPTIONS_PROGRAM_ID)) {
-      return { step: 'authority', instructions: [await initAuthorityInstruction(authorityParams)] };
-    }
-    const initId = decodeAuthorityAccount(authority, authorityInfo).initId;
-    const before: TransactionInstruction[] = [];
-    // The program's delegate on the token account was revoked or replaced since the authority
-    // was made (a token account has one delegate): initialising again approves it again and
-    // keeps the authority's init_id, so it rides in the subscribe's transaction.
-    const program = new PublicKey(mint.tokenProgram);
-    const delegate = tokenAccountState(ata, ataInfo, program, new PublicKey(authority));
-    if (!delegate.delegatedToService || delegate.delegatedAmount < input.amount) {
-      before.push(await initAuthorityInstruction(authorityParams));
-    }
-    // An old subscription account of this wallet and plan is still there: closed first when the
-    // program allows it, else refused with what the customer can do.
-    if (subscriptionInfo?.owner.equals(SUBSCRIPTIONS_PROGRAM_ID)) {
-      const old = decodeSubscriptionAccount(subscription, subscriptionInfo);
-      const now = clockUnixTimestamp(clockInfo) ?? 0n;
-      const ids = { subscriber: input.subscriber, plan, subscription };
-      if (old.header.initId !== initId) {
-        before.push(await closeAbandonedSubscriptionInstruction({ ...ids, mint: mint.address }));
-      } else if (old.expiresAtTs !== 0n && old.expiresAtTs <= now) {
-        before.push(closeSubscriptionInstruction(ids));
-      } else if (old.expiresAtTs !== 0n) {
-        throw new SubscribedOnChainError(
-          `This wallet's subscription to the plan was cancelled and runs until ` +
-            `${new Date(Number(old.expiresAtTs) * 1000).toISOString()}: it can subscribe again after that`,
-        );
-      } else {
-        throw new SubscribedOnChainError(
-          'This wallet already has a running subscription to the plan on-chain: cancel it ' +
-            '(cancel_subscription) and subscribe again once it has run out',
-        );
-      }
-    }
-    const subscribe = await subscribeInstruction({
-      subscriber: input.subscriber,
-      merchant: input.merchantWallet,
-      planId,
-      mint: mint.address,
-      terms: onchain.data.terms,
-      authorityInitId: initId,
-    });
-    // The program's subscribe takes no extra account (a trailing one is its optional payer), so
-    // the plan's reference rides on a zero-lamport self-transfer: the reconciling watcher finds
-    // a subscribe the page never confirmed (a phone wallet's) by it.
-    const referenced = input.reference
-      ? [
-          withReference(
-            SystemProgram.transfer({
-              fromPubkey: new PublicKey(input.subscriber),
-              toPubkey: new PublicKey(input.subscriber),
-              lamports: 0,
-            }),
-            input.reference,
-          ),
-        ]
-      : [];
-    return { step: 'subscribe', instructions: [...before, subscribe, ...referenced] };
+  subscribeAll(inputs: SubscribeInput[], mint: ResolvedMint): Promise<SchemeSubscribe> {
+    return programSubscribe(this.ctx, inputs, mint);
   }
 
   /** `cancel_subscription`: the paid period runs out, then nothing more can be pulled. */

@@ -100,6 +100,25 @@ export class TokenDelegateScheme implements SubscriptionScheme {
     });
   }
 
+  /**
+   * The bare approval of the service key for `amount` on the subscriber's token account (no
+   * memo: it is no plan's subscribe or revoke): what a move's first step gives back to the
+   * subscriptions not moved yet.
+   */
+  approveService(subscriber: string, mint: ResolvedMint, amount: bigint): TransactionInstruction {
+    const owner = new PublicKey(subscriber);
+    return createApproveCheckedInstruction(
+      ataOf(mint, owner),
+      new PublicKey(mint.address),
+      this.ctx.signer.publicKey,
+      owner,
+      amount,
+      mint.decimals,
+      [],
+      new PublicKey(mint.tokenProgram),
+    );
+  }
+
   revoke(input: RevokeInput, mint: ResolvedMint): Promise<TransactionInstruction[]> {
     const subscriber = new PublicKey(input.subscriber);
     const account = ataOf(mint, subscriber);

@@ -2,12 +2,13 @@ import { Entity, Enum, Index, ManyToOne, PrimaryKey, Property, type Ref } from '
 import { Subscription } from './subscription.entity';
 
 /** What an accepted signature did to its subscription. */
-export const SIGNATURE_USES = ['subscribe', 'reauthorize', 'cancel'] as const;
+export const SIGNATURE_USES = ['subscribe', 'reauthorize', 'cancel', 'move'] as const;
 export type SignatureUse = (typeof SIGNATURE_USES)[number];
 
 /**
  * Every customer-signed transaction the service accepted for a subscription: the subscribe it
- * was born from (or that a confirm found it live for), each re-authorisation and the revoke.
+ * was born from (or that a confirm found it live for), each re-authorisation, its move to the
+ * Subscriptions program and the revoke.
  * The signature is the key: a transaction creates or changes at most one subscription, once,
  * ever, so a replayed signature (an old subscribe after a merchant cancel, a re-authorisation
  * posted to the public confirm) can never revive or re-create anything.

@@ -3,6 +3,7 @@ import { BaseEntity } from '../../common/base.entity';
 import { Customer } from '../../customers/entities/customer.entity';
 import { Merchant } from '../../merchants/entities/merchant.entity';
 import { Plan } from '../../plans/entities/plan.entity';
+import { SUBSCRIPTION_SCHEMES, type SubscriptionScheme } from '../../config/app-config';
 import { SUBSCRIPTION_STATUSES, type SubscriptionStatus } from '../subscription-status';
 
 /**
@@ -23,10 +24,10 @@ import { SUBSCRIPTION_STATUSES, type SubscriptionStatus } from '../subscription-
   name: 'subscriptions_live_unique',
   expression: `create unique index "subscriptions_live_unique" on "subscriptions" ("plan_id", "customer_id") where "status" in ('Active', 'PastDue')`,
 })
-/** The charge run's claim: due `Active` subscriptions only. */
+/** The charge run's claims: due `Active` subscriptions only, one claim per scheme. */
 @Index({
   name: 'subscriptions_due_idx',
-  expression: `create index "subscriptions_due_idx" on "subscriptions" ("current_period_end") where "status" = 'Active'`,
+  expression: `create index "subscriptions_due_idx" on "subscriptions" ("scheme", "current_period_end") where "status" = 'Active'`,
 })
 export class Subscription extends BaseEntity {
   @ManyToOne(() => Merchant, { ref: true, deleteRule: 'cascade' })
@@ -58,6 +59,15 @@ export class Subscription extends BaseEntity {
   /** Why the last charge failed (`insufficient_funds`, ...); null otherwise. */
   @Property({ type: 'string', length: 64, nullable: true })
   failureReason: string | null = null;
+
+  /**
+   * The scheme its customer authorised it under: charged, re-authorised and cancelled under it
+   * whatever `SUBSCRIPTION_SCHEME` says now (that names the scheme of new subscriptions). A
+   * token-delegate subscription moves to the program when its customer re-authorises there
+   * (docs/solana.md, "Moving subscribers between schemes").
+   */
+  @Enum({ items: () => [...SUBSCRIPTION_SCHEMES], columnType: 'text' })
+  scheme!: SubscriptionScheme;
 
   /**
    * Where the authorisation lives on-chain: the subscription delegation PDA (program scheme) or

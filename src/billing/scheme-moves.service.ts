@@ -1,0 +1,201 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { ConflictError } from '../common/errors/domain-error';
+import type { SubscriptionScheme } from '../config/app-config';
+import { Db } from '../database/db';
+import {
+  ChainPort,
+  type ChainTransaction,
+  MAX_MOVE_PLANS,
+  type MoveInput,
+  type SubscribeTx,
+} from '../solana/chain.port';
+import type { MintSymbol } from '../solana/mints';
+import { SubscriptionsService } from '../subscriptions/subscriptions.service';
+import { invalidSignature, readConfirmed } from './confirmed-transactions';
+import { ChargeAttemptsRepository } from './repositories/charge-attempts.repository';
+import { WalletReservationsRepository } from './repositories/wallet-reservations.repository';
+
+/** The subscription a customer asked to move (the portal's), as the move needs it. */
+export interface MoveRequest {
+  id: string;
+  scheme: SubscriptionScheme;
+  wallet: string;
+  mint: MintSymbol;
+}
+
+/** A plan a move subscribes to under the program (`MoveInput.plans`). */
+type MovePlan = MoveInput['plans'][number];
+
+/**
+ * A customer's move from the token-delegate scheme to the Subscriptions program, on a deployment
+ * that now takes new subscriptions under the program (docs/solana.md, "Moving subscribers
+ * between schemes"). Until a customer moves, its approval keeps being charged. A move takes
+ * every live token-delegate subscription of the wallet in the mint at once: they share the one
+ * approval that the program's authority replaces as the token account's delegate. They switch
+ * in one database transaction under their row locks, never while a charge of theirs may still
+ * land, so each period is charged once, under one scheme or the other.
+ *
+ * Three ways in, one path (`adopt`): the portal's confirm of the move's signature, the checkout's
+ * confirm of a wallet's first subscribe under the program (which carries the wallet's
+ * subscriptions in the mint along), and the charge run, which finds a subscription's approval
+ * gone and its program subscription running (a move nobody confirmed).
+ */
+@Injectable()
+export class SchemeMovesService {
+  private readonly logger = new Logger(SchemeMovesService.name);
+
+  constructor(
+    private readonly db: Db,
+    private readonly chain: ChainPort,
+    private readonly subscriptions: SubscriptionsService,
+    private readonly attempts: ChargeAttemptsRepository,
+    private readonly reservations: WalletReservationsRepository,
+  ) {}
+
+  /** Whether a subscription under `scheme` is to move (`ChainPort.movable`). */
+  movable(scheme: SubscriptionScheme): boolean {
+    return this.chain.movable(scheme);
+  }
+
+  /**
+   * The plans of the wallet's live token-delegate subscriptions in the mint, for a transaction
+   * that subscribes the wallet under the program (it must carry them: see the class), and what
+   * they still need of the approval until it lands. Empty where new subscriptions are not
+   * taken under the program.
+   * @throws ConflictError when more than one transaction can carry (with `extra` more).
+   */
+  async carried(
+    wallet: string,
+    mint: MintSymbol,
+    extra = 0,
+  ): Promise<{ plans: MovePlan[]; keepApproved: bigint }> {
+    if (!this.chain.moveTo) return { plans: [], keepApproved: 0n };
+    const rows = await this.subscriptions.liveDelegatedOfWallet(wallet, mint);
+    if (rows.length + extra > MAX_MOVE_PLANS) {
+      throw new ConflictError(
+        `This wallet has ${rows.length} subscriptions in ${mint} under its earlier approval; ` +
+          `they move to the Subscriptions program together with its next subscription there, ` +
+          `and one transaction carries at most ${MAX_MOVE_PLANS}: cancel one first`,
+      );
+    }
+    const plans = rows.map((row) => ({
+      merchantWallet: row.merchant_wallet,
+      planId: row.plan_id,
+      amount: BigInt(row.amount),
+      periodHours: row.interval_seconds / 3600,
+    }));
+    const keepApproved = rows.length
+      ? await this.reservations.reserved(wallet, mint, { forApproval: true })
+      : 0n;
+    return { plans, keepApproved };
+  }
+
+  /**
+   * The move's transaction for the wallet to sign: step `authority` first when the wallet has
+   * no authority for the mint under the program yet, then `subscribe` (asked again once the
+   * first has landed), as a first subscribe under the program. `plans`: how many it moves.
+   * @throws ConflictError (nothing to move, too many to move at once, or a plan not registered
+   *   under the program as it is).
+   */
+  async transaction(request: MoveRequest): Promise<SubscribeTx & { plans: number }> {
+    if (!this.movable(request.scheme)) throw this.notMovable(request);
+    const { plans, keepApproved } = await this.carried(request.wallet, request.mint);
+    const rows = await this.subscriptions.liveDelegatedOfWallet(request.wallet, request.mint);
+    if (!rows.some((row) => row.id === request.id)) {
+      throw new ConflictError('This subscription is no longer live');
+    }
+    const tx = await this.chain.buildMove({
+      subscriber: request.wallet,
+      mint: request.mint,
+      plans,
+      keepApproved,
+    });
+    return { ...tx, plans: plans.length };
+  }
+
+  /**
+   * After the wallet sent the move's subscribe (the portal): verified on-chain, the wallet's
+   * subscriptions in the mint whose subscribe it holds take the program scheme (`adopt`). The
+   * signature is used once: the same confirm again answers as before; one used for anything
+   * else, or a transaction with no running subscribe of the asked subscription's plan, is
+   * refused.
+   * @throws ValidationError (not that transaction, or not confirmed yet); ConflictError (a
+   *   charge of one of them is on its way: asked again once it has settled).
+   */
+  async confirm(request: MoveRequest, signature: string): Promise<void> {
+    const used = await this.subscriptions.signatureUse(this.db, signature);
+    if (used) {
+      if (used.use === 'move' && used.subscriptionId === request.id) return;
+      throw invalidSignature('was already used to change a subscription; a signature is used once');
+    }
+    if (!this.movable(request.scheme)) throw this.notMovable(request);
+    const tx = await readConfirmed(this.chain, this.logger, signature);
+    const moved = await this.adopt(request.wallet, request.mint, {
+      tx,
+      use: { id: request.id, signature },
+    });
+    if (moved.includes(request.id)) return;
+    // The same confirm, concurrently, moved it first: the same answer.
+    const meanwhile = await this.subscriptions.signatureUse(this.db, signature);
+    if (meanwhile?.use === 'move' && meanwhile.subscriptionId === request.id) return;
+    throw invalidSignature(
+      'is not a subscribe under the Subscriptions program of this subscription, signed by its ' +
+        'wallet, that left the subscription running on-chain',
+    );
+  }
+
+  /**
+   * Moves to the program every live token-delegate subscription of the wallet in the mint whose
+   * program subscription runs on-chain with its plan's terms, bound to the wallet's authority as
+   * it is (`ChainPort.authorizationLeft`) and, given `tx`, whose signed subscribe `tx` holds.
+   * `use` records the signature against the subscription it was asked for. Nothing is ever
+   * revived: only live subscriptions move, and a program subscription only the wallet can sign.
+   * @returns the ids that moved.
+   * @throws ConflictError when a charge of one of them may still land under the approval.
+   */
+  async adopt(
+    wallet: string,
+    mint: MintSymbol,
+    given: { tx?: ChainTransaction; use?: { id: string; signature: string } } = {},
+  ): Promise<string[]> {
+    const to = this.chain.moveTo;
+    if (!to) return [];
+    const rows = await this.subscriptions.liveDelegatedOfWallet(wallet, mint);
+    const moves: { id: string; onchainAddress: string }[] = [];
+    for (const row of rows) {
+      const plan = {
+        scheme: to,
+        merchantWallet: row.merchant_wallet,
+        planId: row.plan_id,
+        mint,
+      };
+      if (given.tx && (await this.chain.authorizationSigner(given.tx, plan)) !== wallet) continue;
+      const left = await this.chain.authorizationLeft(
+        { ...plan, amount: BigInt(row.amount), periodHours: row.interval_seconds / 3600 },
+        wallet,
+      );
+      if (left) moves.push({ id: row.id, onchainAddress: left.address });
+    }
+    if (!moves.length) return [];
+    return this.db.transaction(async (sql) => {
+      const ids = moves.map((move) => move.id);
+      await this.subscriptions.lockForMove(sql, ids);
+      if ((await this.attempts.triesThatMayLand(sql, ids)).length > 0) {
+        throw new ConflictError(
+          'A payment of this subscription is on its way under the old authorisation: confirm ' +
+            'the move again in a minute, once it has settled',
+        );
+      }
+      return this.subscriptions.moveToProgram(sql, moves, given.use);
+    });
+  }
+
+  /** Why a subscription does not move: it is where new ones are taken, or nothing moves. */
+  private notMovable(request: MoveRequest): ConflictError {
+    return new ConflictError(
+      this.chain.approvalOf(request.scheme)
+        ? 'New subscriptions are taken under this subscription’s scheme: there is nothing to move to'
+        : 'This subscription is under the Subscriptions program already',
+    );
+  }
+}

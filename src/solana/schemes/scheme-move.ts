@@ -1,0 +1,29 @@
+import type { MoveInput, ResolvedMint } from '../chain.port';
+import type { ProgramScheme } from './program.scheme';
+import type { SchemeSubscribe } from './subscription-scheme';
+import type { TokenDelegateScheme } from './token-delegate.scheme';
+
+/**
+ * The instructions of a wallet's move from the token-delegate scheme to the Subscriptions
+ * program (`ChainPort.buildMove`): the program's subscribe of every plan, in the program's two
+ * steps. The first step (`initialize_subscription_authority`) approves the program's authority
+ * as the token account's delegate, which replaces the service key's approval: so the same
+ * transaction approves the service key again for what the subscriptions still need, and a
+ * customer who stops after it is charged as before. The second step's subscribe gives the
+ * delegate back to the authority (`programSubscribe` re-initialises it, keeping its `init_id`),
+ * so once it lands the old approval is gone.
+ */
+export async function moveInstructions(
+  schemes: { program: ProgramScheme; delegate: TokenDelegateScheme },
+  input: MoveInput,
+  mint: ResolvedMint,
+): Promise<SchemeSubscribe> {
+  if (input.plans.length === 0) throw new RangeError('a move needs a subscription to move');
+  const built = await schemes.program.subscribeAll(
+    input.plans.map((plan) => ({ subscriber: input.subscriber, mint: mint.symbol, ...plan })),
+    mint,
+  );
+  if (built.step === 'subscribe' || input.keepApproved === 0n) return built;
+  const keep = schemes.delegate.approveService(input.subscriber, mint, input.keepApproved);
+  return { step: 'authority', instructions: [...built.instructions, keep] };
+}
