@@ -1,0 +1,648 @@
+import { Connection, Keypair, PublicKey, SystemProgram, Transaction } from '@solana/web3.js';
+import { getAssociatedTokenAddressSync, TOKEN_2022_PROGRAM_ID } from '@solana/spl-token';
+import bs58 from 'bs58';
+import { ChargeAttemptsRepository } from '../src/billing/repositories/charge-attempts.repository';
+import { WalletReservationsRepository } from '../src/billing/repositories/wallet-reservations.repository';
+import { ChainPort, type SignedTx } from '../src/solana/chain.port';
+import { SUBSCRIPTIONS_PROGRAM_ADDRESS } from '../src/solana/subscriptions-client/generated';
+import {
+  onchainPlanId,
+  planPda,
+  subscriptionAuthorityPda,
+  subscriptionPda,
+} from '../src/solana/subscriptions-program';
+import { billingHelpers } from './helpers/billing';
+import { fund } from './helpers/chain-tx';
+import { approveAuthority, ProgramAccounts } from './helpers/program-accounts';
+import { createTestApp, TestApp, TestMerchant } from './helpers/test-app';
+import { waitFor } from './helpers/webhook-receiver';
+
+const DAY = 86_400;
+const PYUSD = 1_000_000n;
+const PRICE = 10n * PYUSD;
+
+/**
+ * Moving subscribers between schemes (issue 24; docs/solana.md, "Moving subscribers between
+ * schemes"). A deployment that ran the token-delegate scheme now takes new subscriptions under
+ * the Subscriptions program: the same database, chain and service key, `SUBSCRIPTION_SCHEME`
+ * switched. Its subscribers keep being charged under their approvals until each moves (the
+ * portal's re-authorisation, in the program's two steps); a move takes every subscription of
+ * the wallet in the mint (they share the approval the program's authority replaces); no period
+ * is charged twice, none is skipped.
+ *
+ * Localnet cannot run the program: a customer's program transaction is recorded unexecuted and
+ * the accounts it would have left are written with the program's codecs (`ProgramAccounts`);
+ * the service's own pulls under the program are recorded unexecuted with the tokens they move,
+ * and settled by their real outcome on the chain.
+ */
+describe('Moving subscribers from the token-delegate scheme to the Subscriptions program', () => {
+  const serviceKey = Keypair.generate();
+  let before: TestApp; // the deployment as it ran: token-delegate
+  let after: TestApp; // the same deployment, now taking new subscriptions under the program
+  let acme: TestMerchant;
+  let beta: TestMerchant;
+  let billing: ReturnType<typeof billingHelpers>;
+  let chain: ChainPort; // the program deployment's
+  let accounts: ProgramAccounts;
+  let mint: string;
+  let acmePlan: string;
+  let betaPlan: string;
+  const terms = { amount: PRICE, periodHours: 720n, createdAt: 1_790_000_000n };
+
+  const portal = (token: string) => ({ 'x-portal-session': token });
+  const ataOf = (wallet: PublicKey | string) =>
+    getAssociatedTokenAddressSync(
+      new PublicKey(mint),
+      new PublicKey(wallet),
+      true,
+      TOKEN_2022_PROGRAM_ID,
+    ).toBase58();
+  const balance = async (wallet: PublicKey | string) =>
+    BigInt(
+      (await new Connection(before.chain!.url).getTokenAccountBalance(new PublicKey(ataOf(wallet))))
+        .value.amount,
+    );
+  const row = async (id: string) =>
+    (
+      await after.sql<{
+        scheme: string;
+        status: string;
+        periods_charged: number;
+        onchain_address: string;
+      }>(
+        'SELECT scheme, status, periods_charged, onchain_address FROM subscriptions WHERE id = $1',
+        [id],
+      )
+    )[0];
+  const attempts = (id: string) =>
+    after.sql<{ period: number; state: string; transaction: string | null }>(
+      'SELECT period, state, transaction FROM charge_attempts WHERE subscription_id = $1 ORDER BY period',
+      [id],
+    );
+  /** The programs a charge's stored transaction calls. */
+  const programsOf = (transaction: string) =>
+    Transaction.from(Buffer.from(transaction, 'base64')).instructions.map((ix) =>
+      ix.programId.toBase58(),
+    );
+  const run = async () =>
+    (await after.http.post('/api/dev/billing/run').set(after.devAuth).expect(200)).body as {
+      charges: { attempts: number; succeeded: number };
+    };
+  const advance = (seconds: number) =>
+    before.http.post('/api/dev/clock/advance').set(before.devAuth).send({ seconds }).expect(200);
+
+  async function session(merchant: TestMerchant, subscriptionId: string): Promise<string> {
+    const [{ customer_id }] = await after.sql<{ customer_id: string }>(
+      'SELECT customer_id FROM subscriptions WHERE id = $1',
+      [subscriptionId],
+    );
+    const res = await after.http
+      .post(`/api/customers/${customer_id}/portal-session`)
+      .set(merchant.auth)
+      .expect(201);
+    return /\/portal\/([A-Za-z0-9_-]+)$/.exec(res.body.url as string)![1];
+  }
+
+  /** A wallet subscribed (under token-delegate, before the switch) to each plan, first charge paid. */
+  async function delegatedCustomer(plans: { id: string; merchant: TestMerchant }[]) {
+    const customer = Keypair.generate();
+    fund(before, customer.publicKey.toBase58(), { symbol: 'PYUSD', amount: 200n * PYUSD });
+    const ids: string[] = [];
+    for (const plan of plans) {
+      const { subscription } = await billing.subscribe(customer, plan.id, plan.merchant.auth);
+      ids.push(subscription.id);
+    }
+    return { customer, wallet: customer.publicKey.toBase58(), ids };
+  }
+
+  /** Signs a transaction the service built as `signer` and records it as landed, unexecuted. */
+  function land(transaction: string, signer: Keypair): string {
+    const tx = Transaction.from(Buffer.from(transaction, 'base64'));
+    tx.partialSign(signer);
+    return before.chain!.chain.recordUnexecuted(tx.serialize());
+  }
+
+  /**
+   * The customer's move, as the portal page drives it: step 1 (the program's authority, and the
+   * approval given back to the service key) lands; step 2 (the subscribes) lands and leaves each
+   * program subscription, and the program's authority as the token account's delegate.
+   * `plans`: the plans the second step subscribes to.
+   */
+  async function moveOnChain(
+    customer: Keypair,
+    subscriptionId: string,
+    token: string,
+    plans: { id: string; merchant: TestMerchant }[],
+  ): Promise<string> {
+    const wallet = customer.publicKey.toBase58();
+    const ask = () =>
+      after.http
+        .post(`/api/portal/subscriptions/${subscriptionId}/reauthorize/transaction`)
+        .set(portal(token))
+        .send({ account: wallet })
+        .expect(200);
+    const first = await ask();
+    expect(first.body.step).toBe('authority');
+    land(first.body.transaction as string, customer);
+    const initId = BigInt(before.chain!.chain.slot());
+    await accounts.authority(wallet, mint, initId);
+    const second = await ask();
+    expect(second.body.step).toBe('subscribe');
+    const subscribes = Transaction.from(
+      Buffer.from(second.body.transaction as string, 'base64'),
+    ).instructions.filter((ix) => ix.programId.toBase58() === SUBSCRIPTIONS_PROGRAM_ADDRESS);
+    // The authority's re-initialisation (its delegate back), then one subscribe per plan.
+    expect(subscribes).toHaveLength(1 + plans.length);
+    const signature = land(second.body.transaction as string, customer);
+    for (const plan of plans) {
+      await accounts.subscription({
+        merchant: plan.merchant.walletAddress,
+        planId: plan.id,
+        subscriber: wallet,
+        terms,
+        initId,
+        currentPeriodStartTs: BigInt(before.chain!.chain.now()),
+      });
+    }
+    await billing.sendInstructions(customer, [await approveAuthority(customer.publicKey, mint)]);
+    return signature;
+  }
+
+  beforeAll(async () => {
+    const key = JSON.stringify([...serviceKey.secretKey]);
+    before = await createTestApp({
+      env: {
+        ROLE: 'api',
+        SERVICE_KEYPAIR: key,
+        LOCALNET_FINALITY_SLOTS: '0',
+        SUBSCRIPTION_APPROVAL_PERIODS: '4',
+      },
+    });
+    billing = billingHelpers(before);
+    acme = await before.createMerchant('Acme');
+    beta = await before.createMerchant('Beta');
+    const plan = (merchant: TestMerchant, label: string) =>
+      before.http
+        .post('/api/plans')
+        .set(merchant.auth)
+        .send({ label, mint: 'PYUSD', amount: '10', intervalSeconds: 30 * DAY })
+        .expect(201);
+    acmePlan = (await plan(acme, 'Pro')).body.plan.id;
+    betaPlan = (await plan(beta, 'Basic')).body.plan.id;
+    mint = (await billing.chain.mint('PYUSD')).address;
+    after = await createTestApp({
+      databaseUrl: before.databaseUrl,
+      clock: before.clock,
+      env: {
+        ROLE: 'api',
+        SERVICE_KEYPAIR: key,
+        SOLANA_RPC_URL: before.chain!.url,
+        SUBSCRIPTION_SCHEME: 'program',
+        LOCALNET_FINALITY_SLOTS: '0',
+        SUBSCRIPTION_APPROVAL_PERIODS: '4',
+      },
+    });
+    chain = after.app.get(ChainPort);
+    accounts = new ProgramAccounts(before.chain!.chain);
+    // Both plans, as each merchant's signed `create_plan` would have left them.
+    for (const [merchant, planId] of [
+      [acme, acmePlan],
+      [beta, betaPlan],
+    ] as const) {
+      await accounts.plan({
+        merchant: merchant.walletAddress,
+        planId,
+        mint,
+        terms,
+        pullers: [serviceKey.publicKey.toBase58()],
+      });
+    }
+    // The service's pulls under the program: recorded with the tokens they move (localnet
+    // cannot run the program), then settled by their outcome on the chain.
+    const real = chain.sendAndConfirm.bind(chain);
+    jest.spyOn(chain, 'sendAndConfirm').mockImplementation(async (tx: SignedTx) => {
+      const bytes = Buffer.from(tx.transaction, 'base64');
+      const pull = Transaction.from(bytes).instructions.find(
+        (ix) => ix.programId.toBase58() === SUBSCRIPTIONS_PROGRAM_ADDRESS,
+      );
+      if (!pull) return real(tx);
+      // transfer_subscription's accounts: ..., [3] the subscriber's, [4] the receiver's.
+      const [source, destination] = [pull.keys[3], pull.keys[4]].map((k) => k.pubkey.toBase58());
+      before.chain!.chain.recordUnexecuted(bytes, {
+        tokenTransfers: [{ source, destination, amount: PRICE }],
+      });
+      return chain.outcome(tx.signature, tx.lastValidBlockHeight);
+    });
+  }, 120_000);
+  afterAll(async () => {
+    jest.restoreAllMocks();
+    await after?.close();
+    await before?.close();
+  });
+
+  it('keeps charging the approval after the switch; the customer moves both of its subscriptions in the mint at once; each next period is charged once, under the program; a replay is the same answer', async () => {
+    const { customer, wallet, ids } = await delegatedCustomer([
+      { id: acmePlan, merchant: acme },
+      { id: betaPlan, merchant: beta },
+    ]);
+    const [acmeSub, betaSub] = ids;
+    expect(await balance(wallet)).toBe(200n * PYUSD - 2n * PRICE);
+    expect((await row(acmeSub)).scheme).toBe('token-delegate');
+
+    // Period 2, after the switch: charged under the approval, as before.
+    await advance(30 * DAY);
+    await run();
+    expect(await balance(wallet)).toBe(200n * PYUSD - 4n * PRICE);
+    for (const id of ids) {
+      const charges = await attempts(id);
+      expect(charges.map((a) => [a.period, a.state])).toEqual([
+        [1, 'succeeded'],
+        [2, 'succeeded'],
+      ]);
+      expect(programsOf(charges[1].transaction!)).not.toContain(SUBSCRIPTIONS_PROGRAM_ADDRESS);
+    }
+
+    // The portal offers the move.
+    const token = await session(acme, acmeSub);
+    const shown = await after.http.get('/api/portal/session').set(portal(token)).expect(200);
+    expect(shown.body.subscriptions[0]).toMatchObject({
+      id: acmeSub,
+      canReauthorize: true,
+      movesToProgram: true,
+    });
+
+    // Step 1 keeps the approval: the program's authority takes the delegate, and the same
+    // transaction gives it back to the service key for what the subscriptions still need.
+    const step1 = await after.http
+      .post(`/api/portal/subscriptions/${acmeSub}/reauthorize/transaction`)
+      .set(portal(token))
+      .send({ account: wallet })
+      .expect(200);
+    expect(step1.body.step).toBe('authority');
+    expect(step1.body.message).toMatch(/^Step 1 of 2: allow subscriptions in PYUSD/);
+    const instructions = Transaction.from(
+      Buffer.from(step1.body.transaction as string, 'base64'),
+    ).instructions;
+    expect(instructions.map((ix) => ix.programId.toBase58())).toEqual([
+      SUBSCRIPTIONS_PROGRAM_ADDRESS,
+      TOKEN_2022_PROGRAM_ID.toBase58(),
+    ]);
+    const approved = await billing.chain.readAuthorization(wallet, 'PYUSD');
+    // ApproveChecked: tag 13, amount (u64 LE), decimals; delegate is its third account.
+    expect(instructions[1].data[0]).toBe(13);
+    expect(instructions[1].data.readBigUInt64LE(1)).toBe(approved.delegatedAmount);
+    expect(instructions[1].keys[2].pubkey.toBase58()).toBe(serviceKey.publicKey.toBase58());
+
+    const signature = await moveOnChain(customer, acmeSub, token, [
+      { id: acmePlan, merchant: acme },
+      { id: betaPlan, merchant: beta },
+    ]);
+    // The approval is gone: the program's authority is the account's delegate now.
+    const now = await billing.chain.readAuthorization(wallet, 'PYUSD');
+    expect(now.delegatedToService).toBe(false);
+
+    const confirm = () =>
+      after.http
+        .post(`/api/portal/subscriptions/${acmeSub}/reauthorize/confirm`)
+        .set(portal(token))
+        .send({ signature });
+    const confirmed = await confirm().expect(200);
+    expect(confirmed.body).toMatchObject({
+      id: acmeSub,
+      status: 'Active',
+      paymentsAuthorized: null,
+      movesToProgram: false,
+    });
+    for (const [id, merchant, planId] of [
+      [acmeSub, acme, acmePlan],
+      [betaSub, beta, betaPlan],
+    ] as const) {
+      expect(await row(id)).toEqual({
+        scheme: 'program',
+        status: 'Active',
+        periods_charged: 2,
+        onchain_address: await subscriptionPda(
+          await planPda(merchant.walletAddress, onchainPlanId(planId)),
+          wallet,
+        ),
+      });
+    }
+    expect(
+      await after.sql(
+        'SELECT subscription_id, use FROM subscription_signatures WHERE signature = $1',
+        [signature],
+      ),
+    ).toEqual([{ subscription_id: acmeSub, use: 'move' }]);
+    // The approval needs to cover nothing of theirs any more (a sibling's would not count them).
+    const reservations = after.app.get(WalletReservationsRepository);
+    expect(await reservations.reserved(wallet, 'PYUSD', { forApproval: true })).toBe(0n);
+    expect(await reservations.reserved(wallet, 'PYUSD')).toBe(0n);
+    // The same confirm again: the same answer, nothing more.
+    expect((await confirm().expect(200)).body).toEqual(confirmed.body);
+
+    // Period 3: charged once each, under the program.
+    await advance(30 * DAY);
+    await run();
+    await waitFor(
+      async () => (await Promise.all(ids.map(row))).every((r) => r.periods_charged === 3),
+      30_000,
+      () => 'period 3 was not charged',
+    );
+    expect(await balance(wallet)).toBe(200n * PYUSD - 6n * PRICE);
+    for (const id of ids) {
+      const charges = await attempts(id);
+      expect(charges.map((a) => [a.period, a.state])).toEqual([
+        [1, 'succeeded'],
+        [2, 'succeeded'],
+        [3, 'succeeded'],
+      ]);
+      expect(programsOf(charges[2].transaction!)).toContain(SUBSCRIPTIONS_PROGRAM_ADDRESS);
+    }
+    // Nothing more is due: another run charges nothing.
+    expect((await run()).charges).toMatchObject({ attempts: 0, succeeded: 0 });
+    const lines = (
+      await after.http.get('/api/payments?limit=100').set(acme.auth).expect(200)
+    ).body.filter((l: { subscriptionId: string }) => l.subscriptionId === acmeSub);
+    expect(lines).toHaveLength(3);
+  });
+
+  it('refuses a move signed by another wallet, a replayed subscribe, an unrelated transaction and a cancelled subscription; nothing changes', async () => {
+    const { customer, wallet, ids } = await delegatedCustomer([{ id: acmePlan, merchant: acme }]);
+    const [sub] = ids;
+    const token = await session(acme, sub);
+    const confirm = (signature: string) =>
+      after.http
+        .post(`/api/portal/subscriptions/${sub}/reauthorize/confirm`)
+        .set(portal(token))
+        .send({ signature });
+    // The subscribe it was born from, replayed as its move.
+    const [{ signature: born }] = await after.sql<{ signature: string }>(
+      "SELECT signature FROM subscription_signatures WHERE subscription_id = $1 AND use = 'subscribe'",
+      [sub],
+    );
+    const replay = await confirm(born).expect(400);
+    expect(replay.body.error.message).toBe(
+      'signature was already used to change a subscription; a signature is used once',
+    );
+    // Another wallet's move (its own subscription of the plan moved).
+    const other = await delegatedCustomer([{ id: acmePlan, merchant: acme }]);
+    const otherToken = await session(acme, other.ids[0]);
+    const theirs = await moveOnChain(other.customer, other.ids[0], otherToken, [
+      { id: acmePlan, merchant: acme },
+    ]);
+    const notOurs = await confirm(theirs).expect(400);
+    expect(notOurs.body.error.message).toBe(
+      'signature is not a subscribe under the Subscriptions program of this subscription, ' +
+        'signed by its wallet, that left the subscription running on-chain',
+    );
+    // A transaction of the customer that subscribes nothing.
+    const unrelated = await billing.sendInstructions(customer, [
+      SystemProgram.transfer({
+        fromPubkey: customer.publicKey,
+        toPubkey: Keypair.generate().publicKey,
+        lamports: 1_000_000,
+      }),
+    ]);
+    await confirm(unrelated).expect(400);
+    expect((await row(sub)).scheme).toBe('token-delegate');
+    expect((await row(other.ids[0])).scheme).toBe('token-delegate'); // never confirmed
+
+    // Cancelled by the merchant: nothing to move.
+    await after.http.post(`/api/subscriptions/${sub}/cancel`).set(acme.auth).expect(200);
+    const cancelled = await after.http
+      .post(`/api/portal/subscriptions/${sub}/reauthorize/transaction`)
+      .set(portal(token))
+      .send({ account: wallet })
+      .expect(409);
+    expect(cancelled.body.error.message).toBe('This subscription has ended (it is Cancelled)');
+  });
+
+  it('a move nobody confirmed: the charge run finds the approval gone and the program subscription running, moves it, and charges the period once, under the program', async () => {
+    const { customer, wallet, ids } = await delegatedCustomer([{ id: betaPlan, merchant: beta }]);
+    const [sub] = ids;
+    const token = await session(beta, sub);
+    await moveOnChain(customer, sub, token, [{ id: betaPlan, merchant: beta }]);
+    expect((await row(sub)).scheme).toBe('token-delegate');
+    await advance(30 * DAY);
+    await run();
+    await waitFor(
+      async () => (await row(sub)).periods_charged === 2,
+      30_000,
+      () => 'period 2 was not charged',
+    );
+    expect(await row(sub)).toMatchObject({ scheme: 'program', status: 'Active' });
+    const charges = await attempts(sub);
+    expect(charges.map((a) => [a.period, a.state])).toEqual([
+      [1, 'succeeded'],
+      [2, 'succeeded'],
+    ]);
+    expect(programsOf(charges[1].transaction!)).toContain(SUBSCRIPTIONS_PROGRAM_ADDRESS);
+    expect(await balance(wallet)).toBe(200n * PYUSD - 2n * PRICE);
+  });
+
+  it('a try signed under the old scheme is not recorded once the subscription moved (the move and the charge serialise on its row)', async () => {
+    const { ids } = await delegatedCustomer([{ id: acmePlan, merchant: acme }]);
+    const [sub] = ids;
+    const repository = after.app.get(ChargeAttemptsRepository);
+    const [{ id: attempt }] = await after.sql<{ id: string }>(
+      `INSERT INTO charge_attempts (id, created_at, updated_at, merchant_id, subscription_id,
+         period, amount, mint, state, tries, lease_until, lease_owner)
+       SELECT gen_random_uuid(), now(), now(), merchant_id, id, 2, 10000000, 'PYUSD', 'pending',
+              1, now() + interval '1 minute', 'me'
+         FROM subscriptions WHERE id = $1 RETURNING id`,
+      [sub],
+    );
+    const tryOf = (signature: string) => ({
+      id: attempt,
+      subscriptionId: sub,
+      signature,
+      transaction: 'AA==',
+      lastValidBlockHeight: 1,
+      amount: '10000000',
+      leaseSeconds: 30,
+      owner: 'me',
+      now: new Date(),
+      scheme: 'token-delegate' as const,
+    });
+    await after.sql("UPDATE subscriptions SET scheme = 'program' WHERE id = $1", [sub]);
+    expect(await repository.recordTry(tryOf(bs58.encode(Buffer.alloc(64, 1))))).toBe(false);
+    const standing = await repository.standing(
+      { subscriptionId: sub, id: attempt, scheme: 'token-delegate' },
+      'me',
+    );
+    expect(standing).toMatchObject({ moved: true, open: true, held: true });
+    // Under the scheme it has now, the same try is recorded.
+    expect(
+      await repository.recordTry({ ...tryOf(bs58.encode(Buffer.alloc(64, 2))), scheme: 'program' }),
+    ).toBe(true);
+  });
+
+  it('refuses to switch while a charge of the subscription may still land: a 409 that names it, then the move once it settled', async () => {
+    const { customer, ids } = await delegatedCustomer([{ id: betaPlan, merchant: beta }]);
+    const [sub] = ids;
+    const token = await session(beta, sub);
+    const signature = await moveOnChain(customer, sub, token, [{ id: betaPlan, merchant: beta }]);
+    // A try of period 2 recorded and not settled (its bytes may still land).
+    await after.sql(
+      `INSERT INTO charge_attempts (id, created_at, updated_at, merchant_id, subscription_id,
+         period, amount, mint, state, tries, signature, transaction, last_valid_block_height,
+         lease_until, lease_owner)
+       SELECT gen_random_uuid(), now(), now(), merchant_id, id, 2, 10000000, 'PYUSD', 'sent', 1,
+              $2, 'AA==', 1, now() + interval '1 minute', 'elsewhere'
+         FROM subscriptions WHERE id = $1`,
+      [sub, bs58.encode(Buffer.alloc(64, 7))],
+    );
+    const confirm = () =>
+      after.http
+        .post(`/api/portal/subscriptions/${sub}/reauthorize/confirm`)
+        .set(portal(token))
+        .send({ signature });
+    const refused = await confirm().expect(409);
+    expect(refused.body.error.message).toBe(
+      'A payment of this subscription is on its way under the old authorisation: confirm the ' +
+        'move again in a minute, once it has settled',
+    );
+    expect((await row(sub)).scheme).toBe('token-delegate');
+    // It settles (expired: it never landed).
+    await after.sql(
+      "UPDATE charge_attempts SET state = 'failed', transaction = NULL WHERE subscription_id = $1 AND period = 2",
+      [sub],
+    );
+    await confirm().expect(200);
+    expect((await row(sub)).scheme).toBe('program');
+  });
+
+  it("a customer's first subscribe under the program carries its token-delegate subscriptions in the mint along", async () => {
+    const { customer, wallet, ids } = await delegatedCustomer([{ id: acmePlan, merchant: acme }]);
+    const [acmeSub] = ids;
+    const newPlan = (
+      await after.http
+        .post('/api/plans')
+        .set(beta.auth)
+        .send({ label: 'Team', mint: 'PYUSD', amount: '10', intervalSeconds: 30 * DAY })
+        .expect(201)
+    ).body.plan.id as string;
+    await accounts.plan({
+      merchant: beta.walletAddress,
+      planId: newPlan,
+      mint,
+      terms,
+      pullers: [serviceKey.publicKey.toBase58()],
+    });
+    const ask = () =>
+      after.http
+        .post(`/api/checkout/plans/${newPlan}/transaction`)
+        .send({ account: wallet })
+        .expect(200);
+    const first = await ask();
+    expect(first.body.step).toBe('authority');
+    const step1 = Transaction.from(Buffer.from(first.body.transaction as string, 'base64'));
+    // The approval is given back to the service key in the same transaction.
+    expect(step1.instructions.map((ix) => ix.programId.toBase58())).toEqual([
+      SUBSCRIPTIONS_PROGRAM_ADDRESS,
+      TOKEN_2022_PROGRAM_ID.toBase58(),
+    ]);
+    land(first.body.transaction as string, customer);
+    const initId = BigInt(before.chain!.chain.slot());
+    await accounts.authority(wallet, mint, initId);
+    const second = await ask();
+    expect(second.body.step).toBe('subscribe');
+    expect(second.body.message).toMatch(
+      /; your other PYUSD subscription move to the Subscriptions program with it/,
+    );
+    const signature = land(second.body.transaction as string, customer);
+    for (const [merchant, planId] of [
+      [beta, newPlan],
+      [acme, acmePlan],
+    ] as const) {
+      await accounts.subscription({
+        merchant: merchant.walletAddress,
+        planId,
+        subscriber: wallet,
+        terms,
+        initId,
+        currentPeriodStartTs: BigInt(before.chain!.chain.now()),
+      });
+    }
+    await billing.sendInstructions(customer, [await approveAuthority(customer.publicKey, mint)]);
+    const confirmed = await after.http
+      .post(`/api/checkout/plans/${newPlan}/confirm`)
+      .send({ signature })
+      .expect(200);
+    expect(confirmed.body).toMatchObject({ created: true, subscribed: true });
+    expect((await row(acmeSub)).scheme).toBe('program');
+    const [created] = await after.sql<{ scheme: string }>(
+      'SELECT s.scheme FROM subscriptions s WHERE s.plan_id = $1',
+      [newPlan],
+    );
+    expect(created.scheme).toBe('program');
+    expect(await subscriptionAuthorityPda(wallet, mint)).toBeTruthy();
+  });
+
+  it('claims each scheme by its own rule: one token-delegate charge per wallet and mint at a time, the program ones as they are', async () => {
+    const delegated = await delegatedCustomer([
+      { id: acmePlan, merchant: acme },
+      { id: betaPlan, merchant: beta },
+    ]);
+    const moved = await delegatedCustomer([
+      { id: acmePlan, merchant: acme },
+      { id: betaPlan, merchant: beta },
+    ]);
+    // The second wallet's two are under the program (as after its move).
+    await after.sql("UPDATE subscriptions SET scheme = 'program' WHERE id = ANY($1::uuid[])", [
+      moved.ids,
+    ]);
+    await after.sql(
+      "UPDATE subscriptions SET current_period_end = now() - interval '1 minute' WHERE id = ANY($1::uuid[])",
+      [[...delegated.ids, ...moved.ids]],
+    );
+    const claimed = await after.app.get(ChargeAttemptsRepository).claimDue({
+      now: new Date(Date.now() + 60 * DAY * 1000),
+      limit: 100,
+      oneAtATime: true,
+      busy: [],
+      leaseSeconds: 30,
+      owner: 'claim-test',
+    });
+    const ours = claimed.filter((a) =>
+      [...delegated.ids, ...moved.ids].includes(a.subscription_id),
+    );
+    const of = (ids: string[]) => ours.filter((a) => ids.includes(a.subscription_id));
+    expect(of(delegated.ids)).toHaveLength(1);
+    expect(of(delegated.ids)[0]).toMatchObject({ s_scheme: 'token-delegate' });
+    expect(of(moved.ids).map((a) => a.s_scheme)).toEqual(['program', 'program']);
+    await after.sql(
+      "UPDATE charge_attempts SET state = 'abandoned' WHERE lease_owner = 'claim-test'",
+    );
+  });
+
+  it('a customer who does not move is charged under its approval, and asked to move, by e-mail, two periods before it runs out', async () => {
+    const customer = Keypair.generate();
+    const wallet = customer.publicKey.toBase58();
+    fund(before, wallet, { symbol: 'PYUSD', amount: 100n * PYUSD });
+    await before.http
+      .post('/api/customers')
+      .set(acme.auth)
+      .send({ walletAddress: wallet, email: 'grace@example.com' })
+      .expect(201);
+    const { subscription } = await billing.subscribe(customer, acmePlan, acme.auth);
+    const emails = () =>
+      after.sql<{ subject: string; text_body: string }>(
+        `SELECT subject, text_body FROM email_outbox WHERE recipient = 'grace@example.com'`,
+      );
+    expect(await emails()).toEqual([]); // three periods of four left
+    await advance(30 * DAY);
+    await run();
+    await waitFor(
+      async () => (await row(subscription.id)).periods_charged === 2,
+      30_000,
+      () => 'period 2 was not charged',
+    );
+    expect((await row(subscription.id)).scheme).toBe('token-delegate');
+    const [notice] = await emails();
+    expect(notice.subject).toBe('Move your subscription: Pro');
+    expect(notice.text_body).toContain('covers 2 more payments of 10 PYUSD');
+    expect(notice.text_body).toContain('move it to the Solana Subscriptions program');
+    expect(notice.text_body).toMatch(/\/portal\/[A-Za-z0-9_-]+/);
+  });
+});
