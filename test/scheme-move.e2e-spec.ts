@@ -548,7 +548,7 @@ describe('Moving subscribers from the token-delegate scheme to the Subscriptions
     const second = await ask();
     expect(second.body.step).toBe('subscribe');
     expect(second.body.message).toMatch(
-      /; your other PYUSD subscription move to the Subscriptions program with it/,
+      /; your other PYUSD subscription moves to the Subscriptions program with it, payments unchanged$/,
     );
     const signature = land(second.body.transaction as string, customer);
     for (const [merchant, planId] of [

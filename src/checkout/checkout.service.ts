@@ -243,6 +243,8 @@ export class CheckoutService {
 function carriedText(count: number, mint: MintSymbol): string {
   if (count === 0) return '';
   const them =
-    count === 1 ? `your other ${mint} subscription` : `your ${count} other ${mint} subscriptions`;
-  return `; ${them} move to the Subscriptions program with it, their payments unchanged`;
+    count === 1
+      ? `your other ${mint} subscription moves`
+      : `your ${count} other ${mint} subscriptions move`;
+  return `; ${them} to the Subscriptions program with it, payments unchanged`;
 }
