@@ -83,3 +83,13 @@ export class TransferRefusedError extends DomainError {
     super(ErrorCode.CONFLICT, message);
   }
 }
+
+/**
+ * What a customer would sign does not fit in one transaction (1,232 bytes): a move carrying the
+ * most subscriptions with old subscription accounts to close besides. A 409 saying what to do.
+ */
+export class TransactionTooLargeError extends DomainError {
+  constructor(message: string) {
+    super(ErrorCode.CONFLICT, message);
+  }
+}

@@ -41,7 +41,7 @@ import { PaymentScanner } from './payment-scanner';
 import { ProgramScheme } from './schemes/program.scheme';
 import { SchemeContext, SubscriptionScheme } from './schemes/subscription-scheme';
 import { TokenDelegateScheme } from './schemes/token-delegate.scheme';
-import { moveInstructions } from './schemes/scheme-move';
+import { moveTransaction } from './schemes/scheme-move';
 import { tokenAccountState } from './token-account-state';
 import { chainTransaction } from './chain-transaction';
 import { createMerchantAccount, InvoiceTransactions } from './invoice-transactions';
@@ -246,15 +246,15 @@ export class RpcChainAdapter extends ChainPort {
   }
 
   buildMove(input: MoveInput): Promise<SubscribeTx> {
-    return this.available(
-      (async () => {
-        const mint = await this.mints.mint(input.mint);
-        const { program, 'token-delegate': delegate } = this.schemes;
-        const { step, instructions } = await moveInstructions({ program, delegate }, input, mint);
-        const tx = await this.unsigned.build(new PublicKey(input.subscriber), instructions);
-        return { ...tx, step };
-      })(),
-    );
+    const { program, 'token-delegate': delegate } = this.schemes;
+    const build = async () =>
+      moveTransaction(
+        { program, delegate },
+        this.unsigned,
+        input,
+        await this.mints.mint(input.mint),
+      );
+    return this.available(build());
   }
 
   /**

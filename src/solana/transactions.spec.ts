@@ -10,11 +10,14 @@ import {
 } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { randomBytes } from 'node:crypto';
+import { TransactionTooLargeError } from './chain-errors';
 import {
   compileLegacyMessage,
   legacyMessageBytes,
+  MAX_TRANSACTION_BYTES,
   memo,
   ServiceSigner,
+  UnsignedTxBuilder,
   unsignedWire,
   withReference,
 } from './transactions';
@@ -130,5 +133,28 @@ describe('ServiceSigner', () => {
     const decoded = Transaction.from(Buffer.from(signed.transaction, 'base64'));
     expect(decoded.verifySignatures()).toBe(true);
     expect(signed.lastValidBlockHeight).toBe(9);
+  });
+});
+
+describe('UnsignedTxBuilder', () => {
+  const builder = new UnsignedTxBuilder({
+    get: () => Promise.resolve({ blockhash, lastValidBlockHeight: 100, slot: 7 }),
+  });
+  /** Memos of `size` bytes each, signed by the payer. */
+  const memos = (payer: PublicKey, count: number, size: number) =>
+    Array.from({ length: count }, () => memo('x'.repeat(size), [payer]));
+
+  it('builds a transaction of up to 1,232 bytes, and refuses a larger one (no wallet could send it) with a 409', async () => {
+    const payer = key();
+    const fits = await builder.build(payer, memos(payer, 2, 400));
+    expect(Buffer.from(fits.transaction, 'base64').length).toBeLessThanOrEqual(
+      MAX_TRANSACTION_BYTES,
+    );
+    const refused = builder.build(payer, memos(payer, 3, 400));
+    await expect(refused).rejects.toBeInstanceOf(TransactionTooLargeError);
+    await expect(refused).rejects.toMatchObject({
+      code: 'CONFLICT',
+      message: expect.stringMatching(/^The transaction would be \d+ bytes; .* at most 1232$/),
+    });
   });
 });

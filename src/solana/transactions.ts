@@ -3,6 +3,7 @@ import bs58 from 'bs58';
 import { createPrivateKey, KeyObject, sign as cryptoSign } from 'node:crypto';
 import type { RecentBlockhash } from './blockhash-cache';
 import type { SignedTx, UnsignedTx } from './chain.port';
+import { TransactionTooLargeError } from './chain-errors';
 
 /** DER (PKCS #8) wrapping of a 32-byte Ed25519 seed, as node:crypto takes a private key. */
 const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
@@ -204,16 +205,28 @@ function blockhashBytes(blockhash: string): Buffer {
  * Builds transactions for wallets to sign: a recent blockhash (from the cache: no round trip),
  * no signatures.
  */
+/** What one transaction may weigh on the wire (a packet's data: 1,280 less headers). */
+export const MAX_TRANSACTION_BYTES = 1232;
+
 export class UnsignedTxBuilder {
   constructor(private readonly blockhashes: { get(): Promise<RecentBlockhash> }) {}
 
-  /** @throws ChainUnavailableError when no recent blockhash can be had. */
+  /**
+   * @throws ChainUnavailableError when no recent blockhash can be had; TransactionTooLargeError
+   *   when the transaction would not fit in a packet (no wallet could send it).
+   */
   async build(feePayer: PublicKey, instructions: TransactionInstruction[]): Promise<UnsignedTx> {
     const { blockhash, lastValidBlockHeight, slot } = await this.blockhashes.get();
     // A legacy message, written with zeroed signatures.
-    const message = legacyMessageBytes(feePayer, instructions, blockhash);
+    const wire = unsignedWire(legacyMessageBytes(feePayer, instructions, blockhash));
+    if (wire.length > MAX_TRANSACTION_BYTES) {
+      throw new TransactionTooLargeError(
+        `The transaction would be ${wire.length} bytes; a Solana transaction holds at most ` +
+          `${MAX_TRANSACTION_BYTES}`,
+      );
+    }
     return {
-      transaction: unsignedWire(message).toString('base64'),
+      transaction: wire.toString('base64'),
       blockhash,
       lastValidBlockHeight,
       slot,

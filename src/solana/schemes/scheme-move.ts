@@ -1,4 +1,11 @@
-import type { MoveInput, ResolvedMint } from '../chain.port';
+import { PublicKey } from '@solana/web3.js';
+import {
+  type MoveInput,
+  type ResolvedMint,
+  type SubscribeTx,
+  TransactionTooLargeError,
+} from '../chain.port';
+import type { UnsignedTxBuilder } from '../transactions';
 import type { ProgramScheme } from './program.scheme';
 import type { SchemeSubscribe } from './subscription-scheme';
 import type { TokenDelegateScheme } from './token-delegate.scheme';
@@ -26,4 +33,27 @@ export async function moveInstructions(
   if (built.step === 'subscribe' || input.keepApproved === 0n) return built;
   const keep = schemes.delegate.approveService(input.subscriber, mint, input.keepApproved);
   return { step: 'authority', instructions: [...built.instructions, keep] };
+}
+
+/**
+ * The move's unsigned transaction for the wallet to sign (`moveInstructions`).
+ * @throws TransactionTooLargeError when it does not fit in one transaction.
+ */
+export async function moveTransaction(
+  schemes: { program: ProgramScheme; delegate: TokenDelegateScheme },
+  unsigned: UnsignedTxBuilder,
+  input: MoveInput,
+  mint: ResolvedMint,
+): Promise<SubscribeTx> {
+  const { step, instructions } = await moveInstructions(schemes, input, mint);
+  const tx = await unsigned
+    .build(new PublicKey(input.subscriber), instructions)
+    .catch((error: unknown) => {
+      if (!(error instanceof TransactionTooLargeError)) throw error;
+      throw new TransactionTooLargeError(
+        `These ${input.plans.length} subscriptions do not fit in one transaction: cancel one, ` +
+          'then move the others',
+      );
+    });
+  return { ...tx, step };
 }
