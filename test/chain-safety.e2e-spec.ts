@@ -623,7 +623,7 @@ describe('Chain layer safety on localnet', () => {
       await mintTo(mint, TOKEN_PROGRAM_ID, merchant.publicKey, 0n);
       await freeze(merchant.publicKey);
       await expect(frozenAdapter.signCharge(charge(wallet))).rejects.toMatchObject({
-        reason: 'account_frozen',
+        reason: 'merchant_account_frozen',
         message: expect.stringMatching(/merchant/),
       });
       expect(

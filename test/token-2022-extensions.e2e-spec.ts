@@ -389,7 +389,7 @@ describe('Token-2022 extensions: what the service does with each', () => {
   });
 
   describe('default account state frozen', () => {
-    it("the merchant's new receiving account starts frozen: the checkout refuses with a 409 saying so, a charge fails account_frozen", async () => {
+    it("the merchant's new receiving account starts frozen: the checkout refuses with a 409 saying so, a charge waits (the issuer's side: the subscription stays Active, nothing moves)", async () => {
       const inv = await invoice('USDC');
       const refused = await t.http
         .post(`/api/checkout/invoices/${inv.id}/transaction`)
@@ -403,8 +403,14 @@ describe('Token-2022 extensions: what the service does with each', () => {
 
       const k = customer(FROZEN);
       const { subscription } = await billing.subscribe(k, await plan('USDC'), acme.auth);
-      expect(subscription).toMatchObject({ status: 'PastDue', failureReason: 'account_frozen' });
+      expect(subscription).toMatchObject({ status: 'Active', failureReason: null });
       expect(await balanceOf(k.publicKey.toBase58(), 'USDC')).toBe(100n * UNIT);
+      const [attempt] = await t.sql<{ state: string; last_error: string }>(
+        'SELECT state, last_error FROM charge_attempts WHERE subscription_id = $1',
+        [subscription.id],
+      );
+      expect(attempt).toMatchObject({ state: 'pending' });
+      expect(attempt.last_error).toMatch(/^merchant_account_frozen: the merchant's token account/);
     });
 
     it('a payer whose new account is still frozen is told so (409) before signing anything', async () => {

@@ -13,6 +13,7 @@ const FAILURE_TEXT: Record<ChargeFailure, string> = {
   authorization_gone: 'the authorisation you gave has been withdrawn or used up',
   account_frozen: 'the token account involved is frozen by the stablecoin issuer',
   merchant_account_missing: 'the merchant could not receive it yet',
+  merchant_account_frozen: "the stablecoin issuer has frozen the merchant's account for now",
   mint_paused: 'the stablecoin issuer has paused all transfers of it for now',
   transfer_hook_failed: "the stablecoin issuer's transfer check did not let it through",
   transient: 'the network could not process it',

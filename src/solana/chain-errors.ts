@@ -13,14 +13,20 @@ export type ChargeFailure =
   | 'authorization_gone'
   | 'account_frozen'
   | 'merchant_account_missing'
+  | 'merchant_account_frozen'
   | 'mint_paused'
   | 'transfer_hook_failed'
   | 'transient';
 
-/** The failures that are the mint issuer's doing: a charge waits for them, nobody is PastDue. */
+/**
+ * The failures that are the mint issuer's doing: a charge waits for them, nobody is PastDue. A
+ * frozen receiving account of the merchant is one (the issuer froze it): the customer can do
+ * nothing about it.
+ */
 export const ISSUER_SIDE_FAILURES: readonly ChargeFailure[] = [
   'mint_paused',
   'transfer_hook_failed',
+  'merchant_account_frozen',
 ];
 
 /**

@@ -47,7 +47,8 @@ export interface DoomedCharge {
 /**
  * The failure a charge is certain to meet, or null. Frozen accounts come first: a transfer from
  * or to a frozen account fails whatever the balance, and retrying it is pointless until the
- * issuer thaws it, so it is a final failure of its own, never `transient`.
+ * issuer thaws it, so it is a class of its own, never `transient`: the subscriber's is a failure
+ * (`account_frozen`), the merchant's a wait (`merchant_account_frozen`, the issuer's side).
  */
 export function doomedCharge(
   source: AuthorizationState,
@@ -61,7 +62,11 @@ export function doomedCharge(
     return { reason: 'account_frozen', message: "the subscriber's token account is frozen" };
   }
   if (destination.exists && destination.frozen) {
-    return { reason: 'account_frozen', message: "the merchant's token account is frozen" };
+    // The issuer's doing, on the merchant's side: the charge waits, the customer is not at fault.
+    return {
+      reason: 'merchant_account_frozen',
+      message: "the merchant's token account is frozen",
+    };
   }
   if (!destination.exists) {
     // The merchant's to create (its registrations do): never paid for by the service key.

@@ -151,7 +151,7 @@ export class ProgramScheme implements SubscriptionScheme {
     );
     const doomed = doomedCharge(source, destination, input.amount, false);
     // A frozen account first (final whatever else holds), then the authorisation, then funds.
-    if (doomed?.reason === 'account_frozen') {
+    if (doomed?.reason === 'account_frozen' || doomed?.reason === 'merchant_account_frozen') {
       throw new ChargeFailedError(doomed.reason, doomed.message);
     }
     const authority = await subscriptionAuthorityPda(input.subscriber, mint.address);
