@@ -5,12 +5,7 @@ import { ChargeAttemptsRepository } from '../src/billing/repositories/charge-att
 import { WalletReservationsRepository } from '../src/billing/repositories/wallet-reservations.repository';
 import { ChainPort, type SignedTx } from '../src/solana/chain.port';
 import { SUBSCRIPTIONS_PROGRAM_ADDRESS } from '../src/solana/subscriptions-client/generated';
-import {
-  onchainPlanId,
-  planPda,
-  subscriptionAuthorityPda,
-  subscriptionPda,
-} from '../src/solana/subscriptions-program';
+import { onchainPlanId, planPda, subscriptionPda } from '../src/solana/subscriptions-program';
 import { billingHelpers } from './helpers/billing';
 import { fund } from './helpers/chain-tx';
 import { approveAuthority, ProgramAccounts } from './helpers/program-accounts';
@@ -49,6 +44,7 @@ describe('Moving subscribers from the token-delegate scheme to the Subscriptions
   let betaPlan: string;
   const terms = { amount: PRICE, periodHours: 720n, createdAt: 1_790_000_000n };
 
+  let beforeDelegatedSend: (() => Promise<void>) | null = null;
   const portal = (token: string) => ({ 'x-portal-session': token });
   const ataOf = (wallet: PublicKey | string) =>
     getAssociatedTokenAddressSync(
@@ -171,6 +167,7 @@ describe('Moving subscribers from the token-delegate scheme to the Subscriptions
   beforeAll(async () => {
     const key = JSON.stringify([...serviceKey.secretKey]);
     before = await createTestApp({
+      chainOptions: { finalitySlots: 0 },
       env: {
         ROLE: 'api',
         SERVICE_KEYPAIR: key,
@@ -225,7 +222,13 @@ describe('Moving subscribers from the token-delegate scheme to the Subscriptions
       const pull = Transaction.from(bytes).instructions.find(
         (ix) => ix.programId.toBase58() === SUBSCRIPTIONS_PROGRAM_ADDRESS,
       );
-      if (!pull) return real(tx);
+      if (!pull) {
+        // A test's moment just before one of the service's token-delegate charges is sent.
+        const hook = beforeDelegatedSend;
+        beforeDelegatedSend = null;
+        await hook?.();
+        return real(tx);
+      }
       // transfer_subscription's accounts: ..., [3] the subscriber's, [4] the receiver's.
       const [source, destination] = [pull.keys[3], pull.keys[4]].map((k) => k.pubkey.toBase58());
       before.chain!.chain.recordUnexecuted(bytes, {
@@ -392,8 +395,7 @@ describe('Moving subscribers from the token-delegate scheme to the Subscriptions
     ]);
     const notOurs = await confirm(theirs).expect(400);
     expect(notOurs.body.error.message).toBe(
-      'signature is not a subscribe under the Subscriptions program of this subscription, ' +
-        'signed by its wallet, that left the subscription running on-chain',
+      'signature is not an authorisation of this subscription signed by its wallet',
     );
     // A transaction of the customer that subscribes nothing.
     const unrelated = await billing.sendInstructions(customer, [
@@ -405,6 +407,25 @@ describe('Moving subscribers from the token-delegate scheme to the Subscriptions
     ]);
     await confirm(unrelated).expect(400);
     expect((await row(sub)).scheme).toBe('token-delegate');
+    // Even with the customer's program subscription running (its move landed), an unrelated
+    // transaction is not its move: nothing is recorded or switched by it.
+    const initId = BigInt(before.chain!.chain.slot());
+    await accounts.authority(wallet, mint, initId);
+    await accounts.subscription({
+      merchant: acme.walletAddress,
+      planId: acmePlan,
+      subscriber: wallet,
+      terms,
+      initId,
+    });
+    const stillNot = await confirm(unrelated).expect(400);
+    expect(stillNot.body.error.message).toBe(
+      'signature is not an authorisation of this subscription signed by its wallet',
+    );
+    expect((await row(sub)).scheme).toBe('token-delegate');
+    expect(
+      await after.sql('SELECT 1 FROM subscription_signatures WHERE signature = $1', [unrelated]),
+    ).toEqual([]);
     expect((await row(other.ids[0])).scheme).toBe('token-delegate'); // never confirmed
 
     // Cancelled by the merchant: nothing to move.
@@ -548,7 +569,7 @@ describe('Moving subscribers from the token-delegate scheme to the Subscriptions
     const second = await ask();
     expect(second.body.step).toBe('subscribe');
     expect(second.body.message).toMatch(
-      /; your other PYUSD subscription moves to the Subscriptions program with it, payments unchanged$/,
+      /; your other PYUSD subscription moves to the Subscriptions program with it$/,
     );
     const signature = land(second.body.transaction as string, customer);
     for (const [merchant, planId] of [
@@ -565,6 +586,18 @@ describe('Moving subscribers from the token-delegate scheme to the Subscriptions
       });
     }
     await billing.sendInstructions(customer, [await approveAuthority(customer.publicKey, mint)]);
+    // Posted to the portal's move first: a checkout's, confirmed only there (else the new
+    // subscription would never be created).
+    const token = await session(acme, acmeSub);
+    const elsewhere = await after.http
+      .post(`/api/portal/subscriptions/${acmeSub}/reauthorize/confirm`)
+      .set(portal(token))
+      .send({ signature })
+      .expect(400);
+    expect(elsewhere.body.error.message).toBe(
+      'signature is a subscribe at a checkout: confirm it there',
+    );
+    expect((await row(acmeSub)).scheme).toBe('token-delegate');
     const confirmed = await after.http
       .post(`/api/checkout/plans/${newPlan}/confirm`)
       .send({ signature })
@@ -576,7 +609,6 @@ describe('Moving subscribers from the token-delegate scheme to the Subscriptions
       [newPlan],
     );
     expect(created.scheme).toBe('program');
-    expect(await subscriptionAuthorityPda(wallet, mint)).toBeTruthy();
   });
 
   it('claims each scheme by its own rule: one token-delegate charge per wallet and mint at a time, the program ones as they are', async () => {
@@ -644,5 +676,197 @@ describe('Moving subscribers from the token-delegate scheme to the Subscriptions
     expect(notice.text_body).toContain('covers 2 more payments of 10 PYUSD');
     expect(notice.text_body).toContain('move it to the Solana Subscriptions program');
     expect(notice.text_body).toMatch(/\/portal\/[A-Za-z0-9_-]+/);
+  });
+
+  it('a charge in flight when the move lands is not the end of the subscription: its try fails, the move is taken up, the period is charged once, under the program', async () => {
+    const { customer, wallet, ids } = await delegatedCustomer([{ id: betaPlan, merchant: beta }]);
+    const [sub] = ids;
+    const token = await session(beta, sub);
+    await advance(30 * DAY);
+    // Just before the period's charge under the approval is sent, the customer's move lands.
+    beforeDelegatedSend = async () => {
+      await moveOnChain(customer, sub, token, [{ id: betaPlan, merchant: beta }]);
+    };
+    await run();
+    expect(beforeDelegatedSend).toBeNull();
+    expect(await row(sub)).toMatchObject({ status: 'Active', periods_charged: 1 });
+    // Its try expires unlanded; the next is refused before signing (the approval is gone), the
+    // move is taken up, and the period is charged under the program.
+    await advance(120);
+    const [waiting] = await after.sql<{ state: string; last_error: string }>(
+      'SELECT state, last_error FROM charge_attempts WHERE subscription_id = $1 AND period = 2',
+      [sub],
+    );
+    expect(waiting).toMatchObject({ state: 'sent' }); // followed by its signature until it expires
+    // Its wait ends and its blockhash expires (real time and block height, which the test
+    // clock does not move: written as if they had passed).
+    await after.sql(
+      `UPDATE charge_attempts SET lease_until = now(), last_valid_block_height = 1
+        WHERE subscription_id = $1 AND period = 2`,
+      [sub],
+    );
+    for (let i = 0; i < 3 && (await row(sub)).periods_charged < 2; i++) await run();
+    expect(await row(sub)).toMatchObject({
+      scheme: 'program',
+      status: 'Active',
+      periods_charged: 2,
+    });
+    const charges = await attempts(sub);
+    expect(charges.map((a) => [a.period, a.state])).toEqual([
+      [1, 'succeeded'],
+      [2, 'succeeded'],
+    ]);
+    expect(programsOf(charges[1].transaction!)).toContain(SUBSCRIPTIONS_PROGRAM_ADDRESS);
+    expect(await balance(wallet)).toBe(200n * PYUSD - 2n * PRICE);
+  });
+
+  it('an approval used up is not the end either when the customer moved without confirming: the move is taken up, not term_ended', async () => {
+    const { customer, wallet, ids } = await delegatedCustomer([{ id: acmePlan, merchant: acme }]);
+    const [sub] = ids;
+    for (let period = 2; period <= 4; period++) {
+      await advance(30 * DAY);
+      await run();
+    }
+    expect(await row(sub)).toMatchObject({ scheme: 'token-delegate', periods_charged: 4 });
+    const token = await session(acme, sub);
+    await moveOnChain(customer, sub, token, [{ id: acmePlan, merchant: acme }]);
+    await advance(30 * DAY);
+    for (let i = 0; i < 3 && (await row(sub)).periods_charged < 5; i++) await run();
+    expect(await row(sub)).toMatchObject({
+      scheme: 'program',
+      status: 'Active',
+      periods_charged: 5,
+    });
+    expect(await balance(wallet)).toBe(200n * PYUSD - 5n * PRICE);
+  });
+
+  it('a move that landed unconfirmed is taken up when the customer asks to move again, and a move posted at the checkout is taken as the move it is', async () => {
+    const first = await delegatedCustomer([{ id: acmePlan, merchant: acme }]);
+    const token = await session(acme, first.ids[0]);
+    await moveOnChain(first.customer, first.ids[0], token, [{ id: acmePlan, merchant: acme }]);
+    const again = await after.http
+      .post(`/api/portal/subscriptions/${first.ids[0]}/reauthorize/transaction`)
+      .set(portal(token))
+      .send({ account: first.wallet })
+      .expect(409);
+    expect(again.body.error.message).toBe(
+      'This subscription is under the Subscriptions program already: your move has landed',
+    );
+    expect((await row(first.ids[0])).scheme).toBe('program');
+
+    // Another customer's move, its signature (public on-chain) posted to the plan's checkout.
+    const second = await delegatedCustomer([{ id: betaPlan, merchant: beta }]);
+    const token2 = await session(beta, second.ids[0]);
+    const signature = await moveOnChain(second.customer, second.ids[0], token2, [
+      { id: betaPlan, merchant: beta },
+    ]);
+    const atCheckout = await after.http
+      .post(`/api/checkout/plans/${betaPlan}/confirm`)
+      .send({ signature })
+      .expect(200);
+    expect(atCheckout.body).toMatchObject({ created: false, subscribed: true });
+    expect((await row(second.ids[0])).scheme).toBe('program');
+    expect(
+      await after.sql(
+        'SELECT subscription_id, use FROM subscription_signatures WHERE signature = $1',
+        [signature],
+      ),
+    ).toEqual([{ subscription_id: second.ids[0], use: 'move' }]);
+    // The portal's confirm of the same signature: the move it was.
+    await after.http
+      .post(`/api/portal/subscriptions/${second.ids[0]}/reauthorize/confirm`)
+      .set(portal(token2))
+      .send({ signature })
+      .expect(200);
+  });
+
+  it('a wallet whose other subscription cannot move yet (its merchant never registered the plan under the program) is offered a re-approval, and its checkouts a 409 naming no one', async () => {
+    const gamma = await before.createMerchant('Gamma');
+    const gammaPlan = (
+      await before.http
+        .post('/api/plans')
+        .set(gamma.auth)
+        .send({ label: 'Legacy', mint: 'PYUSD', amount: '10', intervalSeconds: 30 * DAY })
+        .expect(201)
+    ).body.plan.id as string;
+    const { customer, wallet, ids } = await delegatedCustomer([
+      { id: acmePlan, merchant: acme },
+      { id: gammaPlan, merchant: gamma },
+    ]);
+    const token = await session(acme, ids[0]);
+    const offered = await after.http
+      .post(`/api/portal/subscriptions/${ids[0]}/reauthorize/transaction`)
+      .set(portal(token))
+      .send({ account: wallet })
+      .expect(200);
+    expect(offered.body).toMatchObject({
+      step: 'subscribe',
+      message:
+        'Re-authorise Pro: 4 more payments of 10 PYUSD (it cannot move to the Subscriptions program yet)',
+    });
+    expect(programsOf(offered.body.transaction as string)).not.toContain(
+      SUBSCRIPTIONS_PROGRAM_ADDRESS,
+    );
+    const signature = await billing.sendSigned(customer, offered.body.transaction as string);
+    const confirmed = await after.http
+      .post(`/api/portal/subscriptions/${ids[0]}/reauthorize/confirm`)
+      .set(portal(token))
+      .send({ signature })
+      .expect(200);
+    expect(confirmed.body).toMatchObject({ paymentsAuthorized: 4, movesToProgram: true });
+    expect((await row(ids[0])).scheme).toBe('token-delegate');
+
+    const refused = await after.http
+      .post(`/api/checkout/plans/${betaPlan}/transaction`)
+      .send({ account: wallet })
+      .expect(409);
+    expect(refused.body.error.message).toBe(
+      "This wallet's other PYUSD subscriptions cannot move to the Subscriptions program yet, " +
+        'and a subscription under it would end their approval: subscribe from another wallet, ' +
+        'or try again later',
+    );
+    expect(JSON.stringify(refused.body)).not.toContain(gammaPlan);
+    expect(JSON.stringify(refused.body)).not.toContain(gamma.walletAddress);
+  });
+
+  it('a charge whose subscription another request moved meanwhile is not ended (its approval gone is the move)', async () => {
+    const { customer, ids } = await delegatedCustomer([{ id: betaPlan, merchant: beta }]);
+    const [sub] = ids;
+    const token = await session(beta, sub);
+    await advance(30 * DAY);
+    // While the period's charge is in hand, the customer's move lands and another request (a
+    // portal confirm, say) switches the subscription: the charge then finds the approval gone.
+    const real = chain.signCharge.bind(chain);
+    const sign = jest.spyOn(chain, 'signCharge').mockImplementation(async (input) => {
+      if (input.subscriber !== customer.publicKey.toBase58()) return real(input);
+      sign.mockRestore();
+      await moveOnChain(customer, sub, token, [{ id: betaPlan, merchant: beta }]);
+      await after.sql("UPDATE subscriptions SET scheme = 'program' WHERE id = $1", [sub]);
+      return real(input);
+    });
+    await run();
+    for (let i = 0; i < 3 && (await row(sub)).periods_charged < 2; i++) await run();
+    expect(await row(sub)).toMatchObject({
+      status: 'Active',
+      scheme: 'program',
+      periods_charged: 2,
+    });
+    const charges = await attempts(sub);
+    expect(programsOf(charges[1].transaction!)).toContain(SUBSCRIPTIONS_PROGRAM_ADDRESS);
+  });
+
+  it('an instance of the build before inserts a subscription without its scheme (a rolling upgrade): the rule the migration filled the rows with fills it', async () => {
+    const { ids } = await delegatedCustomer([{ id: acmePlan, merchant: acme }]);
+    const copy = (authorized: string) =>
+      after.sql<{ scheme: string }>(
+        `INSERT INTO subscriptions (id, merchant_id, plan_id, customer_id, status,
+           current_period_end, onchain_address, authorized_amount, created_at, updated_at)
+         SELECT gen_random_uuid(), merchant_id, plan_id, customer_id, 'Cancelled', NULL,
+                onchain_address, $2, now(), now()
+           FROM subscriptions WHERE id = $1 RETURNING scheme`,
+        [ids[0], authorized],
+      );
+    expect(await copy('40000000')).toEqual([{ scheme: 'token-delegate' }]);
+    expect(await copy('0')).toEqual([{ scheme: 'program' }]);
   });
 });

@@ -33,16 +33,14 @@ describe('Subscriptions', () => {
 
   /** Through the domain, as the billing engine will when a subscribe is confirmed. */
   const subscribe = (m: TestMerchant, plan: string, wallet = randomWallet()) =>
-    t.app
-      .get(Db)
-      .transaction((em) =>
-        service.create(em, m.id, {
-          planId: plan,
-          walletAddress: wallet,
-          onchainAddress: wallet,
-          scheme: 'token-delegate',
-        }),
-      );
+    t.app.get(Db).transaction((em) =>
+      service.create(em, m.id, {
+        planId: plan,
+        walletAddress: wallet,
+        onchainAddress: wallet,
+        scheme: 'token-delegate',
+      }),
+    );
   const move = (m: TestMerchant, id: string, action: SubscriptionAction, failureReason?: string) =>
     t.app.get(Db).transaction((em) => service.transition(em, m.id, id, action, { failureReason }));
   const post = (m: TestMerchant, id: string, action: string) =>

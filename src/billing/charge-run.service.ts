@@ -10,7 +10,6 @@ import {
   ChargeSettlement,
   ChargeTry,
   emptyResult,
-  NOT_PULLABLE_RETRY_SECONDS,
   retried,
 } from './charge-settlement';
 import { ChargeClaims, chargeInputOf } from './charge-claims';
@@ -235,7 +234,11 @@ export class ChargeRunService {
       row.amount = pull.toString();
       input.amount = pull;
       const left = BigInt(row.s_authorized_amount) - BigInt(row.s_charged_amount);
-      if (left < pull) return this.settlement.complete(row, 'term_ended', result);
+      // Used up; unless the customer moved to the program meanwhile (nobody confirmed it).
+      if (left < pull) {
+        if (await this.settlement.movedToProgram(row, result)) return;
+        return this.settlement.complete(row, 'term_ended', result);
+      }
     }
 
     // 4. Sign (a charge the accounts already doom is not sent), then record it before sending,
@@ -274,30 +277,14 @@ export class ChargeRunService {
         signed = await this.chain.signCharge(input);
       } catch (error) {
         if (!(error instanceof ChargeFailedError)) throw error;
-        if (error.reason === 'merchant_account_missing') {
-          await this.settlement.waitForMerchantAccount(row, error.message);
-          result.deferred++;
-          return;
-        }
-        // The issuer's doing (the mint paused, its hook program absent): nothing was sent, the
-        // charge waits and the subscription stays as it is; never the customer's fault.
-        if (ISSUER_SIDE_FAILURES.includes(error.reason)) {
-          await this.settlement.waitForIssuer(row, error.reason, error.message);
-          result.deferred++;
-          return;
-        }
-        // Not pullable now, not the customer's doing (e.g. the plan dropped the service key).
-        if (error.reason === 'transient') {
-          await this.settlement.defer({ id: row.id, signature: null }, error.message, {
-            retrySeconds: NOT_PULLABLE_RETRY_SECONDS,
-          });
-          result.deferred++;
-          return;
-        }
+        // Nobody's fault of the customer's (the merchant's account, the issuer's side, not
+        // pullable now): nothing was sent, the charge waits, the subscription stays as it is.
+        if (await this.settlement.waitBeforeSigning(row, error, result)) return;
         // Doomed by the accounts as read; but if another charge of the wallet moved meanwhile,
         // the allowance and the reservation were not read of one state: read both again.
         if (seen && tries < patience.signings && (await this.walletMoved(row, seen))) continue;
-        if (await this.settlement.movedToProgram(row, error.reason, result)) return;
+        const gone = error.reason === 'authorization_gone';
+        if (gone && (await this.settlement.movedToProgram(row, result))) return;
         return this.settlement.fail(row, input, error.reason, error.message, null, result);
       }
       const recorded = await this.attempts.recordTry({
@@ -380,7 +367,7 @@ export class ChargeRunService {
         await this.settlement.succeed(row, tried, outcome.slot, outcome.finalized, result);
         return true;
       case 'failed': {
-        const reason = await this.chain.classifyChargeFailure(input, outcome.error);
+        const reason = await this.settlement.failureOf(row, input, outcome.error);
         // Landed failed, through no fault of the customer's: it moved nothing, sign anew (a
         // receiving account closed meanwhile is found missing before anything is signed).
         if (retried(reason)) {
@@ -392,7 +379,7 @@ export class ChargeRunService {
       }
       case 'rejected': {
         if (outcome.replaceable) return false;
-        const reason = await this.chain.classifyChargeFailure(input, outcome.error);
+        const reason = await this.settlement.failureOf(row, input, outcome.error);
         if (retried(reason)) {
           const deferred = ISSUER_SIDE_FAILURES.includes(reason)
             ? await this.settlement.waitForIssuer(row, reason, outcome.error, tried.signature)

@@ -6,7 +6,7 @@ import type { SqlTx } from '../database/pg-transaction';
 import { EventsService } from '../events/events.service';
 import { Metrics } from '../metrics/metrics';
 import { PaymentsService } from '../payments/payments.service';
-import { ChainPort, ChargeFailure, ChargeInput } from '../solana/chain.port';
+import { ChainPort, ChargeFailedError, ChargeFailure, ChargeInput } from '../solana/chain.port';
 import { ISSUER_SIDE_FAILURES } from '../solana/issuer-side';
 import { SubscriptionsService } from '../subscriptions/subscriptions.service';
 import { BillingNotices } from './billing-notices';
@@ -271,23 +271,68 @@ export class ChargeSettlement {
   }
 
   /**
-   * A token-delegate charge found its approval gone before anything was signed, and the
-   * customer's program subscription runs: the customer moved (or subscribed under the program,
-   * which carried this one along) and nobody confirmed it (`SchemeMovesService.adopt`). The
-   * subscription moves, and its attempt is taken up again at once, under the program.
-   * @returns whether it moved (else the failure stands).
+   * A charge refused before signing for a reason that is not the customer's: the merchant's
+   * receiving account missing (`waitForMerchantAccount`), the issuer's side (the mint paused,
+   * its hook program absent, the merchant's account frozen: `waitForIssuer`), or not pullable
+   * now (e.g. the plan dropped the service key: read again in `NOT_PULLABLE_RETRY_SECONDS`).
+   * @returns whether it waits (else the refusal is the customer's to answer for).
    */
-  async movedToProgram(
+  async waitBeforeSigning(
     row: AttemptRow,
-    reason: ChargeFailure,
+    error: ChargeFailedError,
     result: ChargeRunResult,
   ): Promise<boolean> {
-    if (reason !== 'authorization_gone' || !this.chain.movable(row.s_scheme)) return false;
-    const moved = await this.moves.adopt(row.subscriber, row.mint).catch((error: unknown) => {
-      this.logger.warn({ err: error }, 'Could not move a subscription to the program');
-      return [] as string[];
-    });
-    if (!moved.includes(row.subscription_id)) return false;
+    if (error.reason === 'merchant_account_missing') {
+      await this.waitForMerchantAccount(row, error.message);
+    } else if (ISSUER_SIDE_FAILURES.includes(error.reason)) {
+      await this.waitForIssuer(row, error.reason, error.message);
+    } else if (error.reason === 'transient') {
+      await this.defer({ id: row.id, signature: null }, error.message, {
+        retrySeconds: NOT_PULLABLE_RETRY_SECONDS,
+      });
+    } else {
+      return false;
+    }
+    result.deferred++;
+    return true;
+  }
+
+  /**
+   * Why a sent try failed (`ChainPort.classifyChargeFailure`). An approval gone where
+   * subscriptions move to the program may be the customer's move landing while the try was in
+   * flight: retried like a transient failure (the try settled by its signature first), the next
+   * try's pre-check decides (`movedToProgram`), never the end of the subscription here.
+   */
+  async failureOf(row: AttemptRow, input: ChargeInput, error: string): Promise<ChargeFailure> {
+    const reason = await this.chain.classifyChargeFailure(input, error);
+    const moving = reason === 'authorization_gone' && this.chain.movable(row.s_scheme);
+    return moving ? 'transient' : reason;
+  }
+
+  /**
+   * A token-delegate charge whose approval is gone (or used up), before signing, where
+   * subscriptions move to the program: the customer may have moved unconfirmed (or subscribed
+   * under the program, carrying this one along). The wallet's moves are taken up (`adopt`):
+   * moved (here, or by anyone meanwhile), the attempt is taken up again at once under the
+   * program; unreadable now (the RPC, a sibling's charge in flight), it waits.
+   * @returns whether it was handled (else the failure stands: no program subscription runs).
+   */
+  async movedToProgram(row: AttemptRow, result: ChargeRunResult): Promise<boolean> {
+    if (!this.chain.movable(row.s_scheme)) return false;
+    let moved: boolean;
+    try {
+      moved = (await this.moves.adopt(row.subscriber, row.mint)).includes(row.subscription_id);
+    } catch (error) {
+      this.logger.warn({ err: error }, 'Could not take up a move to the program');
+      const why = error instanceof Error ? error.message : 'unknown';
+      await this.defer({ id: row.id, signature: null }, `the move could not be read: ${why}`);
+      result.deferred++;
+      return true;
+    }
+    const attempt = { subscriptionId: row.subscription_id, id: row.id, scheme: row.s_scheme };
+    if (!moved && !(await this.attempts.standing(attempt, this.claims.instance))?.moved) {
+      return false;
+    }
     await this.defer({ id: row.id, signature: null }, 'moved to the Subscriptions program', {
       retrySeconds: 0,
     });

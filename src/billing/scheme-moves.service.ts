@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { ConflictError } from '../common/errors/domain-error';
+import { ConflictError, DomainError, ServiceUnavailableError } from '../common/errors/domain-error';
 import type { SubscriptionScheme } from '../config/app-config';
 import { Db } from '../database/db';
 import {
@@ -7,9 +7,12 @@ import {
   type ChainTransaction,
   MAX_MOVE_PLANS,
   type MoveInput,
+  PlanTermsMismatchError,
   type SubscribeTx,
+  TransactionTooLargeError,
 } from '../solana/chain.port';
 import type { MintSymbol } from '../solana/mints';
+import type { DelegatedSubscriptionRow } from '../subscriptions/subscription-moves.repository';
 import { SubscriptionsService } from '../subscriptions/subscriptions.service';
 import { invalidSignature, readConfirmed } from './confirmed-transactions';
 import { ChargeAttemptsRepository } from './repositories/charge-attempts.repository';
@@ -26,6 +29,17 @@ export interface MoveRequest {
 /** A plan a move subscribes to under the program (`MoveInput.plans`). */
 type MovePlan = MoveInput['plans'][number];
 
+/** Why the wallet's subscriptions in a mint cannot move now: said without naming any of them. */
+export class CannotMoveYetError extends ConflictError {
+  constructor(mint: MintSymbol) {
+    super(
+      `This wallet's other ${mint} subscriptions cannot move to the Subscriptions program yet, ` +
+        'and a subscription under it would end their approval: subscribe from another wallet, ' +
+        'or try again later',
+    );
+  }
+}
+
 /**
  * A customer's move from the token-delegate scheme to the Subscriptions program, on a deployment
  * that now takes new subscriptions under the program (docs/solana.md, "Moving subscribers
@@ -35,10 +49,11 @@ type MovePlan = MoveInput['plans'][number];
  * in one database transaction under their row locks, never while a charge of theirs may still
  * land, so each period is charged once, under one scheme or the other.
  *
- * Three ways in, one path (`adopt`): the portal's confirm of the move's signature, the checkout's
- * confirm of a wallet's first subscribe under the program (which carries the wallet's
- * subscriptions in the mint along), and the charge run, which finds a subscription's approval
- * gone and its program subscription running (a move nobody confirmed).
+ * Four ways in, one path (`adopt`): the portal's confirm of the move's signature, the checkout's
+ * confirm of a subscribe under the program (which carries the wallet's subscriptions in the mint
+ * along, or is a move posted there), the charge run, which finds a subscription's approval gone
+ * and its program subscription running (a move nobody confirmed), and every new move or
+ * checkout of the wallet in the mint, which first takes up what already landed.
  */
 @Injectable()
 export class SchemeMovesService {
@@ -60,24 +75,19 @@ export class SchemeMovesService {
   /**
    * The plans of the wallet's live token-delegate subscriptions in the mint, for a transaction
    * that subscribes the wallet under the program (it must carry them: see the class), and what
-   * they still need of the approval until it lands. Empty where new subscriptions are not
-   * taken under the program.
-   * @throws ConflictError when more than one transaction can carry (with `extra` more).
+   * they still need of the approval until it lands. Those whose move already landed are taken
+   * up first. Empty where new subscriptions are not taken under the program.
+   * @throws CannotMoveYetError when one transaction cannot carry them (with `extra` more).
    */
   async carried(
     wallet: string,
     mint: MintSymbol,
     extra = 0,
-  ): Promise<{ plans: MovePlan[]; keepApproved: bigint }> {
-    if (!this.chain.moveTo) return { plans: [], keepApproved: 0n };
+  ): Promise<{ rows: DelegatedSubscriptionRow[]; plans: MovePlan[]; keepApproved: bigint }> {
+    if (!this.chain.moveTo) return { rows: [], plans: [], keepApproved: 0n };
+    await this.takeUpLanded(wallet, mint);
     const rows = await this.subscriptions.liveDelegatedOfWallet(wallet, mint);
-    if (rows.length + extra > MAX_MOVE_PLANS) {
-      throw new ConflictError(
-        `This wallet has ${rows.length} subscriptions in ${mint} under its earlier approval; ` +
-          `they move to the Subscriptions program together with its next subscription there, ` +
-          `and one transaction carries at most ${MAX_MOVE_PLANS}: cancel one first`,
-      );
-    }
+    if (rows.length + extra > MAX_MOVE_PLANS) throw new CannotMoveYetError(mint);
     const plans = rows.map((row) => ({
       merchantWallet: row.merchant_wallet,
       planId: row.plan_id,
@@ -87,61 +97,85 @@ export class SchemeMovesService {
     const keepApproved = rows.length
       ? await this.reservations.reserved(wallet, mint, { forApproval: true })
       : 0n;
-    return { plans, keepApproved };
+    return { rows, plans, keepApproved };
   }
 
   /**
    * The move's transaction for the wallet to sign: step `authority` first when the wallet has
    * no authority for the mint under the program yet, then `subscribe` (asked again once the
-   * first has landed), as a first subscribe under the program. `plans`: how many it moves.
-   * @throws ConflictError (nothing to move, too many to move at once, or a plan not registered
-   *   under the program as it is).
+   * first has landed), as a first subscribe under the program. `plans`: how many it moves. Null
+   * when it cannot be built now (another of the wallet's plans not registered under the program
+   * as it is, or more than one transaction holds): the caller offers a re-approval instead.
+   * @throws ConflictError (not movable, or no longer live, or its move already landed and was
+   *   taken up now).
    */
-  async transaction(request: MoveRequest): Promise<SubscribeTx & { plans: number }> {
+  async transaction(request: MoveRequest): Promise<(SubscribeTx & { plans: number }) | null> {
     if (!this.movable(request.scheme)) throw this.notMovable(request);
-    const { plans, keepApproved } = await this.carried(request.wallet, request.mint);
-    const rows = await this.subscriptions.liveDelegatedOfWallet(request.wallet, request.mint);
-    if (!rows.some((row) => row.id === request.id)) {
-      throw new ConflictError('This subscription is no longer live');
+    let carried: Awaited<ReturnType<SchemeMovesService['carried']>>;
+    try {
+      carried = await this.carried(request.wallet, request.mint);
+    } catch (error) {
+      if (error instanceof CannotMoveYetError) return null;
+      throw error;
     }
-    const tx = await this.chain.buildMove({
-      subscriber: request.wallet,
-      mint: request.mint,
-      plans,
-      keepApproved,
-    });
-    return { ...tx, plans: plans.length };
+    if (!carried.rows.some((row) => row.id === request.id)) {
+      // Its earlier move had landed and was taken up just now, or it ended meanwhile.
+      const { status } = await this.subscriptions.chargeState(request.id);
+      throw new ConflictError(
+        status === 'Active' || status === 'PastDue'
+          ? 'This subscription is under the Subscriptions program already: your move has landed'
+          : 'This subscription is no longer live',
+      );
+    }
+    try {
+      const tx = await this.chain.buildMove({
+        subscriber: request.wallet,
+        mint: request.mint,
+        plans: carried.plans,
+        keepApproved: carried.keepApproved,
+      });
+      return { ...tx, plans: carried.plans.length };
+    } catch (error) {
+      if (error instanceof TransactionTooLargeError) return null;
+      if (error instanceof PlanTermsMismatchError && error.planId !== request.id) return null;
+      throw error;
+    }
   }
 
   /**
    * After the wallet sent the move's subscribe (the portal): verified on-chain, the wallet's
    * subscriptions in the mint whose subscribe it holds take the program scheme (`adopt`). The
    * signature is used once: the same confirm again answers as before; one used for anything
-   * else, or a transaction with no running subscribe of the asked subscription's plan, is
-   * refused.
-   * @throws ValidationError (not that transaction, or not confirmed yet); ConflictError (a
+   * else is refused; a transaction that also subscribes a plan the wallet had no subscription
+   * to is a checkout's, confirmed there.
+   * @returns false when the transaction holds no running subscribe of this subscription's plan
+   *   (it may be a re-approval instead).
+   * @throws ValidationError (not confirmed yet, used before, a checkout's); ConflictError (a
    *   charge of one of them is on its way: asked again once it has settled).
    */
-  async confirm(request: MoveRequest, signature: string): Promise<void> {
+  async confirm(request: MoveRequest, signature: string): Promise<boolean> {
     const used = await this.subscriptions.signatureUse(this.db, signature);
+    if (used?.use === 'move' && used.subscriptionId === request.id) return true;
     if (used) {
-      if (used.use === 'move' && used.subscriptionId === request.id) return;
       throw invalidSignature('was already used to change a subscription; a signature is used once');
     }
     if (!this.movable(request.scheme)) throw this.notMovable(request);
     const tx = await readConfirmed(this.chain, this.logger, signature);
+    const rows = await this.subscriptions.liveDelegatedOfWallet(request.wallet, request.mint);
+    const ours = await Promise.all(
+      rows.map((row) => this.chain.planAddress(row.merchant_wallet, row.plan_id)),
+    );
+    if (this.chain.subscribedPlans(tx).some((plan) => !ours.includes(plan))) {
+      throw invalidSignature('is a subscribe at a checkout: confirm it there');
+    }
     const moved = await this.adopt(request.wallet, request.mint, {
       tx,
       use: { id: request.id, signature },
     });
-    if (moved.includes(request.id)) return;
+    if (moved.includes(request.id)) return true;
     // The same confirm, concurrently, moved it first: the same answer.
     const meanwhile = await this.subscriptions.signatureUse(this.db, signature);
-    if (meanwhile?.use === 'move' && meanwhile.subscriptionId === request.id) return;
-    throw invalidSignature(
-      'is not a subscribe under the Subscriptions program of this subscription, signed by its ' +
-        'wallet, that left the subscription running on-chain',
-    );
+    return meanwhile?.use === 'move' && meanwhile.subscriptionId === request.id;
   }
 
   /**
@@ -151,7 +185,8 @@ export class SchemeMovesService {
    * `use` records the signature against the subscription it was asked for. Nothing is ever
    * revived: only live subscriptions move, and a program subscription only the wallet can sign.
    * @returns the ids that moved.
-   * @throws ConflictError when a charge of one of them may still land under the approval.
+   * @throws ConflictError when a charge of one of them may still land under the approval;
+   *   ServiceUnavailableError when the chain cannot be read.
    */
   async adopt(
     wallet: string,
@@ -162,19 +197,20 @@ export class SchemeMovesService {
     if (!to) return [];
     const rows = await this.subscriptions.liveDelegatedOfWallet(wallet, mint);
     const moves: { id: string; onchainAddress: string }[] = [];
-    for (const row of rows) {
-      const plan = {
-        scheme: to,
-        merchantWallet: row.merchant_wallet,
-        planId: row.plan_id,
-        mint,
-      };
-      if (given.tx && (await this.chain.authorizationSigner(given.tx, plan)) !== wallet) continue;
-      const left = await this.chain.authorizationLeft(
-        { ...plan, amount: BigInt(row.amount), periodHours: row.interval_seconds / 3600 },
-        wallet,
-      );
-      if (left) moves.push({ id: row.id, onchainAddress: left.address });
+    try {
+      for (const row of rows) {
+        const plan = { scheme: to, merchantWallet: row.merchant_wallet, planId: row.plan_id, mint };
+        if (given.tx && (await this.chain.authorizationSigner(given.tx, plan)) !== wallet) continue;
+        const left = await this.chain.authorizationLeft(
+          { ...plan, amount: BigInt(row.amount), periodHours: row.interval_seconds / 3600 },
+          wallet,
+        );
+        if (left) moves.push({ id: row.id, onchainAddress: left.address });
+      }
+    } catch (error) {
+      if (error instanceof DomainError) throw error;
+      this.logger.warn({ err: error }, 'Could not read a move on-chain');
+      throw new ServiceUnavailableError('The chain is not reachable; retry shortly');
     }
     if (!moves.length) return [];
     return this.db.transaction(async (sql) => {
@@ -187,6 +223,17 @@ export class SchemeMovesService {
         );
       }
       return this.subscriptions.moveToProgram(sql, moves, given.use);
+    });
+  }
+
+  /**
+   * `adopt` before anything else is built or judged for the wallet in the mint (a move, a
+   * checkout, a settle, a cancel): a move that landed unconfirmed is taken up first. What cannot
+   * be read now waits for the next time (or the charge run).
+   */
+  async takeUpLanded(wallet: string, mint: MintSymbol): Promise<void> {
+    await this.adopt(wallet, mint).catch((error: unknown) => {
+      this.logger.warn({ err: error }, 'Could not take up a move that landed');
     });
   }
 

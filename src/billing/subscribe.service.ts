@@ -147,6 +147,9 @@ export class SubscribeService {
     if (!onchain) {
       throw invalidSignature("did not leave a subscription with this plan's terms on-chain");
     }
+    // A move posted here: its subscribe of a plan the wallet holds under its approval.
+    const moved = await this.moveOfLive(plan, subscriber, signed, signature);
+    if (moved) return { subscriptionId: moved, created: false, firstCharge: null };
     // What each period pulls (under a shared approval the price plus the mint's transfer fee),
     // read now, before any database transaction opens.
     const pull = await this.chain.pullAmount(plan.mint, BigInt(plan.amount));
@@ -186,6 +189,27 @@ export class SubscribeService {
     if (created) await this.carryAlong(subscriber, plan.mint, signed);
     const firstCharge = created ? await this.charges.chargeNow(subscriptionId) : null;
     return { subscriptionId, created, firstCharge };
+  }
+
+  /**
+   * The wallet's live token-delegate subscription to the plan, moved by this transaction (a
+   * portal move confirmed at the checkout: `SchemeMovesService.adopt`, the signature recorded as
+   * the move); null when it holds none.
+   */
+  private async moveOfLive(
+    plan: PlanTerms,
+    subscriber: string,
+    tx: ChainTransaction,
+    signature: string,
+  ): Promise<string | null> {
+    if (!this.chain.moveTo) return null;
+    const rows = await this.subscriptions.liveDelegatedOfWallet(subscriber, plan.mint);
+    const live = rows.find((row) => row.plan_id === plan.id);
+    if (!live) return null;
+    const use = { id: live.id, signature };
+    return (await this.moves.adopt(subscriber, plan.mint, { tx, use })).includes(live.id)
+      ? live.id
+      : null;
   }
 
   /**

@@ -3,7 +3,7 @@ import { formatAmount } from '../common/money';
 import { ConflictError, NotFoundError, ValidationError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-codes';
 import { AppConfig } from '../config/app-config';
-import { SchemeMovesService } from '../billing/scheme-moves.service';
+import { CannotMoveYetError, SchemeMovesService } from '../billing/scheme-moves.service';
 import { SubscribeService } from '../billing/subscribe.service';
 import { PlansService } from '../plans/plans.service';
 import {
@@ -13,7 +13,7 @@ import {
 } from '../invoices/invoices.service';
 import { invoiceNumber, toInvoiceResponse } from '../invoices/invoice.mapper';
 import { ChainUnavailableError } from '../solana/blockhash-cache';
-import { ChainPort } from '../solana/chain.port';
+import { ChainPort, PlanTermsMismatchError, TransactionTooLargeError } from '../solana/chain.port';
 import type { MintSymbol } from '../solana/mints';
 import { planSubscribeReference } from '../solana/references';
 import { everyText } from './every-text';
@@ -180,12 +180,21 @@ export class CheckoutService {
     // ride along: the program's authority takes their approval's place as the account's delegate.
     const carried = await this.moves.carried(account, plan.mint, 1);
     const tx = carried.plans.length
-      ? await this.chain.buildMove({
-          subscriber: account,
-          mint: plan.mint,
-          plans: [subscribe, ...carried.plans],
-          keepApproved: carried.keepApproved,
-        })
+      ? await this.chain
+          .buildMove({
+            subscriber: account,
+            mint: plan.mint,
+            plans: [subscribe, ...carried.plans],
+            keepApproved: carried.keepApproved,
+          })
+          .catch((error: unknown) => {
+            // Another merchant's plan, or more than one transaction holds: said without naming them.
+            const theirs = error instanceof PlanTermsMismatchError && error.planId !== plan.id;
+            if (theirs || error instanceof TransactionTooLargeError) {
+              throw new CannotMoveYetError(plan.mint);
+            }
+            throw error;
+          })
       : await this.chain.buildSubscribe({
           ...subscribe,
           subscriber: account,
@@ -246,5 +255,5 @@ function carriedText(count: number, mint: MintSymbol): string {
     count === 1
       ? `your other ${mint} subscription moves`
       : `your ${count} other ${mint} subscriptions move`;
-  return `; ${them} to the Subscriptions program with it, payments unchanged`;
+  return `; ${them} to the Subscriptions program with it`;
 }

@@ -91,7 +91,7 @@ export class PortalService {
    * @throws NotFoundError; ConflictError (not settleable, or the wallet cannot cover it yet).
    */
   async settle(grant: PortalGrant, id: string): Promise<PortalSubscriptionResponse> {
-    const row = await this.subscriptionsView.row(grant, id);
+    const row = await this.current(grant, id);
     if (!this.subscriptionsView.settleable(row)) {
       throw new ConflictError(
         row.status === 'PastDue' && row.paused
@@ -148,7 +148,8 @@ export class PortalService {
     account: string,
   ): Promise<PlanTransactionRequestResponse> {
     const row = await this.actionable(grant, id, account);
-    if (this.moves.movable(row.scheme)) return this.moveTransaction(row);
+    const move = this.moves.movable(row.scheme) ? await this.moveTransaction(row) : null;
+    if (move) return move;
     const approval = this.needsReauthorizing(row);
     const amount = this.subscriptionsView.pullOf(row);
     const tx = await this.chain.buildSubscribe({
@@ -163,16 +164,24 @@ export class PortalService {
     });
     return {
       transaction: tx.transaction,
-      message: `Re-authorise ${row.label}: ${approval.periods} more payments of ${formatAmount(amount)} ${row.mint}`,
+      message:
+        `Re-authorise ${row.label}: ${approval.periods} more payments of ${formatAmount(amount)} ${row.mint}` +
+        (this.moves.movable(row.scheme)
+          ? ' (it cannot move to the Subscriptions program yet)'
+          : ''),
       step: 'subscribe',
     };
   }
 
-  /** The move to the Subscriptions program, as the wallet signs it (`reauthorizeTransaction`). */
+  /**
+   * The move to the Subscriptions program, as the wallet signs it (`reauthorizeTransaction`);
+   * null when it cannot be built now (a re-approval is offered instead).
+   */
   private async moveTransaction(
     row: PortalSubscriptionRow,
-  ): Promise<PlanTransactionRequestResponse> {
+  ): Promise<PlanTransactionRequestResponse | null> {
     const tx = await this.moves.transaction(this.moveRequest(row));
+    if (!tx) return null;
     const what =
       tx.plans === 1 ? row.label : `${row.label} and your other ${row.mint} subscriptions`;
     return {
@@ -203,10 +212,16 @@ export class PortalService {
   ): Promise<PortalSubscriptionResponse> {
     const row = await this.subscriptionsView.row(grant, id);
     const used = await this.subscriptions.signatureUse(this.db, signature);
-    if (this.moves.movable(row.scheme) || (used?.use === 'move' && used.subscriptionId === id)) {
-      await this.moves.confirm(this.moveRequest(row), signature);
+    const again = used?.subscriptionId === id && ['move', 'reauthorize'].includes(used.use);
+    if (
+      again ||
+      (!used &&
+        this.moves.movable(row.scheme) &&
+        (await this.moves.confirm(this.moveRequest(row), signature)))
+    ) {
       return this.subscriptionsView.view(await this.subscriptionsView.row(grant, id));
     }
+    // Not a move: a re-approval (offered where the move cannot be built yet).
     const approval = this.needsReauthorizing(row);
     if (await this.usedFor(signature, id, 'reauthorize')) {
       return this.subscriptionsView.view(await this.subscriptionsView.row(grant, id));
@@ -244,6 +259,7 @@ export class PortalService {
     id: string,
     account: string,
   ): Promise<TransactionRequestResponse> {
+    await this.current(grant, id); // a move that landed first: cancelled under the program
     const row = await this.actionable(grant, id, account);
     const tx = await this.chain.buildRevoke({
       scheme: row.scheme,
@@ -307,6 +323,14 @@ export class PortalService {
       planId: row.plan_id,
       mint: row.mint,
     };
+  }
+
+  /** The subscription, after a move of its wallet's that landed unconfirmed is taken up. */
+  private async current(grant: PortalGrant, id: string): Promise<PortalSubscriptionRow> {
+    const row = await this.subscriptionsView.row(grant, id);
+    if (!this.moves.movable(row.scheme)) return row;
+    await this.moves.takeUpLanded(row.wallet_address, row.mint);
+    return this.subscriptionsView.row(grant, id);
   }
 
   private moveRequest(row: PortalSubscriptionRow) {

@@ -64,6 +64,8 @@ export class PlanTermsMismatchError extends DomainError {
   constructor(
     message: string,
     readonly kind: 'not_registered' | 'terms_differ',
+    /** The plan (the service's id): a move names several. */
+    readonly planId: string,
   ) {
     super(ErrorCode.CONFLICT, message);
   }

@@ -49,6 +49,11 @@ export interface SubscribeInput {
    * approval written here replaces the previous one and must cover them too. Default 0.
    */
   otherSubscriptionsAllowance?: bigint;
+  /**
+   * Program scheme, a move's subscriptions: one already running on-chain, bound to the wallet's
+   * authority as it is (a move that landed earlier), is kept rather than refused.
+   */
+  keepRunning?: boolean;
 }
 
 /**
@@ -61,8 +66,10 @@ export interface MoveInput {
   subscriber: string;
   mint: MintSymbol;
   /**
-   * The plans of those subscriptions, each registered on-chain under the program (and a new
-   * one's, with its `reference`, when a checkout's subscribe carries them along).
+   * The plans of those subscriptions, each registered on-chain under the program, and a new
+   * one's, with its `reference`, when a checkout's subscribe carries them along. A carried one
+   * (no `reference`) already running on-chain, bound to the wallet's authority as it is, is kept
+   * rather than subscribed again (`SubscribeInput.keepRunning`).
    */
   plans: {
     merchantWallet: string;

@@ -331,6 +331,11 @@ export abstract class ChainPort {
    * holds none. Whether it succeeded and what it left on-chain are the caller's to check.
    */
   abstract authorizationSigner(tx: ChainTransaction, plan: PlanRef): Promise<string | null>;
+  /**
+   * The plan accounts whose Subscriptions-program `subscribe` `tx` holds, signed (a move's or a
+   * checkout's: `planAddress` names a plan's under the program).
+   */
+  abstract subscribedPlans(tx: ChainTransaction): string[];
   /** Whether `tx` holds `subscriber`'s signed withdrawal of its authorisation of the plan. */
   abstract isRevocationBy(
     tx: ChainTransaction,

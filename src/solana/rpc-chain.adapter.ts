@@ -42,6 +42,7 @@ import { ProgramScheme } from './schemes/program.scheme';
 import { SchemeContext, SubscriptionScheme } from './schemes/subscription-scheme';
 import { TokenDelegateScheme } from './schemes/token-delegate.scheme';
 import { moveTransaction } from './schemes/scheme-move';
+import { subscribedPlansIn } from './subscriptions-program-parse';
 import { tokenAccountState } from './token-account-state';
 import { chainTransaction } from './chain-transaction';
 import { createMerchantAccount, InvoiceTransactions } from './invoice-transactions';
@@ -384,6 +385,8 @@ export class RpcChainAdapter extends ChainPort {
   async authorizationSigner(tx: ChainTransaction, plan: PlanRef): Promise<string | null> {
     return this.schemeOf(plan).authorizationSigner(tx, plan, await this.mints.mint(plan.mint));
   }
+
+  subscribedPlans = (tx: ChainTransaction): string[] => subscribedPlansIn(tx.instructions);
 
   async isRevocationBy(
     tx: ChainTransaction,

@@ -56,6 +56,21 @@ const signs = (role: AccountRole) =>
  * parsed by the official client: the subscriber signs, and the merchant, the plan PDA and the
  * subscription PDA are this plan's and this subscriber's. Null when there is none.
  */
+/** The plan accounts of the signed `subscribe` instructions among `instructions`. */
+export function subscribedPlansIn(instructions: ChainInstruction[]): string[] {
+  const plans: string[] = [];
+  for (const { kind, ix } of programInstructions(instructions)) {
+    if (kind !== SubscriptionsInstruction.Subscribe) continue;
+    try {
+      const { accounts } = parseSubscribeInstruction(ix);
+      if (signs(accounts.subscriber.role)) plans.push(accounts.planPda.address);
+    } catch {
+      continue; // too few accounts: the program refused it
+    }
+  }
+  return plans;
+}
+
 export async function subscribeSignerIn(
   instructions: ChainInstruction[],
   plan: { merchant: string; planId: bigint },

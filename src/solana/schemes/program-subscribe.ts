@@ -78,6 +78,7 @@ export async function programSubscribe(
       throw new PlanTermsMismatchError(
         `plan ${input.planId} is not registered on-chain (${plans[i]})`,
         'not_registered',
+        input.planId,
       );
     }
     const onchain = decodePlanAccount(plans[i], info);
@@ -92,6 +93,7 @@ export async function programSubscribe(
       throw new PlanTermsMismatchError(
         `the on-chain plan ${plans[i]} does not match plan ${input.planId}: ${mismatch}`,
         'terms_differ',
+        input.planId,
       );
     }
     return onchain.data.terms;
@@ -120,6 +122,7 @@ export async function programSubscribe(
   const now = clockUnixTimestamp(clockInfo) ?? 0n;
   for (const [i, input] of inputs.entries()) {
     const ids = { subscriber, plan: plans[i], subscription: subscriptions[i] };
+    if (input.keepRunning && running(ids, subscriptionInfos[i], initId, now)) continue;
     instructions.push(...(await closeOld(ids, subscriptionInfos[i], initId, now, mint)));
     instructions.push(
       await subscribeInstruction({
@@ -146,6 +149,18 @@ export async function programSubscribe(
     );
   }
   return { step: 'subscribe', instructions };
+}
+
+/** Whether the wallet's subscription to the plan runs, bound to its authority as it is. */
+function running(
+  ids: { subscription: string },
+  info: AccountInfo<Buffer> | null,
+  initId: bigint,
+  now: bigint,
+): boolean {
+  if (!info?.owner.equals(SUBSCRIPTIONS_PROGRAM_ID)) return false;
+  const sub = decodeSubscriptionAccount(ids.subscription, info);
+  return sub.header.initId === initId && (sub.expiresAtTs === 0n || sub.expiresAtTs > now);
 }
 
 /**

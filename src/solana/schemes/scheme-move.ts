@@ -27,7 +27,12 @@ export async function moveInstructions(
 ): Promise<SchemeSubscribe> {
   if (input.plans.length === 0) throw new RangeError('a move needs a subscription to move');
   const built = await schemes.program.subscribeAll(
-    input.plans.map((plan) => ({ subscriber: input.subscriber, mint: mint.symbol, ...plan })),
+    input.plans.map((plan) => ({
+      subscriber: input.subscriber,
+      mint: mint.symbol,
+      keepRunning: plan.reference === undefined,
+      ...plan,
+    })),
     mint,
   );
   if (built.step === 'subscribe' || input.keepApproved === 0n) return built;
