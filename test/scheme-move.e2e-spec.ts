@@ -44,7 +44,7 @@ describe('Moving subscribers from the token-delegate scheme to the Subscriptions
   let betaPlan: string;
   const terms = { amount: PRICE, periodHours: 720n, createdAt: 1_790_000_000n };
 
-  let beforeDelegatedSend: (() => Promise<void>) | null = null;
+  let beforeDelegatedSend: { wallet: string; run: () => Promise<void> } | null = null;
   const portal = (token: string) => ({ 'x-portal-session': token });
   const ataOf = (wallet: PublicKey | string) =>
     getAssociatedTokenAddressSync(
@@ -223,10 +223,15 @@ describe('Moving subscribers from the token-delegate scheme to the Subscriptions
         (ix) => ix.programId.toBase58() === SUBSCRIPTIONS_PROGRAM_ADDRESS,
       );
       if (!pull) {
-        // A test's moment just before one of the service's token-delegate charges is sent.
+        // A test's moment just before the service's token-delegate charge of a wallet is sent.
         const hook = beforeDelegatedSend;
-        beforeDelegatedSend = null;
-        await hook?.();
+        const keys = Transaction.from(bytes).instructions.flatMap((ix) =>
+          ix.keys.map((k) => k.pubkey.toBase58()),
+        );
+        if (hook && keys.includes(ataOf(hook.wallet))) {
+          beforeDelegatedSend = null;
+          await hook.run();
+        }
         return real(tx);
       }
       // transfer_subscription's accounts: ..., [3] the subscriber's, [4] the receiver's.
@@ -442,7 +447,7 @@ describe('Moving subscribers from the token-delegate scheme to the Subscriptions
     const { customer, wallet, ids } = await delegatedCustomer([{ id: betaPlan, merchant: beta }]);
     const [sub] = ids;
     const token = await session(beta, sub);
-    await moveOnChain(customer, sub, token, [{ id: betaPlan, merchant: beta }]);
+    const signature = await moveOnChain(customer, sub, token, [{ id: betaPlan, merchant: beta }]);
     expect((await row(sub)).scheme).toBe('token-delegate');
     await advance(30 * DAY);
     await run();
@@ -452,6 +457,13 @@ describe('Moving subscribers from the token-delegate scheme to the Subscriptions
       () => 'period 2 was not charged',
     );
     expect(await row(sub)).toMatchObject({ scheme: 'program', status: 'Active' });
+    // The page's confirm arriving after all: the move it was.
+    const late = await after.http
+      .post(`/api/portal/subscriptions/${sub}/reauthorize/confirm`)
+      .set(portal(token))
+      .send({ signature })
+      .expect(200);
+    expect(late.body).toMatchObject({ id: sub, movesToProgram: false, paymentsAuthorized: null });
     const charges = await attempts(sub);
     expect(charges.map((a) => [a.period, a.state])).toEqual([
       [1, 'succeeded'],
@@ -520,8 +532,8 @@ describe('Moving subscribers from the token-delegate scheme to the Subscriptions
         .send({ signature });
     const refused = await confirm().expect(409);
     expect(refused.body.error.message).toBe(
-      'A payment of this subscription is on its way under the old authorisation: confirm the ' +
-        'move again in a minute, once it has settled',
+      'A payment of this subscription is on its way under the old authorisation: try again ' +
+        'in a minute, once it has settled',
     );
     expect((await row(sub)).scheme).toBe('token-delegate');
     // It settles (expired: it never landed).
@@ -596,6 +608,14 @@ describe('Moving subscribers from the token-delegate scheme to the Subscriptions
       .expect(400);
     expect(elsewhere.body.error.message).toBe(
       'signature is a subscribe at a checkout: confirm it there',
+    );
+    // And at the carried plan's own checkout: the same (anyone can post a signature there).
+    const carriedPlan = await after.http
+      .post(`/api/checkout/plans/${acmePlan}/confirm`)
+      .send({ signature })
+      .expect(400);
+    expect(carriedPlan.body.error.message).toBe(
+      'signature is a subscribe at the checkout of another plan: confirm it there',
     );
     expect((await row(acmeSub)).scheme).toBe('token-delegate');
     const confirmed = await after.http
@@ -684,8 +704,9 @@ describe('Moving subscribers from the token-delegate scheme to the Subscriptions
     const token = await session(beta, sub);
     await advance(30 * DAY);
     // Just before the period's charge under the approval is sent, the customer's move lands.
-    beforeDelegatedSend = async () => {
-      await moveOnChain(customer, sub, token, [{ id: betaPlan, merchant: beta }]);
+    beforeDelegatedSend = {
+      wallet,
+      run: () => moveOnChain(customer, sub, token, [{ id: betaPlan, merchant: beta }]).then(),
     };
     await run();
     expect(beforeDelegatedSend).toBeNull();
@@ -868,5 +889,85 @@ describe('Moving subscribers from the token-delegate scheme to the Subscriptions
       );
     expect(await copy('40000000')).toEqual([{ scheme: 'token-delegate' }]);
     expect(await copy('0')).toEqual([{ scheme: 'program' }]);
+  });
+
+  it("a charge taken up under the program pulls the plan's amount, whatever an attempt of the old scheme recorded", async () => {
+    const { customer, wallet, ids } = await delegatedCustomer([{ id: acmePlan, merchant: acme }]);
+    const [sub] = ids;
+    const token = await session(acme, sub);
+    const signature = await moveOnChain(customer, sub, token, [{ id: acmePlan, merchant: acme }]);
+    await after.http
+      .post(`/api/portal/subscriptions/${sub}/reauthorize/confirm`)
+      .set(portal(token))
+      .send({ signature })
+      .expect(200);
+    await advance(30 * DAY);
+    // Period 2's attempt as the approval left it: the price plus a transfer fee, nothing sent,
+    // its holder gone.
+    await after.sql(
+      `INSERT INTO charge_attempts (id, created_at, updated_at, merchant_id, subscription_id,
+         period, amount, mint, state, tries, lease_until, lease_owner)
+       SELECT gen_random_uuid(), now(), now(), merchant_id, id, 2, $2, 'PYUSD', 'pending', 1,
+              now() - interval '1 second', 'gone'
+         FROM subscriptions WHERE id = $1`,
+      [sub, (PRICE + 50_000n).toString()],
+    );
+    for (let i = 0; i < 3 && (await row(sub)).periods_charged < 2; i++) await run();
+    expect(await row(sub)).toMatchObject({ scheme: 'program', periods_charged: 2 });
+    const [charged] = await after.sql<{ amount: string }>(
+      'SELECT amount::text FROM charge_attempts WHERE subscription_id = $1 AND period = 2',
+      [sub],
+    );
+    expect(charged.amount).toBe(PRICE.toString());
+    expect(await balance(wallet)).toBe(200n * PYUSD - 2n * PRICE);
+  });
+
+  it('the approval back with the service key (a move stopped after its first step, or a cancel since): nothing is taken up, whatever runs under the program', async () => {
+    const { customer, wallet, ids } = await delegatedCustomer([{ id: betaPlan, merchant: beta }]);
+    const [sub] = ids;
+    const initId = BigInt(before.chain!.chain.slot());
+    await accounts.authority(wallet, mint, initId);
+    await accounts.subscription({
+      merchant: beta.walletAddress,
+      planId: betaPlan,
+      subscriber: wallet,
+      terms,
+      initId,
+    });
+    // The service key is still the token account's delegate: the approval charges it.
+    expect((await billing.chain.readAuthorization(wallet, 'PYUSD')).delegatedToService).toBe(true);
+    const token = await session(beta, sub);
+    const asked = await after.http
+      .post(`/api/portal/subscriptions/${sub}/reauthorize/transaction`)
+      .set(portal(token))
+      .send({ account: wallet })
+      .expect(200);
+    expect(asked.body.step).toBe('subscribe');
+    expect((await row(sub)).scheme).toBe('token-delegate');
+    await advance(30 * DAY);
+    await run();
+    expect(await row(sub)).toMatchObject({ scheme: 'token-delegate', periods_charged: 2 });
+    expect(customer.publicKey.toBase58()).toBe(wallet);
+  });
+
+  it("a subscription whose own plan is not registered under the program: the move is a 409 naming it (the merchant's to register), not a silent re-approval", async () => {
+    const delta = await before.createMerchant('Delta');
+    const deltaPlan = (
+      await before.http
+        .post('/api/plans')
+        .set(delta.auth)
+        .send({ label: 'Solo', mint: 'PYUSD', amount: '10', intervalSeconds: 30 * DAY })
+        .expect(201)
+    ).body.plan.id as string;
+    const { wallet, ids } = await delegatedCustomer([{ id: deltaPlan, merchant: delta }]);
+    const token = await session(delta, ids[0]);
+    const refused = await after.http
+      .post(`/api/portal/subscriptions/${ids[0]}/reauthorize/transaction`)
+      .set(portal(token))
+      .send({ account: wallet })
+      .expect(409);
+    expect(refused.body.error.message).toMatch(
+      new RegExp(`^plan ${deltaPlan} is not registered on-chain`),
+    );
   });
 });

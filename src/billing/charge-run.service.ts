@@ -226,13 +226,14 @@ export class ChargeRunService {
     if (row.s_status !== 'Active') return this.settlement.abandon(row, result);
     if (row.s_revoked) return this.settlement.complete(row, 'authorization_gone', result);
 
-    // 3. Under a shared approval the pull is the price plus the mint's transfer fee (the price
-    //    arrives whole: the rule invoices follow too), and its own share of the approval must
-    //    hold it.
+    // 3. What the pull is under the subscription's scheme now (a try of an earlier scheme may
+    //    have recorded another): under a shared approval the price plus the mint's transfer fee
+    //    (the price arrives whole: the rule invoices follow too), and its own share of the
+    //    approval must hold it; under the program the plan's amount.
+    const pull = await this.chain.pullAmount(row.mint, BigInt(row.price), row.s_scheme);
+    row.amount = pull.toString();
+    input.amount = pull;
     if (this.chain.approvalOf(row.s_scheme)) {
-      const pull = await this.chain.pullAmount(row.mint, BigInt(row.price), row.s_scheme);
-      row.amount = pull.toString();
-      input.amount = pull;
       const left = BigInt(row.s_authorized_amount) - BigInt(row.s_charged_amount);
       // Used up; unless the customer moved to the program meanwhile (nobody confirmed it).
       if (left < pull) {

@@ -8,6 +8,7 @@ import {
   MAX_MOVE_PLANS,
   type MoveInput,
   PlanTermsMismatchError,
+  SubscribedOnChainError,
   type SubscribeTx,
   TransactionTooLargeError,
 } from '../solana/chain.port';
@@ -24,6 +25,8 @@ export interface MoveRequest {
   scheme: SubscriptionScheme;
   wallet: string;
   mint: MintSymbol;
+  merchantWallet: string;
+  planId: string;
 }
 
 /** A plan a move subscribes to under the program (`MoveInput.plans`). */
@@ -76,7 +79,8 @@ export class SchemeMovesService {
    * The plans of the wallet's live token-delegate subscriptions in the mint, for a transaction
    * that subscribes the wallet under the program (it must carry them: see the class), and what
    * they still need of the approval until it lands. Those whose move already landed are taken
-   * up first. Empty where new subscriptions are not taken under the program.
+   * up first (`adopt`: its 409 while a charge of theirs may land, and its 503, pass through).
+   * Empty where new subscriptions are not taken under the program.
    * @throws CannotMoveYetError when one transaction cannot carry them (with `extra` more).
    */
   async carried(
@@ -85,7 +89,7 @@ export class SchemeMovesService {
     extra = 0,
   ): Promise<{ rows: DelegatedSubscriptionRow[]; plans: MovePlan[]; keepApproved: bigint }> {
     if (!this.chain.moveTo) return { rows: [], plans: [], keepApproved: 0n };
-    await this.takeUpLanded(wallet, mint);
+    await this.adopt(wallet, mint);
     const rows = await this.subscriptions.liveDelegatedOfWallet(wallet, mint);
     if (rows.length + extra > MAX_MOVE_PLANS) throw new CannotMoveYetError(mint);
     const plans = rows.map((row) => ({
@@ -136,8 +140,12 @@ export class SchemeMovesService {
       });
       return { ...tx, plans: carried.plans.length };
     } catch (error) {
+      // Too many for one transaction, or every one already running on-chain while the approval
+      // is back with the service key (a move stopped after step 1, or a cancel since).
       if (error instanceof TransactionTooLargeError) return null;
-      if (error instanceof PlanTermsMismatchError && error.planId !== request.id) return null;
+      if (error instanceof SubscribedOnChainError) return null;
+      // Another plan of the wallet's not registered as it is (its own: the 409 names it).
+      if (error instanceof PlanTermsMismatchError && error.planId !== request.planId) return null;
       throw error;
     }
   }
@@ -161,11 +169,7 @@ export class SchemeMovesService {
     }
     if (!this.movable(request.scheme)) throw this.notMovable(request);
     const tx = await readConfirmed(this.chain, this.logger, signature);
-    const rows = await this.subscriptions.liveDelegatedOfWallet(request.wallet, request.mint);
-    const ours = await Promise.all(
-      rows.map((row) => this.chain.planAddress(row.merchant_wallet, row.plan_id)),
-    );
-    if (this.chain.subscribedPlans(tx).some((plan) => !ours.includes(plan))) {
+    if (await this.subscribesOthers(request.wallet, request.mint, tx)) {
       throw invalidSignature('is a subscribe at a checkout: confirm it there');
     }
     const moved = await this.adopt(request.wallet, request.mint, {
@@ -196,8 +200,12 @@ export class SchemeMovesService {
     const to = this.chain.moveTo;
     if (!to) return [];
     const rows = await this.subscriptions.liveDelegatedOfWallet(wallet, mint);
+    if (!rows.length) return [];
     const moves: { id: string; onchainAddress: string }[] = [];
     try {
+      // The approval still the token account's delegate: its subscriptions are charged under it
+      // (a move's first step, or a cancel since, gave it back), whatever runs under the program.
+      if ((await this.chain.readAuthorization(wallet, mint)).delegatedToService) return [];
       for (const row of rows) {
         const plan = { scheme: to, merchantWallet: row.merchant_wallet, planId: row.plan_id, mint };
         if (given.tx && (await this.chain.authorizationSigner(given.tx, plan)) !== wallet) continue;
@@ -218,8 +226,8 @@ export class SchemeMovesService {
       await this.subscriptions.lockForMove(sql, ids);
       if ((await this.attempts.triesThatMayLand(sql, ids)).length > 0) {
         throw new ConflictError(
-          'A payment of this subscription is on its way under the old authorisation: confirm ' +
-            'the move again in a minute, once it has settled',
+          'A payment of this subscription is on its way under the old authorisation: try ' +
+            'again in a minute, once it has settled',
         );
       }
       return this.subscriptions.moveToProgram(sql, moves, given.use);
@@ -227,14 +235,34 @@ export class SchemeMovesService {
   }
 
   /**
-   * `adopt` before anything else is built or judged for the wallet in the mint (a move, a
-   * checkout, a settle, a cancel): a move that landed unconfirmed is taken up first. What cannot
-   * be read now waits for the next time (or the charge run).
+   * Whether the asked subscription is under the program already and `signature`'s transaction
+   * holds its wallet's signed subscribe of its plan: its move was taken up another way first
+   * (the charge run, a sibling's confirm), and this confirm answers as if it had done it.
    */
-  async takeUpLanded(wallet: string, mint: MintSymbol): Promise<void> {
-    await this.adopt(wallet, mint).catch((error: unknown) => {
-      this.logger.warn({ err: error }, 'Could not take up a move that landed');
-    });
+  async movedBy(request: MoveRequest, signature: string): Promise<boolean> {
+    const to = this.chain.moveTo;
+    if (!to || this.chain.approvalOf(request.scheme)) return false;
+    const tx = await readConfirmed(this.chain, this.logger, signature);
+    const plan = {
+      scheme: to,
+      merchantWallet: request.merchantWallet,
+      planId: request.planId,
+      mint: request.mint,
+    };
+    return (await this.chain.authorizationSigner(tx, plan)) === request.wallet;
+  }
+
+  /**
+   * Whether `tx` subscribes a plan the wallet holds no token-delegate subscription to: a
+   * checkout's (which carries those along), confirmed at that plan's checkout only, so that its
+   * signature creates that subscription.
+   */
+  async subscribesOthers(wallet: string, mint: MintSymbol, tx: ChainTransaction) {
+    const rows = await this.subscriptions.liveDelegatedOfWallet(wallet, mint);
+    const ours = await Promise.all(
+      rows.map((row) => this.chain.planAddress(row.merchant_wallet, row.plan_id)),
+    );
+    return this.chain.subscribedPlans(tx).some((plan) => !ours.includes(plan));
   }
 
   /** Why a subscription does not move: it is where new ones are taken, or nothing moves. */

@@ -206,6 +206,10 @@ export class SubscribeService {
     const rows = await this.subscriptions.liveDelegatedOfWallet(subscriber, plan.mint);
     const live = rows.find((row) => row.plan_id === plan.id);
     if (!live) return null;
+    // Another plan's checkout, which carried this subscription along: confirmed there only.
+    if (await this.moves.subscribesOthers(subscriber, plan.mint, tx)) {
+      throw invalidSignature('is a subscribe at the checkout of another plan: confirm it there');
+    }
     const use = { id: live.id, signature };
     return (await this.moves.adopt(subscriber, plan.mint, { tx, use })).includes(live.id)
       ? live.id

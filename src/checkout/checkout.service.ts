@@ -13,7 +13,12 @@ import {
 } from '../invoices/invoices.service';
 import { invoiceNumber, toInvoiceResponse } from '../invoices/invoice.mapper';
 import { ChainUnavailableError } from '../solana/blockhash-cache';
-import { ChainPort, PlanTermsMismatchError, TransactionTooLargeError } from '../solana/chain.port';
+import {
+  ChainPort,
+  PlanTermsMismatchError,
+  SubscribedOnChainError,
+  TransactionTooLargeError,
+} from '../solana/chain.port';
 import type { MintSymbol } from '../solana/mints';
 import { planSubscribeReference } from '../solana/references';
 import { everyText } from './every-text';
@@ -190,7 +195,8 @@ export class CheckoutService {
           .catch((error: unknown) => {
             // Another merchant's plan, or more than one transaction holds: said without naming them.
             const theirs = error instanceof PlanTermsMismatchError && error.planId !== plan.id;
-            if (theirs || error instanceof TransactionTooLargeError) {
+            const stuck = error instanceof SubscribedOnChainError && error.planId !== plan.id;
+            if (theirs || stuck || error instanceof TransactionTooLargeError) {
               throw new CannotMoveYetError(plan.mint);
             }
             throw error;

@@ -213,11 +213,12 @@ export class PortalService {
     const row = await this.subscriptionsView.row(grant, id);
     const used = await this.subscriptions.signatureUse(this.db, signature);
     const again = used?.subscriptionId === id && ['move', 'reauthorize'].includes(used.use);
+    const request = this.moveRequest(row);
     if (
       again ||
-      (!used &&
-        this.moves.movable(row.scheme) &&
-        (await this.moves.confirm(this.moveRequest(row), signature)))
+      (!used && this.moves.movable(row.scheme) && (await this.moves.confirm(request, signature))) ||
+      // Its move, taken up another way first (the charge run, a sibling's confirm).
+      ((!used || used.use === 'move') && (await this.moves.movedBy(request, signature)))
     ) {
       return this.subscriptionsView.view(await this.subscriptionsView.row(grant, id));
     }
@@ -329,12 +330,19 @@ export class PortalService {
   private async current(grant: PortalGrant, id: string): Promise<PortalSubscriptionRow> {
     const row = await this.subscriptionsView.row(grant, id);
     if (!this.moves.movable(row.scheme)) return row;
-    await this.moves.takeUpLanded(row.wallet_address, row.mint);
+    await this.moves.adopt(row.wallet_address, row.mint);
     return this.subscriptionsView.row(grant, id);
   }
 
   private moveRequest(row: PortalSubscriptionRow) {
-    return { id: row.id, scheme: row.scheme, wallet: row.wallet_address, mint: row.mint };
+    return {
+      id: row.id,
+      scheme: row.scheme,
+      wallet: row.wallet_address,
+      mint: row.mint,
+      merchantWallet: row.merchant_wallet,
+      planId: row.plan_id,
+    };
   }
 
   /** Whether the approval covers this subscription's next charge after the older ones' needs. */

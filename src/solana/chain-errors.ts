@@ -77,7 +77,11 @@ export class PlanTermsMismatchError extends DomainError {
  * its expiry. A 409 naming which.
  */
 export class SubscribedOnChainError extends DomainError {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /** The plan (the service's id) whose subscription it is; absent: all of a move's. */
+    readonly planId?: string,
+  ) {
     super(ErrorCode.CONFLICT, message);
   }
 }

@@ -120,10 +120,14 @@ export async function programSubscribe(
     instructions.push(await initAuthorityInstruction(authorityParams));
   }
   const now = clockUnixTimestamp(clockInfo) ?? 0n;
+  let kept = 0;
   for (const [i, input] of inputs.entries()) {
     const ids = { subscriber, plan: plans[i], subscription: subscriptions[i] };
-    if (input.keepRunning && running(ids, subscriptionInfos[i], initId, now)) continue;
-    instructions.push(...(await closeOld(ids, subscriptionInfos[i], initId, now, mint)));
+    if (input.keepRunning && running(ids, subscriptionInfos[i], initId, terms[i])) {
+      kept++;
+      continue;
+    }
+    instructions.push(...(await closeOld(ids, subscriptionInfos[i], initId, now, mint, input)));
     instructions.push(
       await subscribeInstruction({
         subscriber,
@@ -133,6 +137,12 @@ export async function programSubscribe(
         terms: terms[i],
         authorityInitId: initId,
       }),
+    );
+  }
+  if (kept === inputs.length) {
+    throw new SubscribedOnChainError(
+      'Every one of these subscriptions runs under the Subscriptions program already: the move ' +
+        'has landed; confirm it, or reload the page',
     );
   }
   // The program's subscribe takes no extra account (a trailing one is its optional payer), so
@@ -151,16 +161,24 @@ export async function programSubscribe(
   return { step: 'subscribe', instructions };
 }
 
-/** Whether the wallet's subscription to the plan runs, bound to its authority as it is. */
+/**
+ * Whether the wallet's subscription to the plan runs as a subscribe would leave it: not
+ * cancelled, with the plan's terms, bound to the wallet's authority as it is.
+ */
 function running(
   ids: { subscription: string },
   info: AccountInfo<Buffer> | null,
   initId: bigint,
-  now: bigint,
+  terms: { amount: bigint; periodHours: bigint },
 ): boolean {
   if (!info?.owner.equals(SUBSCRIPTIONS_PROGRAM_ID)) return false;
   const sub = decodeSubscriptionAccount(ids.subscription, info);
-  return sub.header.initId === initId && (sub.expiresAtTs === 0n || sub.expiresAtTs > now);
+  return (
+    sub.header.initId === initId &&
+    sub.expiresAtTs === 0n &&
+    sub.terms.amount === terms.amount &&
+    sub.terms.periodHours === terms.periodHours
+  );
 }
 
 /**
@@ -173,6 +191,7 @@ async function closeOld(
   initId: bigint,
   now: bigint,
   mint: ResolvedMint,
+  input: { planId: string },
 ): Promise<TransactionInstruction[]> {
   if (!info?.owner.equals(SUBSCRIPTIONS_PROGRAM_ID)) return [];
   const old = decodeSubscriptionAccount(ids.subscription, info);
@@ -184,10 +203,12 @@ async function closeOld(
     throw new SubscribedOnChainError(
       `This wallet's subscription to the plan was cancelled and runs until ` +
         `${new Date(Number(old.expiresAtTs) * 1000).toISOString()}: it can subscribe again after that`,
+      input.planId,
     );
   }
   throw new SubscribedOnChainError(
     'This wallet already has a running subscription to the plan on-chain: cancel it ' +
       '(cancel_subscription) and subscribe again once it has run out',
+    input.planId,
   );
 }
