@@ -111,6 +111,24 @@ describe('Moving subscribers from the token-delegate scheme to the Subscriptions
     return { customer, wallet: customer.publicKey.toBase58(), ids };
   }
 
+  /** Charge runs until the subscription has paid `periods` periods (a few at most). */
+  async function runUntilCharged(id: string, periods: number) {
+    for (let i = 0; i < 3 && (await row(id)).periods_charged < periods; i++) await run();
+  }
+
+  /**
+   * Its periods, each charged once, the last of them under the program, and what the wallet
+   * paid for them (200 PYUSD funded).
+   */
+  async function expectLastUnderProgram(id: string, wallet: string, periods: number) {
+    const charges = await attempts(id);
+    expect(charges.map((a) => [a.period, a.state])).toEqual(
+      Array.from({ length: periods }, (_, i) => [i + 1, 'succeeded']),
+    );
+    expect(programsOf(charges[periods - 1].transaction!)).toContain(SUBSCRIPTIONS_PROGRAM_ADDRESS);
+    expect(await balance(wallet)).toBe(200n * PYUSD - BigInt(periods) * PRICE);
+  }
+
   /** Signs a transaction the service built as `signer` and records it as landed, unexecuted. */
   function land(transaction: string, signer: Keypair): string {
     const tx = Transaction.from(Buffer.from(transaction, 'base64'));
@@ -464,13 +482,7 @@ describe('Moving subscribers from the token-delegate scheme to the Subscriptions
       .send({ signature })
       .expect(200);
     expect(late.body).toMatchObject({ id: sub, movesToProgram: false, paymentsAuthorized: null });
-    const charges = await attempts(sub);
-    expect(charges.map((a) => [a.period, a.state])).toEqual([
-      [1, 'succeeded'],
-      [2, 'succeeded'],
-    ]);
-    expect(programsOf(charges[1].transaction!)).toContain(SUBSCRIPTIONS_PROGRAM_ADDRESS);
-    expect(await balance(wallet)).toBe(200n * PYUSD - 2n * PRICE);
+    await expectLastUnderProgram(sub, wallet, 2);
   });
 
   it('a try signed under the old scheme is not recorded once the subscription moved (the move and the charge serialise on its row)', async () => {
@@ -726,19 +738,13 @@ describe('Moving subscribers from the token-delegate scheme to the Subscriptions
         WHERE subscription_id = $1 AND period = 2`,
       [sub],
     );
-    for (let i = 0; i < 3 && (await row(sub)).periods_charged < 2; i++) await run();
+    await runUntilCharged(sub, 2);
     expect(await row(sub)).toMatchObject({
       scheme: 'program',
       status: 'Active',
       periods_charged: 2,
     });
-    const charges = await attempts(sub);
-    expect(charges.map((a) => [a.period, a.state])).toEqual([
-      [1, 'succeeded'],
-      [2, 'succeeded'],
-    ]);
-    expect(programsOf(charges[1].transaction!)).toContain(SUBSCRIPTIONS_PROGRAM_ADDRESS);
-    expect(await balance(wallet)).toBe(200n * PYUSD - 2n * PRICE);
+    await expectLastUnderProgram(sub, wallet, 2);
   });
 
   it('an approval used up is not the end either when the customer moved without confirming: the move is taken up, not term_ended', async () => {
@@ -752,7 +758,7 @@ describe('Moving subscribers from the token-delegate scheme to the Subscriptions
     const token = await session(acme, sub);
     await moveOnChain(customer, sub, token, [{ id: acmePlan, merchant: acme }]);
     await advance(30 * DAY);
-    for (let i = 0; i < 3 && (await row(sub)).periods_charged < 5; i++) await run();
+    await runUntilCharged(sub, 5);
     expect(await row(sub)).toMatchObject({
       scheme: 'program',
       status: 'Active',
@@ -866,7 +872,7 @@ describe('Moving subscribers from the token-delegate scheme to the Subscriptions
       return real(input);
     });
     await run();
-    for (let i = 0; i < 3 && (await row(sub)).periods_charged < 2; i++) await run();
+    await runUntilCharged(sub, 2);
     expect(await row(sub)).toMatchObject({
       status: 'Active',
       scheme: 'program',
@@ -912,7 +918,7 @@ describe('Moving subscribers from the token-delegate scheme to the Subscriptions
          FROM subscriptions WHERE id = $1`,
       [sub, (PRICE + 50_000n).toString()],
     );
-    for (let i = 0; i < 3 && (await row(sub)).periods_charged < 2; i++) await run();
+    await runUntilCharged(sub, 2);
     expect(await row(sub)).toMatchObject({ scheme: 'program', periods_charged: 2 });
     const [charged] = await after.sql<{ amount: string }>(
       'SELECT amount::text FROM charge_attempts WHERE subscription_id = $1 AND period = 2',

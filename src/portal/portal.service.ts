@@ -335,14 +335,7 @@ export class PortalService {
   }
 
   private moveRequest(row: PortalSubscriptionRow) {
-    return {
-      id: row.id,
-      scheme: row.scheme,
-      wallet: row.wallet_address,
-      mint: row.mint,
-      merchantWallet: row.merchant_wallet,
-      planId: row.plan_id,
-    };
+    return { ...this.planRef(row), id: row.id, wallet: row.wallet_address };
   }
 
   /** Whether the approval covers this subscription's next charge after the older ones' needs. */
