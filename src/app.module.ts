@@ -29,6 +29,8 @@ import { MerchantsModule } from './merchants/merchants.module';
 import { Metrics } from './metrics/metrics';
 import { MetricsModule } from './metrics/metrics.module';
 import { PaymentsModule } from './payments/payments.module';
+import { RefundsModule } from './refunds/refunds.module';
+import { DocumentsModule } from './documents/documents.module';
 import { PlansModule } from './plans/plans.module';
 import { SettingsModule } from './settings/settings.module';
 import { SubscriptionsModule } from './subscriptions/subscriptions.module';
@@ -92,6 +94,8 @@ export class AppModule {
         InvoicesModule,
         SubscriptionsModule,
         PaymentsModule,
+        RefundsModule,
+        DocumentsModule,
         BillingModule,
         CheckoutModule,
         PortalModule,

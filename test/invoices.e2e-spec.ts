@@ -50,6 +50,7 @@ describe('invoice commitment (known vectors)', () => {
 const INVOICE_KEYS = [
   'amountDue',
   'amountPaid',
+  'amountRefunded',
   'createdAt',
   'customer',
   'customerId',

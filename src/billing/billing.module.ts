@@ -3,6 +3,7 @@ import { EmailModule } from '../email/email.module';
 import { EventsModule } from '../events/events.module';
 import { InvoicesModule } from '../invoices/invoices.module';
 import { PaymentsModule } from '../payments/payments.module';
+import { RefundsModule } from '../refunds/refunds.module';
 import { AuthModule } from '../auth/auth.module';
 import { SubscriptionsModule } from '../subscriptions/subscriptions.module';
 import { BillingMetrics } from './billing-metrics';
@@ -38,6 +39,7 @@ import { UnreadSignatures } from './unread-signatures';
     EventsModule,
     InvoicesModule,
     PaymentsModule,
+    RefundsModule,
     AuthModule,
     SubscriptionsModule,
   ],

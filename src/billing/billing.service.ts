@@ -1,6 +1,7 @@
 import { Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { BackgroundWork } from '../common/background/background-work';
 import { AppConfig } from '../config/app-config';
+import { RefundSweepResult, RefundWatcher } from '../refunds/refund-watcher';
 import { ChargeRunResult, ChargeRunService } from './charge-run.service';
 import { InvoiceWatcherService, WatchResult } from './invoice-watcher.service';
 import { SubscribeService } from './subscribe.service';
@@ -11,6 +12,8 @@ export interface BillingRunResult {
   /** Subscriptions the reconciling watcher created from subscribes no page confirmed. */
   subscriptionsCreated: number;
   invoices: WatchResult;
+  /** Pending refunds found on-chain or expired. */
+  refunds: RefundSweepResult;
 }
 
 /**
@@ -27,6 +30,7 @@ export class BillingService implements OnApplicationBootstrap {
     private readonly charges: ChargeRunService,
     private readonly subscribes: SubscribeService,
     private readonly invoices: InvoiceWatcherService,
+    private readonly refunds: RefundWatcher,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -36,14 +40,19 @@ export class BillingService implements OnApplicationBootstrap {
     this.work.every('billing.watch', this.config.WATCH_INTERVAL_MS, async () => {
       await this.subscribes.sweep();
       await this.invoices.sweep();
+      await this.refunds.sweep();
     });
   }
 
-  /** Everything now, in order: subscribes found, charges, then invoice payments and finality. */
+  /**
+   * Everything now, in order: subscribes found, charges, invoice payments and finality, then
+   * Pending refunds.
+   */
   async runNow(): Promise<BillingRunResult> {
     const subscriptionsCreated = await this.subscribes.sweep();
     const charges = await this.charges.run();
     const invoices = await this.invoices.sweep();
-    return { charges, subscriptionsCreated, invoices };
+    const refunds = await this.refunds.sweep();
+    return { charges, subscriptionsCreated, invoices, refunds };
   }
 }

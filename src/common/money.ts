@@ -101,6 +101,16 @@ export function formatUnits(digits: string, decimals = MONEY_DECIMALS): string {
   return stop > end ? `${whole}.${padded.slice(end, stop)}` : whole;
 }
 
+/**
+ * `formatUnits` of a ledger amount that may be negative (a refund's line: money that left the
+ * merchant): `"-1500000"` → `"-1.5"`. Only the ledger's signed amounts go through here.
+ */
+export function formatSignedUnits(digits: string, decimals = MONEY_DECIMALS): string {
+  return digits.startsWith('-')
+    ? `-${formatUnits(digits.slice(1), decimals)}`
+    : formatUnits(digits, decimals);
+}
+
 /** @throws MoneyRangeError when `units` is negative or beyond `MAX_AMOUNT_UNITS`. */
 export function assertAmountInRange(units: bigint, what?: string): bigint {
   if (units < 0n) throw new MoneyError(`${what ?? 'the amount'} is negative`);

@@ -20,6 +20,9 @@ export const EVENT_TYPES = [
   'payment.received',
   'payment.confirmed',
   'payment.unattributed',
+  'refund.created',
+  'refund.succeeded',
+  'refund.expired',
   'merchant.receiving_account_missing',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];

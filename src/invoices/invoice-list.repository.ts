@@ -50,6 +50,7 @@ const listInvoices = sql<IListInvoicesQuery>`
          i.line_items_json IS NOT NULL AS "line_items_rendered!", i.subtotal::text AS "subtotal!",
          i.tax_bps, i.tax::text AS "tax!", i.total::text AS "total!",
          i.amount_paid::text AS "amount_paid!",
+         i.amount_refunded::text AS "amount_refunded!",
          GREATEST(i.total - i.amount_paid, 0)::text AS "amount_due!",
          i.list_json_due_date AS "list_json_due_date!", i.list_json_tail AS "list_json_tail!",
          c.list_json AS "customer_json!"
@@ -66,6 +67,7 @@ const listInvoicesByStatus = sql<IListInvoicesByStatusQuery>`
          i.line_items_json IS NOT NULL AS "line_items_rendered!", i.subtotal::text AS "subtotal!",
          i.tax_bps, i.tax::text AS "tax!", i.total::text AS "total!",
          i.amount_paid::text AS "amount_paid!",
+         i.amount_refunded::text AS "amount_refunded!",
          GREATEST(i.total - i.amount_paid, 0)::text AS "amount_due!",
          i.list_json_due_date AS "list_json_due_date!", i.list_json_tail AS "list_json_tail!",
          c.list_json AS "customer_json!"
@@ -112,6 +114,7 @@ const listInvoicesBySearch = sql<IListInvoicesBySearchQuery>`
          i.line_items_json IS NOT NULL AS "line_items_rendered!", i.subtotal::text AS "subtotal!",
          i.tax_bps, i.tax::text AS "tax!", i.total::text AS "total!",
          i.amount_paid::text AS "amount_paid!",
+         i.amount_refunded::text AS "amount_refunded!",
          GREATEST(i.total - i.amount_paid, 0)::text AS "amount_due!",
          i.list_json_due_date AS "list_json_due_date!", i.list_json_tail AS "list_json_tail!",
          c.list_json AS "customer_json!"
@@ -142,6 +145,7 @@ const listInvoicesByStatusAndSearch = sql<IListInvoicesByStatusAndSearchQuery>`
          i.line_items_json IS NOT NULL AS "line_items_rendered!", i.subtotal::text AS "subtotal!",
          i.tax_bps, i.tax::text AS "tax!", i.total::text AS "total!",
          i.amount_paid::text AS "amount_paid!",
+         i.amount_refunded::text AS "amount_refunded!",
          GREATEST(i.total - i.amount_paid, 0)::text AS "amount_due!",
          i.list_json_due_date AS "list_json_due_date!", i.list_json_tail AS "list_json_tail!",
          c.list_json AS "customer_json!"

@@ -12,6 +12,7 @@ export interface IListInvoicesParams {
 export interface IListInvoicesResult {
   amount_due: string;
   amount_paid: string;
+  amount_refunded: string;
   customer_json: string;
   id: string;
   line_items: string;
@@ -44,6 +45,7 @@ export interface IListInvoicesByStatusParams {
 export interface IListInvoicesByStatusResult {
   amount_due: string;
   amount_paid: string;
+  amount_refunded: string;
   customer_json: string;
   id: string;
   line_items: string;
@@ -76,6 +78,7 @@ export interface IListInvoicesBySearchParams {
 export interface IListInvoicesBySearchResult {
   amount_due: string;
   amount_paid: string;
+  amount_refunded: string;
   customer_json: string;
   id: string;
   line_items: string;
@@ -109,6 +112,7 @@ export interface IListInvoicesByStatusAndSearchParams {
 export interface IListInvoicesByStatusAndSearchResult {
   amount_due: string;
   amount_paid: string;
+  amount_refunded: string;
   customer_json: string;
   id: string;
   line_items: string;

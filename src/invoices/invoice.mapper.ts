@@ -89,6 +89,7 @@ export const INVOICE_JSON: JsonFields<InvoiceRow, InvoiceListRow, InvoiceRespons
     total: field.money('total'),
     amountPaid: field.money('amount_paid'),
     amountDue: field.money('amount_due'),
+    amountRefunded: field.money('amount_refunded'),
     dueDate: field.timeOrNull('due_date'),
     hostedCheckoutUrl: {
       value: (row, publicBaseUrl) => invoiceCheckoutUrl(publicBaseUrl, row.id),

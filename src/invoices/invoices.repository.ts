@@ -14,6 +14,7 @@ import {
 import type { InvoiceStatus } from './invoice-status';
 import type {
   IAddPaidQuery,
+  IAddRefundedQuery,
   IFindForCheckoutQuery,
   IFindForCheckoutResult,
   IFindWithCustomerQuery,
@@ -114,6 +115,7 @@ const findWithCustomer = sql<IFindWithCustomerQuery>`
   SELECT i.id, i.merchant_id, i.customer_id, i.number, i.status, i.onchain_id, i.memo, i.mint,
          i.line_items, i.subtotal::text AS "subtotal!", i.tax_bps, i.tax::text AS "tax!",
          i.total::text AS "total!", i.amount_paid::text AS "amount_paid!",
+         i.amount_refunded::text AS "amount_refunded!",
          GREATEST(i.total - i.amount_paid, 0)::text AS "amount_due!",
          api_time(i.due_date) AS due_date, api_time(i.paid_at) AS paid_at, i.payment_signature,
          api_time(i.created_at) AS "created_at!", api_time(i.updated_at) AS "updated_at!",
@@ -127,6 +129,7 @@ const listForCustomer = sql<IListForCustomerQuery>`
   SELECT i.id, i.merchant_id, i.customer_id, i.number, i.status, i.onchain_id, i.memo, i.mint,
          i.line_items, i.subtotal::text AS "subtotal!", i.tax_bps, i.tax::text AS "tax!",
          i.total::text AS "total!", i.amount_paid::text AS "amount_paid!",
+         i.amount_refunded::text AS "amount_refunded!",
          GREATEST(i.total - i.amount_paid, 0)::text AS "amount_due!",
          api_time(i.due_date) AS due_date, api_time(i.paid_at) AS paid_at, i.payment_signature,
          api_time(i.created_at) AS "created_at!", api_time(i.updated_at) AS "updated_at!"
@@ -180,11 +183,17 @@ const addPaid = sql<IAddPaidQuery>`
   UPDATE invoices SET amount_paid = amount_paid + $amount!::bigint, updated_at = $at!
    WHERE id = $id!`;
 
+/** `amount_refunded` grows by `amount` (base units, as text): a refund of its payment landed. */
+const addRefunded = sql<IAddRefundedQuery>`
+  UPDATE invoices SET amount_refunded = amount_refunded + $amount!::bigint, updated_at = $at!
+   WHERE id = $id! AND merchant_id = $merchantId!`;
+
 /** An invoice by id alone, with its merchant's name and wallet and the customer billed. */
 const findForCheckout = sql<IFindForCheckoutQuery>`
   SELECT i.id, i.merchant_id, i.customer_id, i.number, i.status, i.onchain_id, i.memo, i.mint,
          i.line_items, i.subtotal::text AS "subtotal!", i.tax_bps, i.tax::text AS "tax!",
          i.total::text AS "total!", i.amount_paid::text AS "amount_paid!",
+         i.amount_refunded::text AS "amount_refunded!",
          GREATEST(i.total - i.amount_paid, 0)::text AS "amount_due!",
          api_time(i.due_date) AS due_date, api_time(i.paid_at) AS paid_at, i.payment_signature,
          api_time(i.created_at) AS "created_at!", api_time(i.updated_at) AS "updated_at!",
@@ -367,6 +376,17 @@ export class InvoicesRepository {
   /** `amount_paid` grows by `amount` (base units, as text). */
   async addPaid(tx: SqlTx, id: string, amount: string, at: Date): Promise<void> {
     await addPaid.run({ amount, at, id }, tx);
+  }
+
+  /** `amount_refunded` grows by `amount` (base units, as text). */
+  async addRefunded(
+    tx: SqlTx,
+    merchantId: string,
+    id: string,
+    amount: string,
+    at: Date,
+  ): Promise<void> {
+    await addRefunded.run({ amount, at, id, merchantId }, tx);
   }
 
   /**

@@ -32,6 +32,7 @@ export interface IFindWithCustomerParams {
 export interface IFindWithCustomerResult {
   amount_due: string;
   amount_paid: string;
+  amount_refunded: string;
   c_created_at: string;
   c_email: string | null;
   c_label: string | null;
@@ -73,6 +74,7 @@ export interface IListForCustomerParams {
 export interface IListForCustomerResult {
   amount_due: string;
   amount_paid: string;
+  amount_refunded: string;
   created_at: string;
   customer_id: string;
   due_date: string | null;
@@ -218,6 +220,23 @@ export interface IAddPaidQuery {
   result: IAddPaidResult;
 }
 
+/** 'AddRefunded' parameters type */
+export interface IAddRefundedParams {
+  amount: NumberOrString;
+  at: Date | string;
+  id: string;
+  merchantId: string;
+}
+
+/** 'AddRefunded' return type */
+export type IAddRefundedResult = void;
+
+/** 'AddRefunded' query type */
+export interface IAddRefundedQuery {
+  params: IAddRefundedParams;
+  result: IAddRefundedResult;
+}
+
 /** 'FindForCheckout' parameters type */
 export interface IFindForCheckoutParams {
   id: string;
@@ -227,6 +246,7 @@ export interface IFindForCheckoutParams {
 export interface IFindForCheckoutResult {
   amount_due: string;
   amount_paid: string;
+  amount_refunded: string;
   created_at: string;
   customer_id: string;
   customer_label: string | null;

@@ -141,6 +141,7 @@ export class InvoicesService {
           tax: totals.tax.toString(),
           total: totals.total.toString(),
           amount_paid: '0',
+          amount_refunded: '0',
           amount_due: totals.total.toString(),
           due_date: dueDate?.toISOString() ?? null,
           paid_at: null,
@@ -254,6 +255,14 @@ export class InvoicesService {
    */
   findForCheckout(id: string): Promise<CheckoutInvoiceRow | undefined> {
     return this.invoices.findForCheckout(id);
+  }
+
+  /**
+   * A landed refund of one of the invoice's payments, in the caller's transaction: its
+   * `amountRefunded` grows by `amount` (the invoice's status stays what it is).
+   */
+  addRefundedIn(tx: SqlTx, merchantId: string, id: string, amount: bigint): Promise<void> {
+    return this.invoices.addRefunded(tx, merchantId, id, amount.toString(), this.clock.now());
   }
 
   /** A customer's invoices as the customer portal lists them, newest first. */

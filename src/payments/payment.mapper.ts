@@ -1,4 +1,4 @@
-import { formatUnits } from '../common/money';
+import { formatSignedUnits, formatUnits } from '../common/money';
 import { PaymentResponse } from './dto/payment.response';
 import type { PaymentRow } from './payments.repository';
 
@@ -7,7 +7,8 @@ export function toPaymentResponse(row: PaymentRow): PaymentResponse {
     id: row.id,
     kind: row.kind,
     status: row.status,
-    amount: formatUnits(row.amount),
+    // Negative for a refund's line (money that left the merchant).
+    amount: formatSignedUnits(row.amount),
     fee: formatUnits(row.fee),
     destination: row.destination,
     references: row.references ?? [],

@@ -11,6 +11,8 @@ import type {
   IFinalizePaymentQuery,
   IFindLegacyInvoiceLineQuery,
   IFindPaymentQuery,
+  IFindRefundableQuery,
+  IFindRefundableResult,
   IInsertPaymentQuery,
   IInsertPaymentsQuery,
   IListInvoicePaymentsQuery,
@@ -18,6 +20,7 @@ import type {
   IListPaymentsResult,
   IPaymentCreatedAtQuery,
   IListSubscriptionPaymentsQuery,
+  ILockRefundableQuery,
   ILockUnattributedQuery,
 } from './payments.repository.types';
 
@@ -69,6 +72,12 @@ export interface PaymentInsertRow {
   /** Domain time of the write. */
   at: Date;
 }
+
+/** A line as a refund of it needs it (`amount` in base units, as text). */
+export type RefundableRow = Omit<IFindRefundableResult, 'kind' | 'status'> & {
+  kind: PaymentKind;
+  status: PaymentStatus;
+};
 
 /** An unattributed line as its attachment needs it. */
 export interface UnattributedRow {
@@ -215,6 +224,18 @@ const findLegacyInvoiceLine = sql<IFindLegacyInvoiceLineQuery>`
      AND kind = 'invoice' AND destination IS NULL
    LIMIT 1`;
 
+/** The merchant's line with what a refund of it needs. */
+const findRefundable = sql<IFindRefundableQuery>`
+  SELECT id, kind, status, amount::text AS "amount!", mint, payer, invoice_id, subscription_id,
+         customer_id
+    FROM payments WHERE id = $id! AND merchant_id = $merchantId!`;
+
+/** `findRefundable`, locked for the caller's transaction (refunds of one line queue on it). */
+const lockRefundable = sql<ILockRefundableQuery>`
+  SELECT id, kind, status, amount::text AS "amount!", mint, payer, invoice_id, subscription_id,
+         customer_id
+    FROM payments WHERE id = $id! AND merchant_id = $merchantId! FOR UPDATE`;
+
 /** The merchant's line (of any kind). */
 const findPayment = sql<IFindPaymentQuery>`
   SELECT id FROM payments WHERE id = $id! AND merchant_id = $merchantId!`;
@@ -355,6 +376,12 @@ export class PaymentsRepository {
   ): Promise<boolean> {
     const rows = await findLegacyInvoiceLine.run({ merchantId, signature, mint }, tx);
     return rows.length > 0;
+  }
+
+  /** The merchant's line as a refund needs it; `lock`: for the caller's transaction. */
+  async refundable(tx: SqlTx, merchantId: string, id: string, lock: boolean) {
+    const [row] = await (lock ? lockRefundable : findRefundable).run({ id, merchantId }, tx);
+    return (row as RefundableRow | undefined) ?? null;
   }
 
   /** Whether the merchant has this line (of any kind). */

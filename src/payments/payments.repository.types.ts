@@ -342,6 +342,56 @@ export interface IFindLegacyInvoiceLineQuery {
   result: IFindLegacyInvoiceLineResult;
 }
 
+/** 'FindRefundable' parameters type */
+export interface IFindRefundableParams {
+  id: string;
+  merchantId: string;
+}
+
+/** 'FindRefundable' return type */
+export interface IFindRefundableResult {
+  amount: string;
+  customer_id: string | null;
+  id: string;
+  invoice_id: string | null;
+  kind: string;
+  mint: string;
+  payer: string | null;
+  status: string;
+  subscription_id: string | null;
+}
+
+/** 'FindRefundable' query type */
+export interface IFindRefundableQuery {
+  params: IFindRefundableParams;
+  result: IFindRefundableResult;
+}
+
+/** 'LockRefundable' parameters type */
+export interface ILockRefundableParams {
+  id: string;
+  merchantId: string;
+}
+
+/** 'LockRefundable' return type */
+export interface ILockRefundableResult {
+  amount: string;
+  customer_id: string | null;
+  id: string;
+  invoice_id: string | null;
+  kind: string;
+  mint: string;
+  payer: string | null;
+  status: string;
+  subscription_id: string | null;
+}
+
+/** 'LockRefundable' query type */
+export interface ILockRefundableQuery {
+  params: ILockRefundableParams;
+  result: ILockRefundableResult;
+}
+
 /** 'FindPayment' parameters type */
 export interface IFindPaymentParams {
   id: string;

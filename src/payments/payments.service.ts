@@ -7,6 +7,8 @@ import { PaymentResponse } from './dto/payment.response';
 import { ListPaymentsQueryDto } from './dto/payment.dto';
 import type { PaymentKind, PaymentStatus } from './entities/payment.entity';
 import { toPaymentResponse } from './payment.mapper';
+import { ledgerCsvLine } from './ledger-csv';
+import { LedgerExportRepository } from './ledger-export.repository';
 import { PaymentInsertRow, PaymentsRepository } from './payments.repository';
 
 /** A ledger line to write (amounts in base units). */
@@ -43,8 +45,23 @@ export interface NewPayment {
 export class PaymentsService {
   constructor(
     private readonly payments: PaymentsRepository,
+    private readonly exports: LedgerExportRepository,
     private readonly clock: Clock,
   ) {}
+
+  /**
+   * The merchant's lines in `[from, to)`, oldest first, as CSV records (`ledgerCsvLine`), a
+   * batch per `write`; stops when `write` says the client has gone.
+   */
+  exportCsv(
+    merchantId: string,
+    range: { from: Date | null; to: Date | null },
+    write: (csv: string) => Promise<boolean>,
+  ): Promise<void> {
+    return this.exports.stream(merchantId, range, (rows) =>
+      write(rows.map(ledgerCsvLine).join('')),
+    );
+  }
 
   /**
    * Newest first; each filter narrows; `limit` and `startingAfter` ask for a page (D6).
@@ -141,6 +158,15 @@ export class PaymentsService {
     mint: string,
   ): Promise<boolean> {
     return this.payments.hasLegacyInvoiceLine(tx, merchantId, signature, mint);
+  }
+
+  /**
+   * The merchant's line as a refund of it needs it (its kind, status, amount, mint and payer),
+   * in `tx`; `lock` holds it for the transaction, so refunds of one line are decided one at a
+   * time. Null when the merchant has no such line.
+   */
+  refundableIn(tx: SqlTx, merchantId: string, id: string, lock: boolean) {
+    return this.payments.refundable(tx, merchantId, id, lock);
   }
 
   /** Whether the merchant has this ledger line, of any kind, in the caller's transaction. */

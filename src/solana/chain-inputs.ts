@@ -24,6 +24,18 @@ export interface InvoicePaymentInput {
   memo?: string;
 }
 
+/** A merchant's refund: a transfer from its receiving account back to a payer's token account. */
+export interface RefundInput {
+  merchantWallet: string;
+  /** The wallet the money goes back to: its associated token account of the mint receives. */
+  recipient: string;
+  mint: MintSymbol;
+  /** What leaves the merchant's account (a mint's transfer fee is withheld from it). */
+  amount: bigint;
+  reference: string;
+  memo?: string;
+}
+
 export interface PlanRegistrationInput {
   merchantWallet: string;
   planId: string;

@@ -1,7 +1,7 @@
 import type { SolanaCluster, SubscriptionScheme } from '../config/app-config';
 import type { MintExtensions } from './mint-extensions';
 import type { MintSymbol } from './mints';
-import type { PaymentScan, ReceiptRead, SignatureEntry } from './payment-scan';
+import type { PaymentScan, ReceiptRead, SignatureEntry, SignatureScan } from './payment-scan';
 import type { ChargeFailure } from './chain-errors';
 import type {
   ChargeInput,
@@ -9,6 +9,7 @@ import type {
   InvoiceRegistrationInput,
   MoveInput,
   PlanRegistrationInput,
+  RefundInput,
   RevokeInput,
   SubscribeInput,
 } from './chain-inputs';
@@ -78,6 +79,7 @@ export type {
   ScannedReceipt,
   ScannedTransfer,
   SignatureEntry,
+  SignatureScan,
 } from './payment-scan';
 
 /** A top-level instruction of a transaction as the chain recorded it. */
@@ -112,13 +114,6 @@ export interface PlanRef {
   merchantWallet: string;
   planId: string;
   mint: MintSymbol;
-}
-
-/** The signatures naming an address after a cursor, oldest first, and the cursor to store. */
-export interface SignatureScan {
-  /** Successful transactions only (failed ones move nothing and authorise nothing). */
-  signatures: string[];
-  cursor: string | null;
 }
 
 /** A plan's terms as a subscriber's authorisation must hold them. */
@@ -253,6 +248,11 @@ export abstract class ChainPort {
    */
   abstract buildInvoiceRegistration(input: InvoiceRegistrationInput): Promise<UnsignedTx>;
   abstract buildInvoicePayment(input: InvoicePaymentInput): Promise<UnsignedTx>;
+  /**
+   * The merchant-signed refund: its receiving account to `recipient`'s token account (created,
+   * at the merchant's expense, when missing), carrying the refund's reference.
+   */
+  abstract buildRefund(input: RefundInput): Promise<UnsignedTx>;
   abstract buildPlanRegistration(input: PlanRegistrationInput): Promise<UnsignedTx>;
   /** @throws PlanTermsMismatchError (program scheme) when the on-chain plan is not ours. */
   abstract buildSubscribe(input: SubscribeInput): Promise<SubscribeTx>;
@@ -304,6 +304,11 @@ export abstract class ChainPort {
     address: string,
     range: { before?: string; until?: string; limit: number },
   ): Promise<SignatureEntry[]>;
+  /**
+   * The newest finalized block height: a transaction whose last valid block height is below it
+   * can no longer land, and one that landed is in the finalized history.
+   */
+  abstract finalizedBlockHeight(): Promise<number>;
   /** The chain's current slot (at the configured commitment). */
   abstract currentSlot(): Promise<number>;
   /** The service key's SOL balance, in lamports (what pays the network fees of its pulls). */

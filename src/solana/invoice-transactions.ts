@@ -8,6 +8,7 @@ import {
   InvoicePaymentInput,
   InvoiceRegistrationInput,
   MerchantAccountMissingError,
+  RefundInput,
   ResolvedMint,
   UnsignedTx,
 } from './chain.port';
@@ -18,13 +19,15 @@ import {
   TransferRefusedError,
 } from './issuer-side';
 import { ataOf, MintResolver } from './mint-resolver';
+import type { MintSymbol } from './mints';
 import { memo, UnsignedTxBuilder, withReference } from './transactions';
 import { TransferHooks } from './transfer-hook';
 
 /**
  * The unsigned transactions of an invoice: the merchant's registration (which also creates its
  * receiving account of the invoice's mint, at the merchant's expense) and a payer's payment (a
- * Solana Pay transfer, refused while that account is missing: the payer never pays its rent).
+ * Solana Pay transfer, refused while that account is missing: the payer never pays its rent);
+ * and the merchant's refund of a payment (the same transfer, the other way).
  * A payment the chain would refuse for the mint's sake (paused, its hook program absent, a
  * frozen account) is refused with a 409 saying why, before anything is signed.
  */
@@ -51,9 +54,60 @@ export class InvoiceTransactions {
   }
 
   async payment(input: InvoicePaymentInput): Promise<UnsignedTx> {
-    const resolved = await this.mints.mint(input.mint);
     const payer = new PublicKey(input.payer);
-    const destination = ataOf(resolved, input.merchantWallet);
+    const { instructions, destinationInfo } = await this.transfer(
+      input,
+      payer,
+      new PublicKey(input.merchantWallet),
+      { fromOwn: 'Your', to: 'The merchant', toAccount: 'receiving token account' },
+    );
+    // Never the payer's rent: the merchant's registrations create its receiving account.
+    if (!destinationInfo) throw new MerchantAccountMissingError(input.mint);
+    return this.unsigned.build(payer, instructions);
+  }
+
+  /**
+   * The merchant's refund: from its receiving account to the recipient's, which the merchant
+   * creates (and pays the rent of) when the recipient has closed it.
+   */
+  async refund(input: RefundInput): Promise<UnsignedTx> {
+    const merchant = new PublicKey(input.merchantWallet);
+    const recipient = new PublicKey(input.recipient);
+    const { instructions } = await this.transfer(input, merchant, recipient, {
+      fromOwn: "The merchant's",
+      to: 'The customer',
+      toAccount: 'token account',
+    });
+    const resolved = await this.mints.mint(input.mint);
+    instructions.unshift(
+      createAssociatedTokenAccountIdempotentInstruction(
+        merchant,
+        ataOf(resolved, recipient),
+        recipient,
+        new PublicKey(resolved.address),
+        new PublicKey(resolved.tokenProgram),
+      ),
+    );
+    return this.unsigned.build(merchant, instructions);
+  }
+
+  /**
+   * A Solana Pay transfer of `input.amount` from `from`'s token account of the mint to `to`'s
+   * (an optional memo, then the transfer, its hook accounts and the reference), refused with a
+   * 409 when the mint or either account stops it.
+   */
+  private async transfer(
+    input: { mint: MintSymbol; amount: bigint; reference: string; memo?: string },
+    from: PublicKey,
+    to: PublicKey,
+    names: TransferNames,
+  ): Promise<{
+    instructions: TransactionInstruction[];
+    destinationInfo: AccountInfo<Buffer> | null;
+  }> {
+    const resolved = await this.mints.mint(input.mint);
+    const payer = from;
+    const destination = ataOf(resolved, to);
     const source = ataOf(resolved, payer);
     const mintKey = new PublicKey(resolved.address);
     const program = new PublicKey(resolved.tokenProgram);
@@ -74,22 +128,20 @@ export class InvoiceTransactions {
           `(${hook}), which every ${input.mint} transfer must run, is not deployed.`,
       );
     }
-    // Never the payer's rent: the merchant's registrations create its receiving account.
-    if (!destinationInfo) throw new MerchantAccountMissingError(input.mint);
     const startsFrozen =
       mint.extensions.defaultAccountState === 'frozen'
         ? ` (new ${input.mint} accounts start frozen until the issuer thaws them)`
         : '';
-    if (isFrozen(destination, destinationInfo, program)) {
+    if (destinationInfo && isFrozen(destination, destinationInfo, program)) {
       throw new TransferRefusedError(
-        `The merchant cannot receive ${input.mint} yet: its receiving token account is frozen` +
+        `${names.to} cannot receive ${input.mint} yet: its ${names.toAccount} is frozen` +
           `${startsFrozen}.`,
       );
     }
     if (sourceInfo && isFrozen(source, sourceInfo, program)) {
       throw new TransferRefusedError(
-        `Your ${input.mint} token account is frozen by the issuer${startsFrozen}: nothing can ` +
-          `leave it until the issuer thaws it.`,
+        `${names.fromOwn} ${input.mint} token account is frozen by the issuer${startsFrozen}: ` +
+          `nothing can leave it until the issuer thaws it.`,
       );
     }
     const instructions: TransactionInstruction[] = [];
@@ -115,8 +167,18 @@ export class InvoiceTransactions {
       })),
     );
     instructions.push(withReference(transfer, input.reference));
-    return this.unsigned.build(payer, instructions);
+    return { instructions, destinationInfo };
   }
+}
+
+/** How a refusal names the two sides of a transfer. */
+interface TransferNames {
+  /** The sender, possessive: "Your". */
+  fromOwn: string;
+  /** The recipient: "The merchant". */
+  to: string;
+  /** Its account: "receiving token account". */
+  toAccount: string;
 }
 
 /** Whether a token account (of the mint's program) is frozen. */

@@ -7,6 +7,11 @@ import type { SolanaCluster } from '../config/app-config';
 export const MINT_SYMBOLS = ['USDC', 'PYUSD', 'USDG'] as const;
 export type MintSymbol = (typeof MINT_SYMBOLS)[number];
 
+/** Whether a stored text is one of the service's mints. */
+export function isMintSymbol(value: string): value is MintSymbol {
+  return (MINT_SYMBOLS as readonly string[]).includes(value);
+}
+
 /** All three have 6 decimals on every cluster (DESIGN section 6): the money module's. */
 export const STABLECOIN_DECIMALS = MONEY_DECIMALS;
 

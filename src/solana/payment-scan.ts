@@ -113,3 +113,10 @@ export interface SignatureEntry {
 
 /** What a transaction brought a token account: nothing (null), or not served by the RPC yet. */
 export type ReceiptRead = { served: true; receipt: ScannedReceipt | null } | { served: false };
+
+/** The signatures naming an address after a cursor, oldest first, and the cursor to store. */
+export interface SignatureScan {
+  /** Successful transactions only (failed ones move nothing and authorise nothing). */
+  signatures: string[];
+  cursor: string | null;
+}

@@ -13,6 +13,7 @@ import type {
   ScannedReceipt,
   ScannedTransfer,
   SignatureEntry,
+  SignatureScan,
 } from './chain.port';
 import type { MintFees } from './mint-resolver';
 import {
@@ -148,6 +149,15 @@ export class PaymentScanner {
       before = page[page.length - 1].signature;
     }
     return all.reverse();
+  }
+
+  /** The successful signatures naming `address` after `cursor`, and the cursor to store next. */
+  async signatureScan(address: string, cursor: string | null): Promise<SignatureScan> {
+    const all = await this.signaturesAfter(address, cursor);
+    return {
+      signatures: all.filter((s) => s.err === null).map((s) => s.signature),
+      cursor: all.length ? all[all.length - 1].signature : cursor,
+    };
   }
 
   private async scan(

@@ -18,6 +18,7 @@ import {
   ReceiptRead,
   SignatureEntry,
   PlanRegistrationInput,
+  RefundInput,
   SubscribeTx,
   ResolvedMint,
   RevokeInput,
@@ -210,6 +211,11 @@ export class RpcChainAdapter extends ChainPort {
     return this.available(this.invoices.payment(input));
   }
 
+  buildRefund(input: RefundInput): Promise<UnsignedTx> {
+    if (input.amount <= 0n) throw new RangeError('amount must be positive');
+    return this.available(this.invoices.refund(input));
+  }
+
   buildPlanRegistration(input: PlanRegistrationInput): Promise<UnsignedTx> {
     return this.available(
       (async () => {
@@ -348,13 +354,13 @@ export class RpcChainAdapter extends ChainPort {
   }
 
   currentSlot = (): Promise<number> => this.connection.getSlot(this.commitment);
+  finalizedBlockHeight = (): Promise<number> => this.connection.getBlockHeight('finalized');
 
   serviceKeyBalance = async (): Promise<bigint> =>
     BigInt(await this.connection.getBalance(this.signer.publicKey, this.commitment));
 
-  receiptsInto(tokenAccount: string, entries: SignatureEntry[]): Promise<ReceiptRead[]> {
-    return this.scanner.receiptsInto(tokenAccount, entries);
-  }
+  receiptsInto = (tokenAccount: string, entries: SignatureEntry[]): Promise<ReceiptRead[]> =>
+    this.scanner.receiptsInto(tokenAccount, entries);
 
   async grossAmount(symbol: MintSymbol, net: bigint): Promise<bigint> {
     return grossUp(await this.transferFee(symbol), net);
@@ -407,13 +413,8 @@ export class RpcChainAdapter extends ChainPort {
     return this.schemeOf(plan).authorizationWithdrawn(plan, await this.mints.mint(plan.mint));
   }
 
-  async signaturesAfter(address: string, cursor: string | null): Promise<SignatureScan> {
-    const all = await this.scanner.signaturesAfter(address, cursor);
-    return {
-      signatures: all.filter((s) => s.err === null).map((s) => s.signature),
-      cursor: all.length ? all[all.length - 1].signature : cursor,
-    };
-  }
+  signaturesAfter = (address: string, cursor: string | null): Promise<SignatureScan> =>
+    this.scanner.signatureScan(address, cursor);
 
   async readAuthorization(subscriber: string, symbol: MintSymbol): Promise<AuthorizationState> {
     const mint = await this.mints.mint(symbol);

@@ -31,6 +31,14 @@ export function billingHelpers(t: TestApp) {
     advance(seconds: number) {
       return t.http.post('/api/dev/clock/advance').set(t.devAuth).send({ seconds }).expect(200);
     },
+    /** The payer's side of an invoice's checkout: its transaction request, signed and sent. */
+    async payInvoice(payer: Keypair, invoiceId: string): Promise<string> {
+      const request = await t.http
+        .post(`/api/checkout/invoices/${invoiceId}/transaction`)
+        .send({ account: payer.publicKey.toBase58() })
+        .expect(200);
+      return this.sendSigned(payer, request.body.transaction as string);
+    },
     /**
      * The wallet's side of a checkout: the transaction request, signed and sent; the request's
      * answer and the signature the page confirms with.

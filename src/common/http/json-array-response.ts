@@ -1,7 +1,7 @@
 import type { Response } from 'express';
+import { drainedWrite } from './drained-write';
 
-/** How long a client may leave the socket full before the response is abandoned. */
-export const DRAIN_TIMEOUT_MS = 30_000;
+export { DRAIN_TIMEOUT_MS } from './drained-write';
 
 /**
  * Writes a JSON array to the response from batches of already-serialized elements (comma-joined),
@@ -23,23 +23,9 @@ export class JsonArrayResponse {
       this.res.write('[');
     }
     if (json.length === 0) return true;
-    const ok = this.res.write(this.empty ? json : `,${json}`);
+    const chunk = this.empty ? json : `,${json}`;
     this.empty = false;
-    if (!ok && !this.res.destroyed) {
-      await new Promise<void>((resolve) => {
-        // A client that stops reading is cut off rather than holding a database connection.
-        const timer = setTimeout(() => this.res.destroy(), DRAIN_TIMEOUT_MS);
-        const done = () => {
-          clearTimeout(timer);
-          this.res.off('drain', done);
-          this.res.off('close', done);
-          resolve();
-        };
-        this.res.on('drain', done);
-        this.res.on('close', done);
-      });
-    }
-    return !this.res.destroyed;
+    return drainedWrite(this.res, chunk);
   }
 
   end(): void {

@@ -62,6 +62,12 @@ export class InvoiceResponse {
   /** `total - amountPaid`, never below 0. @example "487.125" */
   amountDue!: string;
 
+  /**
+   * What Succeeded refunds of its payments gave back (docs/refunds.md); the invoice stays Paid.
+   * @example "0"
+   */
+  amountRefunded!: string;
+
   /** ISO 8601 UTC, or null. @example "2026-12-31T23:59:59.000Z" */
   dueDate!: string | null;
 

@@ -114,6 +114,10 @@ export class Invoice extends BaseEntity {
   @Property({ type: new BigIntType('bigint'), default: 0 })
   amountPaid: bigint = 0n;
 
+  /** What Succeeded refunds of its payments gave back (docs/refunds.md). */
+  @Property({ type: new BigIntType('bigint'), default: 0 })
+  amountRefunded: bigint = 0n;
+
   @Property({ type: 'datetime', columnType: 'timestamptz(3)', nullable: true })
   dueDate: Date | null = null;
 

@@ -19,7 +19,8 @@ export class PaymentResponse {
    * `invoice`: a transfer instruction found on-chain carrying one invoice's reference, in its
    * mint; `subscription`: a charge; `unattributed`: money in the merchant's receiving account
    * that pays no invoice by that rule (`note` says why), until the merchant attaches it
-   * (`POST /api/invoices/:id/payments`).
+   * (`POST /api/invoices/:id/payments`); `refund`: money the merchant gave back of one of those
+   * (`POST /api/payments/:id/refunds`), a negative `amount`.
    * @example "subscription"
    */
   @ApiProperty({ enum: PAYMENT_KINDS })
@@ -33,7 +34,10 @@ export class PaymentResponse {
   @ApiProperty({ enum: PAYMENT_STATUSES })
   status!: PaymentStatus;
 
-  /** What arrived in the merchant's account, net of `fee`. Decimal string. @example "9.99" */
+  /**
+   * What arrived in the merchant's account, net of `fee`; for a refund, minus what left it (the
+   * recipient got that less `fee`). Decimal string. @example "9.99"
+   */
   amount!: string;
 
   /**

@@ -16,8 +16,9 @@ import { Merchant } from '../../merchants/entities/merchant.entity';
  * that arrived in a merchant's receiving account and pays no invoice by the attribution rule
  * (several invoices' references, none, another mint's invoice, no transfer instruction of its
  * own): recorded once, reported, never credited to anything until the merchant attaches it.
+ * `refund`: money the merchant gave back of one of those (a negative amount; docs/refunds.md).
  */
-export const PAYMENT_KINDS = ['invoice', 'subscription', 'unattributed'] as const;
+export const PAYMENT_KINDS = ['invoice', 'subscription', 'unattributed', 'refund'] as const;
 export type PaymentKind = (typeof PAYMENT_KINDS)[number];
 
 /** `confirmed` (seen), `finalized` (irreversible) or `failed` (a charge that moved nothing). */
@@ -49,6 +50,13 @@ export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
   expression:
     `create index "payments_unattributed_idx" on "payments" ("merchant_id", "created_at") ` +
     `where "kind" = 'unattributed'`,
+})
+/** A refund's transfer instruction is one ledger line. */
+@Index({
+  name: 'payments_refund_signature_unique',
+  expression:
+    `create unique index "payments_refund_signature_unique" on "payments" ("signature", "instruction") ` +
+    `where "kind" = 'refund'`,
 })
 /** A landed charge is one ledger line. */
 @Index({

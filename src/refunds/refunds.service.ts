@@ -1,0 +1,239 @@
+import { Injectable } from '@nestjs/common';
+import bs58 from 'bs58';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { Clock } from '../common/clock';
+import { DomainError, NotFoundError } from '../common/errors/domain-error';
+import { ErrorCode } from '../common/errors/error-codes';
+import { formatAmount, parseAmount } from '../common/money';
+import { resolvePage } from '../common/pagination';
+import { Db } from '../database/db';
+import type { SqlTx } from '../database/pg-transaction';
+import { EventsService } from '../events/events.service';
+import { IdempotencyClaim, IdempotencyService } from '../idempotency/idempotency.service';
+import { MerchantsService } from '../merchants/merchants.service';
+import type { RefundableRow } from '../payments/payments.repository';
+import { PaymentsService } from '../payments/payments.service';
+import { ChainPort } from '../solana/chain.port';
+import { isMintSymbol, type MintSymbol } from '../solana/mints';
+import { CreateRefundDto, ListRefundsQueryDto } from './dto/refund.dto';
+import { RefundResponse, RefundTransactionResponse } from './dto/refund.response';
+import { RefundFinder } from './refund-finder';
+import { toRefundResponse } from './refund.mapper';
+import { RefundRow, RefundsRepository } from './refunds.repository';
+
+/** More than is left of the payment (what Pending and Succeeded refunds do not already hold). */
+export class RefundExceedsPaymentError extends DomainError {
+  constructor(left: bigint, mint: string) {
+    super(
+      ErrorCode.REFUND_EXCEEDS_PAYMENT,
+      left === 0n
+        ? 'Nothing is left to refund of this payment: its refunds (Pending or Succeeded) hold all of it'
+        : `At most ${formatAmount(left)} ${mint} is left to refund of this payment`,
+    );
+  }
+}
+
+/** A ledger line that cannot be refunded (yet), and why. */
+export class PaymentNotRefundableError extends DomainError {
+  constructor(why: string) {
+    super(ErrorCode.PAYMENT_NOT_REFUNDABLE, why);
+  }
+}
+
+/**
+ * Refunds (docs/refunds.md): money a merchant gives back of a ledger line, from its own wallet.
+ * The service builds the transfer (the merchant signs and sends it), holds its amount of the
+ * line while it can land, and records it only once the watcher finds it finalized on-chain
+ * (`RefundWatcher`). What Pending and Succeeded refunds of a line hold never exceeds the line:
+ * each is decided under the line's row lock, so of two racing for the last unit one wins.
+ */
+@Injectable()
+export class RefundsService {
+  constructor(
+    private readonly db: Db,
+    private readonly refunds: RefundsRepository,
+    private readonly payments: PaymentsService,
+    private readonly merchants: MerchantsService,
+    private readonly events: EventsService,
+    private readonly idempotency: IdempotencyService,
+    private readonly chain: ChainPort,
+    private readonly finder: RefundFinder,
+    private readonly clock: Clock,
+  ) {}
+
+  /**
+   * A Pending refund of the merchant's ledger line and its unsigned transaction. The transfer
+   * is built first (no database transaction waits on the chain); the refund is then written
+   * with `refund.created` under the line's lock, only if it still fits what is left.
+   * @throws NotFoundError when the merchant has no such line
+   * @throws PaymentNotRefundableError for a refund's own line, a failed charge, a payment not
+   *   finalized yet, or one whose payer is unknown
+   * @throws RefundExceedsPaymentError beyond what is left of it
+   */
+  async create(
+    merchantId: string,
+    paymentId: string,
+    input: CreateRefundDto,
+    claim?: IdempotencyClaim,
+  ): Promise<RefundTransactionResponse> {
+    const line = await this.payments.refundableIn(this.db, merchantId, paymentId, false);
+    if (!line) throw new NotFoundError('Payment');
+    const { payer, mint } = refundable(line);
+    const left = BigInt(line.amount) - (await this.refunds.refundedOf(this.db, paymentId));
+    const amount = input.amount == null ? left : parseAmount(input.amount);
+    if (amount <= 0n || amount > left) throw new RefundExceedsPaymentError(left, mint);
+    const merchant = await this.merchants.account(merchantId);
+    const reference = bs58.encode(randomBytes(32));
+    const [built, destination] = await Promise.all([
+      this.chain.buildRefund({
+        merchantWallet: merchant.walletAddress,
+        recipient: payer,
+        mint,
+        amount,
+        reference,
+      }),
+      this.chain.tokenAccount(payer, mint),
+    ]);
+    return this.db.transaction(async (tx) => {
+      const locked = (await this.payments.refundableIn(tx, merchantId, paymentId, true))!;
+      const leftNow = BigInt(locked.amount) - (await this.refunds.refundedOf(tx, paymentId));
+      if (amount > leftNow) throw new RefundExceedsPaymentError(leftNow, mint);
+      const row = await this.refunds.insert(tx, {
+        id: randomUUID(),
+        merchantId,
+        paymentId,
+        invoiceId: line.invoice_id,
+        subscriptionId: line.subscription_id,
+        customerId: line.customer_id,
+        mint,
+        amount: amount.toString(),
+        reason: input.reason ?? null,
+        reference,
+        recipient: payer,
+        destination,
+        lastValidBlockHeight: built.lastValidBlockHeight,
+        at: this.clock.now(),
+      });
+      const refund = toRefundResponse(row);
+      await this.events.record(tx, merchantId, 'refund.created', refund);
+      const response = {
+        refund,
+        unsignedTx: built.transaction,
+        lastValidBlockHeight: built.lastValidBlockHeight,
+      };
+      if (claim) await this.idempotency.completeIn(tx, claim, 201, response);
+      return response;
+    });
+  }
+
+  /**
+   * A new transaction for an Expired refund (its last one can no longer land). The chain is
+   * asked first: a transfer carrying its reference that landed after all settles it instead
+   * (then the refund is returned Succeeded, with no transaction). Otherwise it is Pending again,
+   * provided it still fits what is left of its payment.
+   * @throws NotFoundError when the merchant has no such refund
+   * @throws ConflictError (`PAYMENT_NOT_REFUNDABLE`) while its transaction can still land
+   */
+  async reissue(
+    merchantId: string,
+    id: string,
+  ): Promise<RefundTransactionResponse | { refund: RefundResponse }> {
+    const found = await this.refunds.find(merchantId, id);
+    if (!found) throw new NotFoundError('Refund');
+    if (found.status === 'Succeeded') return { refund: toRefundResponse(found) };
+    if (found.status === 'Pending') {
+      throw new PaymentNotRefundableError(
+        `Refund ${id} is Pending: its transaction can land until block height ` +
+          `${found.last_valid_block_height}; a new one is issued only once it has expired`,
+      );
+    }
+    const settled = await this.finder.settleIfLanded(found);
+    if (settled) return { refund: toRefundResponse(settled) };
+    const merchant = await this.merchants.account(merchantId);
+    const built = await this.chain.buildRefund({
+      merchantWallet: merchant.walletAddress,
+      recipient: found.recipient,
+      mint: found.mint,
+      amount: BigInt(found.amount),
+      reference: found.reference,
+    });
+    return this.db.transaction(async (tx) => {
+      const locked = await this.payments.refundableIn(tx, merchantId, found.payment_id, true);
+      const refund = await this.refunds.lock(tx, merchantId, id);
+      if (!locked || refund?.status !== 'Expired') {
+        throw new PaymentNotRefundableError(
+          `Refund ${id} changed meanwhile (it is ${refund?.status ?? 'gone'}); read it again`,
+        );
+      }
+      const left = BigInt(locked.amount) - (await this.refunds.refundedOf(tx, found.payment_id));
+      if (BigInt(found.amount) > left) throw new RefundExceedsPaymentError(left, found.mint);
+      const row = (await this.refunds.reissue(
+        tx,
+        id,
+        built.lastValidBlockHeight,
+        this.clock.now(),
+      ))!;
+      return {
+        refund: toRefundResponse(row),
+        unsignedTx: built.transaction,
+        lastValidBlockHeight: built.lastValidBlockHeight,
+      };
+    });
+  }
+
+  /** @throws NotFoundError when the merchant has no such refund. */
+  async get(merchantId: string, id: string): Promise<RefundResponse> {
+    const row = await this.refunds.find(merchantId, id);
+    if (!row) throw new NotFoundError('Refund');
+    return toRefundResponse(row);
+  }
+
+  /**
+   * Newest first; each filter narrows; `limit` and `startingAfter` ask for a page.
+   * @throws ValidationError when `startingAfter` names no refund of the merchant.
+   */
+  async list(merchantId: string, query: ListRefundsQueryDto): Promise<RefundResponse[]> {
+    const page = await resolvePage(query, 'refund', (id) => this.refunds.createdAt(merchantId, id));
+    const rows = await this.refunds.list(merchantId, query, page);
+    return rows.map(toRefundResponse);
+  }
+
+  /** A customer's refunds, newest first (the portal's list). */
+  async listForCustomer(merchantId: string, customerId: string): Promise<RefundResponse[]> {
+    const rows = await this.refunds.list(
+      merchantId,
+      { customerId },
+      { limit: null, afterCreatedAt: null, afterId: null },
+    );
+    return rows.map(toRefundResponse);
+  }
+
+  /** The refund row, in the caller's transaction (what the watcher settles). */
+  lockIn(tx: SqlTx, merchantId: string, id: string): Promise<RefundRow | null> {
+    return this.refunds.lock(tx, merchantId, id);
+  }
+}
+
+/**
+ * Who and what a refund of the line goes to.
+ * @throws PaymentNotRefundableError when it cannot be refunded (yet)
+ */
+function refundable(line: RefundableRow): { payer: string; mint: MintSymbol } {
+  if (line.kind === 'refund') {
+    throw new PaymentNotRefundableError('This ledger line is a refund: refund the payment itself');
+  }
+  if (line.status === 'failed') {
+    throw new PaymentNotRefundableError('This charge failed: it moved nothing to give back');
+  }
+  if (line.status !== 'finalized') {
+    throw new PaymentNotRefundableError(
+      'This payment is not finalized yet: it can be refunded once it is irreversible (seconds)',
+    );
+  }
+  if (line.payer === null || !isMintSymbol(line.mint)) {
+    throw new PaymentNotRefundableError(
+      'Nobody is known to have paid this: there is no wallet to give it back to',
+    );
+  }
+  return { payer: line.payer, mint: line.mint };
+}

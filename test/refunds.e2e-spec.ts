@@ -1,0 +1,455 @@
+import { createTransferCheckedInstruction } from '@solana/spl-token';
+import { Keypair, PublicKey } from '@solana/web3.js';
+import { billingHelpers } from './helpers/billing';
+import { fund, signAndSend } from './helpers/chain-tx';
+import { createTestApp, TestApp, TestMerchant } from './helpers/test-app';
+import { waitFor } from './helpers/webhook-receiver';
+
+const USDC = 1_000_000n;
+const DAY = 86_400;
+
+interface Refund {
+  id: string;
+  paymentId: string;
+  invoiceId: string | null;
+  subscriptionId: string | null;
+  customerId: string | null;
+  status: string;
+  mint: string;
+  amount: string;
+  fee: string;
+  reason: string | null;
+  reference: string;
+  recipient: string;
+  destination: string;
+  lastValidBlockHeight: number;
+  signature: string | null;
+  ledgerPaymentId: string | null;
+  succeededAt: string | null;
+  expiredAt: string | null;
+}
+interface Issued {
+  refund: Refund;
+  unsignedTx: string;
+  lastValidBlockHeight: number;
+}
+interface Line {
+  id: string;
+  kind: string;
+  status: string;
+  amount: string;
+  fee: string;
+  signature: string | null;
+  invoiceId: string | null;
+  subscriptionId: string | null;
+  customerId: string | null;
+  payer: string | null;
+}
+
+/**
+ * Refunds (docs/refunds.md) through the API, PostgreSQL and the localnet chain: the merchant
+ * signs and sends the transfer the service built; the refund is Succeeded only once the watcher
+ * finds that transfer finalized on-chain, and what refunds hold of a payment never exceeds it.
+ */
+describe('Refunds', () => {
+  let t: TestApp;
+  let acme: TestMerchant;
+  let other: TestMerchant;
+  let billing: ReturnType<typeof billingHelpers>;
+  let usdc: { address: PublicKey; program: PublicKey };
+
+  const balance = (wallet: string) => billing.balance(wallet);
+  const refundOf = async (paymentId: string, body: object = {}, status = 201) =>
+    (
+      await t.http
+        .post(`/api/payments/${paymentId}/refunds`)
+        .set(acme.auth)
+        .send(body)
+        .expect(status)
+    ).body as Issued;
+  const refund = async (id: string) =>
+    (await t.http.get(`/api/refunds/${id}`).set(acme.auth).expect(200)).body as Refund;
+  const ledger = async (query: string) =>
+    (await t.http.get(`/api/payments?${query}`).set(acme.auth).expect(200)).body as Line[];
+  const events = async (type: string, id: string) =>
+    t.sql<{ payload: { data: { object: Refund } } }>(
+      `SELECT payload FROM events WHERE type = $1 AND payload->'data'->'object'->>'id' = $2`,
+      [type, id],
+    );
+  /** The merchant signs and sends the refund's transaction. */
+  const send = async (issued: { unsignedTx: string; lastValidBlockHeight: number }) => {
+    const outcome = await signAndSend(
+      t,
+      issued.unsignedTx,
+      issued.lastValidBlockHeight,
+      acme.wallet,
+    );
+    expect(outcome.state).toBe('succeeded');
+  };
+  /** Runs the engine until the refund is in `status`. */
+  const until = async (id: string, status: string, ms = 20_000) => {
+    let last: Refund | undefined;
+    await waitFor(
+      async () => {
+        await billing.run();
+        last = await refund(id);
+        return last.status === status;
+      },
+      ms,
+      () => `refund ${id} never became ${status}: ${JSON.stringify(last)}`,
+    );
+    return last!;
+  };
+  /** A customer holding 1,000 USDC who pays a new invoice of `total`: its finalized ledger line. */
+  const paidInvoice = async (total: string) => {
+    const customer = Keypair.generate();
+    fund(t, customer.publicKey.toBase58(), { symbol: 'USDC', amount: 1000n * USDC });
+    const invoice = (
+      await t.http
+        .post('/api/invoices')
+        .set(acme.auth)
+        .send({
+          walletAddress: customer.publicKey.toBase58(),
+          mint: 'USDC',
+          lineItems: [{ description: 'Work', quantity: 1, unitAmount: total }],
+        })
+        .expect(201)
+    ).body.invoice as { id: string };
+    await billing.payInvoice(customer, invoice.id);
+    let line: Line | undefined;
+    await waitFor(
+      async () => {
+        await billing.run();
+        [line] = await ledger(`invoiceId=${invoice.id}`);
+        return line?.status === 'finalized';
+      },
+      20_000,
+      () => 'the invoice payment never finalized',
+    );
+    return { customer, invoiceId: invoice.id, line: line! };
+  };
+
+  beforeAll(async () => {
+    t = await createTestApp({
+      env: {
+        LOCALNET_FINALITY_SLOTS: '0',
+        WATCH_INTERVAL_MS: '3600000',
+        CHARGE_RUN_INTERVAL_MS: '3600000',
+      },
+    });
+    billing = billingHelpers(t);
+    acme = await t.createMerchant('Acme');
+    other = await t.createMerchant('Other');
+    const mint = await billing.chain.mint('USDC');
+    usdc = { address: new PublicKey(mint.address), program: new PublicKey(mint.tokenProgram) };
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('a full refund of an invoice payment: Pending, then Succeeded once its transfer is finalized; a negative ledger line; the invoice stays Paid with amountRefunded', async () => {
+    const { customer, invoiceId, line } = await paidInvoice('100');
+    const wallet = customer.publicKey.toBase58();
+    expect(await balance(wallet)).toBe(900n * USDC);
+
+    const issued = await refundOf(line.id, { reason: 'Order cancelled' });
+    expect(issued.refund).toMatchObject({
+      paymentId: line.id,
+      invoiceId,
+      customerId: line.customerId,
+      status: 'Pending',
+      mint: 'USDC',
+      amount: '100',
+      fee: '0',
+      reason: 'Order cancelled',
+      recipient: wallet,
+      destination: await billing.chain.tokenAccount(wallet, 'USDC'),
+      signature: null,
+      ledgerPaymentId: null,
+      succeededAt: null,
+    });
+    expect(issued.lastValidBlockHeight).toBe(issued.refund.lastValidBlockHeight);
+    expect(await events('refund.created', issued.refund.id)).toHaveLength(1);
+    // Nothing is recorded before the chain says so: a run with the transaction unsent.
+    await billing.run();
+    expect((await refund(issued.refund.id)).status).toBe('Pending');
+
+    await send(issued);
+    const done = await until(issued.refund.id, 'Succeeded');
+    expect(done.signature).toMatch(/^[1-9A-HJ-NP-Za-km-z]{64,88}$/);
+    expect(done.succeededAt).not.toBeNull();
+    expect(await balance(wallet)).toBe(1000n * USDC);
+    const [refundLine] = await ledger('kind=refund');
+    expect(refundLine).toMatchObject({
+      id: done.ledgerPaymentId,
+      kind: 'refund',
+      status: 'finalized',
+      amount: '-100',
+      signature: done.signature,
+      invoiceId,
+      payer: acme.walletAddress,
+    });
+    const invoice = (await t.http.get(`/api/invoices/${invoiceId}`).set(acme.auth).expect(200))
+      .body;
+    expect(invoice).toMatchObject({ status: 'Paid', amountPaid: '100', amountRefunded: '100' });
+    const listed = (await t.http.get('/api/invoices').set(acme.auth).expect(200)).body as {
+      id: string;
+      amountRefunded: string;
+    }[];
+    expect(listed.find((i) => i.id === invoiceId)?.amountRefunded).toBe('100');
+    const [succeeded] = await events('refund.succeeded', issued.refund.id);
+    expect(succeeded.payload.data.object).toMatchObject({ status: 'Succeeded', amount: '100' });
+
+    // Nothing is left: a second refund is refused, and more runs record nothing again.
+    const again = await t.http.post(`/api/payments/${line.id}/refunds`).set(acme.auth).send({});
+    expect(again.status).toBe(409);
+    expect(again.body.error).toMatchObject({
+      code: 'REFUND_EXCEEDS_PAYMENT',
+      message: expect.stringMatching(/^Nothing is left to refund/),
+    });
+    await billing.run();
+    expect(await ledger('kind=refund')).toHaveLength(1);
+    expect(await events('refund.succeeded', issued.refund.id)).toHaveLength(1);
+  });
+
+  it('partial refunds add up to the payment and never beyond it', async () => {
+    const { customer, invoiceId, line } = await paidInvoice('10');
+    const first = await refundOf(line.id, { amount: '2.5' });
+    const tooMuch = await t.http
+      .post(`/api/payments/${line.id}/refunds`)
+      .set(acme.auth)
+      .send({ amount: '7.500001' });
+    expect(tooMuch.status).toBe(409);
+    expect(tooMuch.body.error).toMatchObject({
+      code: 'REFUND_EXCEEDS_PAYMENT',
+      message: 'At most 7.5 USDC is left to refund of this payment',
+    });
+    // The rest by default: what the Pending one does not hold.
+    const rest = await refundOf(line.id);
+    expect(rest.refund.amount).toBe('7.5');
+    await send(first);
+    await send(rest);
+    await until(first.refund.id, 'Succeeded');
+    await until(rest.refund.id, 'Succeeded');
+    expect(await balance(customer.publicKey.toBase58())).toBe(1000n * USDC);
+    const invoice = (await t.http.get(`/api/invoices/${invoiceId}`).set(acme.auth).expect(200))
+      .body;
+    expect(invoice.amountRefunded).toBe('10');
+    const lines = await ledger(`invoiceId=${invoiceId}&kind=refund`);
+    expect(lines.map((l) => l.amount).sort()).toEqual(['-2.5', '-7.5']);
+    const listed = (
+      await t.http.get(`/api/refunds?paymentId=${line.id}`).set(acme.auth).expect(200)
+    ).body as Refund[];
+    expect(listed.map((r) => r.id).sort()).toEqual([rest.refund.id, first.refund.id].sort());
+  });
+
+  it('refunds racing for the same money: exactly one wins, the others are 409s', async () => {
+    const { line } = await paidInvoice('5');
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, () =>
+        t.http.post(`/api/payments/${line.id}/refunds`).set(acme.auth).send({ amount: '3' }),
+      ),
+    );
+    expect(answers.map((a) => a.status).sort()).toEqual([201, 409, 409, 409, 409]);
+    for (const lost of answers.filter((a) => a.status === 409)) {
+      expect(lost.body.error.code).toBe('REFUND_EXCEEDS_PAYMENT');
+    }
+    const [{ n }] = await t.sql<{ n: number }>(
+      `SELECT count(*)::int AS n FROM refunds WHERE payment_id = $1`,
+      [line.id],
+    );
+    expect(n).toBe(1);
+  });
+
+  it('an Idempotency-Key answers a retry with the first refund, never a second one', async () => {
+    const { line } = await paidInvoice('4');
+    const post = () =>
+      t.http
+        .post(`/api/payments/${line.id}/refunds`)
+        .set(acme.auth)
+        .set('Idempotency-Key', `refund-${line.id}`)
+        .send({ amount: '1' })
+        .expect(201);
+    const [a, b] = [await post(), await post()];
+    expect(b.body).toEqual(a.body);
+    const listed = (
+      await t.http.get(`/api/refunds?paymentId=${line.id}`).set(acme.auth).expect(200)
+    ).body as Refund[];
+    expect(listed).toHaveLength(1);
+  });
+
+  it('a refund of a subscription charge goes back to the subscriber; the subscription goes on', async () => {
+    const plan = await t.http
+      .post('/api/plans')
+      .set(acme.auth)
+      .send({ label: 'Pro', mint: 'USDC', amount: '10', intervalSeconds: 30 * DAY })
+      .expect(201);
+    const customer = Keypair.generate();
+    const wallet = customer.publicKey.toBase58();
+    fund(t, wallet, { symbol: 'USDC', amount: 30n * USDC });
+    const { subscription } = await billing.subscribe(customer, plan.body.plan.id, acme.auth);
+    let charge: Line | undefined;
+    await waitFor(
+      async () => {
+        await billing.run();
+        [charge] = await ledger(`subscriptionId=${subscription.id}&kind=subscription`);
+        return charge?.status === 'finalized';
+      },
+      20_000,
+      () => 'the charge never finalized',
+    );
+    expect(await balance(wallet)).toBe(20n * USDC);
+    const issued = await refundOf(charge!.id, { amount: '4' });
+    expect(issued.refund).toMatchObject({ subscriptionId: subscription.id, recipient: wallet });
+    await send(issued);
+    const done = await until(issued.refund.id, 'Succeeded');
+    expect(await balance(wallet)).toBe(24n * USDC);
+    const [line] = await ledger(`subscriptionId=${subscription.id}&kind=refund`);
+    expect(line).toMatchObject({ id: done.ledgerPaymentId, amount: '-4' });
+    const after = (
+      await t.http.get(`/api/subscriptions/${subscription.id}`).set(acme.auth).expect(200)
+    ).body;
+    expect(after.status).toBe('Active');
+  });
+
+  it('a transfer that is not the merchant paying the refund never settles it: another payer, another amount, a second refund on the same transfer', async () => {
+    const { customer, line } = await paidInvoice('20');
+    const wallet = customer.publicKey.toBase58();
+    const a = await refundOf(line.id, { amount: '5' });
+    const b = await refundOf(line.id, { amount: '5' });
+    const destination = new PublicKey(a.refund.destination);
+    const transfer = async (from: Keypair, amount: bigint, references: string[]) => {
+      const ix = createTransferCheckedInstruction(
+        new PublicKey(await billing.chain.tokenAccount(from.publicKey.toBase58(), 'USDC')),
+        usdc.address,
+        destination,
+        from.publicKey,
+        amount,
+        6,
+        [],
+        usdc.program,
+      );
+      for (const r of references) {
+        ix.keys.push({ pubkey: new PublicKey(r), isSigner: false, isWritable: false });
+      }
+      return ix;
+    };
+    // Someone else pays the customer with the refund's reference: not the merchant's refund.
+    const stranger = Keypair.generate();
+    fund(t, stranger.publicKey.toBase58(), { symbol: 'USDC', amount: 10n * USDC });
+    await billing.sendInstructions(stranger, [
+      await transfer(stranger, 5n * USDC, [a.refund.reference]),
+    ]);
+    // The merchant sends another amount with it: not this refund either.
+    await billing.sendInstructions(acme.wallet, [
+      await transfer(acme.wallet, 4n * USDC, [a.refund.reference]),
+    ]);
+    await billing.run();
+    await billing.run();
+    expect((await refund(a.refund.id)).status).toBe('Pending');
+    // One transfer of 5 carrying both refunds' references settles one of them, never both.
+    await billing.sendInstructions(acme.wallet, [
+      await transfer(acme.wallet, 5n * USDC, [a.refund.reference, b.refund.reference]),
+    ]);
+    await waitFor(
+      async () => {
+        await billing.run();
+        const statuses = [(await refund(a.refund.id)).status, (await refund(b.refund.id)).status];
+        return statuses.includes('Succeeded');
+      },
+      20_000,
+      () => 'neither refund succeeded',
+    );
+    await billing.run();
+    const statuses = [(await refund(a.refund.id)).status, (await refund(b.refund.id)).status];
+    expect(statuses.sort()).toEqual(['Pending', 'Succeeded']);
+    const [{ n }] = await t.sql<{ n: number }>(
+      `SELECT count(*)::int AS n FROM payments p JOIN refunds r ON r.ledger_payment_id = p.id
+        WHERE r.payment_id = $1`,
+      [line.id],
+    );
+    expect(n).toBe(1);
+    expect(await balance(wallet)).toBe(994n * USDC);
+  });
+
+  it('a refund whose transaction never lands expires once it cannot, frees its amount, and a new transaction can be issued', async () => {
+    const { customer, line } = await paidInvoice('8');
+    const issued = await refundOf(line.id);
+    // While its transaction can land, no second one.
+    const early = await t.http
+      .post(`/api/refunds/${issued.refund.id}/transaction`)
+      .set(acme.auth)
+      .expect(409);
+    expect(early.body.error.code).toBe('PAYMENT_NOT_REFUNDABLE');
+    // The blockhash lives 150 slots (about a minute on localnet): then Expired.
+    const expired = await until(issued.refund.id, 'Expired', 120_000);
+    expect(expired.expiredAt).not.toBeNull();
+    expect(await events('refund.expired', issued.refund.id)).toHaveLength(1);
+    // Its old transaction cannot land any more.
+    const late = await signAndSend(
+      t,
+      issued.unsignedTx,
+      issued.lastValidBlockHeight,
+      acme.wallet,
+    ).catch((error: Error) => ({ state: error.message }));
+    expect(late.state).not.toBe('succeeded');
+    // A new one: Pending again, same reference, a later height; sent, it succeeds once.
+    const again = (
+      await t.http.post(`/api/refunds/${issued.refund.id}/transaction`).set(acme.auth).expect(200)
+    ).body as Issued;
+    expect(again.refund).toMatchObject({
+      id: issued.refund.id,
+      status: 'Pending',
+      reference: issued.refund.reference,
+      expiredAt: null,
+    });
+    expect(again.lastValidBlockHeight).toBeGreaterThan(issued.lastValidBlockHeight);
+    await send(again);
+    await until(issued.refund.id, 'Succeeded');
+    expect(await balance(customer.publicKey.toBase58())).toBe(1000n * USDC);
+  }, 180_000);
+
+  it('refuses what cannot be refunded with the right code, and another merchant sees nothing', async () => {
+    const { line } = await paidInvoice('3');
+    const post = (id: string, body: object, auth = acme.auth) =>
+      t.http.post(`/api/payments/${id}/refunds`).set(auth).send(body);
+    for (const [body, field] of [
+      [{ amount: 'abc' }, 'amount'],
+      [{ amount: '0' }, 'amount'],
+      [{ amount: '-1' }, 'amount'],
+      [{ amount: '1.0000001' }, 'amount'],
+      [{ amount: 1 }, 'amount'],
+      [{ reason: 'x'.repeat(501) }, 'reason'],
+      [{ reason: 42 }, 'reason'],
+    ] as const) {
+      const res = await post(line.id, body);
+      expect(res.status).toBe(400);
+      expect(res.body.error.code).toBe('VALIDATION_ERROR');
+      expect(res.body.error.message).toMatch(new RegExp(`^${field}`));
+    }
+    for (const id of ['nope', '00000000-0000-4000-8000-000000000000']) {
+      const res = await post(id, {});
+      expect(res.status).toBe(404);
+      expect(res.body.error.code).toBe('NOT_FOUND');
+    }
+    // Another merchant's payment and refunds are not found.
+    const theirs = await post(line.id, {}, other.auth);
+    expect(theirs.status).toBe(404);
+    const mine = await refundOf(line.id, { amount: '1' });
+    await t.http.get(`/api/refunds/${mine.refund.id}`).set(other.auth).expect(404);
+    await t.http.post(`/api/refunds/${mine.refund.id}/transaction`).set(other.auth).expect(404);
+    expect((await t.http.get('/api/refunds').set(other.auth).expect(200)).body).toEqual([]);
+    // A refund's own line is not refundable.
+    await send(mine);
+    const done = await until(mine.refund.id, 'Succeeded');
+    const res = await post(done.ledgerPaymentId!, {});
+    expect(res.status).toBe(409);
+    expect(res.body.error.code).toBe('PAYMENT_NOT_REFUNDABLE');
+    // Nothing was written by any refusal.
+    const [{ n }] = await t.sql<{ n: number }>(
+      `SELECT count(*)::int AS n FROM refunds WHERE payment_id = $1`,
+      [line.id],
+    );
+    expect(n).toBe(1);
+  });
+});
