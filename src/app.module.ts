@@ -31,6 +31,7 @@ import { MetricsModule } from './metrics/metrics.module';
 import { PaymentsModule } from './payments/payments.module';
 import { RefundsModule } from './refunds/refunds.module';
 import { DocumentsModule } from './documents/documents.module';
+import { CreditNotesModule } from './credit-notes/credit-notes.module';
 import { PlansModule } from './plans/plans.module';
 import { SettingsModule } from './settings/settings.module';
 import { SubscriptionsModule } from './subscriptions/subscriptions.module';
@@ -96,6 +97,7 @@ export class AppModule {
         PaymentsModule,
         RefundsModule,
         DocumentsModule,
+        CreditNotesModule,
         BillingModule,
         CheckoutModule,
         PortalModule,

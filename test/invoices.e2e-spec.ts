@@ -48,6 +48,8 @@ describe('invoice commitment (known vectors)', () => {
 });
 
 const INVOICE_KEYS = [
+  'amountCredited',
+  'amountCreditedToBalance',
   'amountDue',
   'amountPaid',
   'amountRefunded',

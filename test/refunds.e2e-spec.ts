@@ -205,7 +205,7 @@ describe('Refunds', () => {
     expect(again.status).toBe(409);
     expect(again.body.error).toMatchObject({
       code: 'REFUND_EXCEEDS_PAYMENT',
-      message: expect.stringMatching(/^Nothing is left to refund/),
+      message: expect.stringMatching(/^Nothing is left to give back/),
     });
     await billing.run();
     expect(await ledger('kind=refund')).toHaveLength(1);
@@ -222,7 +222,7 @@ describe('Refunds', () => {
     expect(tooMuch.status).toBe(409);
     expect(tooMuch.body.error).toMatchObject({
       code: 'REFUND_EXCEEDS_PAYMENT',
-      message: 'At most 7.5 USDC is left to refund of this payment',
+      message: 'At most 7.5 USDC is left to give back of this payment',
     });
     // The rest by default: what the Pending one does not hold.
     const rest = await refundOf(line.id);

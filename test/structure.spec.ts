@@ -40,6 +40,8 @@ const TABLE_OWNERS: Record<string, string> = {
   unread_signatures: 'billing',
   receiving_account_alerts: 'billing',
   refunds: 'refunds',
+  credit_notes: 'credit-notes',
+  customer_credits: 'customers',
 };
 
 /**

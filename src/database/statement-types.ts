@@ -25,7 +25,10 @@ export function generateStatementTypes(url: string, config: string, cwd = proces
     cwd,
     encoding: 'utf8',
   });
-  if (result.status !== 0) {
-    throw new Error(`pgtyped failed (exit ${result.status}):\n${result.stdout}${result.stderr}`);
+  // pgtyped reports a statement the schema refuses and goes on, exiting 0 with that file's
+  // types left as they were: its own report is what tells.
+  const output = `${result.stdout}${result.stderr}`;
+  if (result.status !== 0 || /^Error processing /m.test(output)) {
+    throw new Error(`pgtyped failed (exit ${result.status}):\n${output}`);
   }
 }

@@ -67,26 +67,54 @@ export class DocumentsController {
   }
 }
 
+/** The merchant's credit notes as PDFs. */
+@ApiTags('Credit notes')
+@ApiAuthenticated()
+@Controller('api/credit-notes')
+export class CreditNoteDocumentsController {
+  constructor(private readonly documents: DocumentsService) {}
+
+  @Get(':id/pdf')
+  @ApiOperation({ summary: 'The credit note as a PDF' })
+  @ApiProduces('application/pdf')
+  @ApiOkResponse({ description: 'The PDF', content: PDF })
+  @ApiErrors([ErrorCode.NOT_FOUND, 'Credit note not found'])
+  async creditNote(
+    @MerchantId() merchantId: string,
+    @IdParam('Credit note') id: string,
+    @Res() res: Response,
+  ): Promise<void> {
+    sendPdf(res, await this.documents.creditNote(merchantId, id));
+  }
+}
+
 /**
  * The same documents for the customer, linked from the hosted invoice page and the portal: the
  * invoice's id opens them, as it opens its checkout page (no API key; rate limited per client).
  */
 @Public()
-@Controller('checkout/invoices')
+@Controller('checkout')
 export class PublicDocumentsController {
   constructor(private readonly documents: DocumentsService) {}
 
-  @Get(':id/pdf')
+  @Get('invoices/:id/pdf')
   @ApiExcludeEndpoint()
   async invoice(@Param('id') id: string, @Res() res: Response): Promise<void> {
     if (!UUID.test(id)) throw new NotFoundError('Invoice', ErrorCode.INVOICE_NOT_FOUND);
     sendPdf(res, await this.documents.invoice(null, id.toLowerCase(), 'invoice'));
   }
 
-  @Get(':id/receipt/pdf')
+  @Get('invoices/:id/receipt/pdf')
   @ApiExcludeEndpoint()
   async receipt(@Param('id') id: string, @Res() res: Response): Promise<void> {
     if (!UUID.test(id)) throw new NotFoundError('Invoice', ErrorCode.INVOICE_NOT_FOUND);
     sendPdf(res, await this.documents.invoice(null, id.toLowerCase(), 'receipt'));
+  }
+
+  @Get('credit-notes/:id/pdf')
+  @ApiExcludeEndpoint()
+  async creditNote(@Param('id') id: string, @Res() res: Response): Promise<void> {
+    if (!UUID.test(id)) throw new NotFoundError('Credit note');
+    sendPdf(res, await this.documents.creditNote(null, id.toLowerCase()));
   }
 }

@@ -1,13 +1,18 @@
 import { Module } from '@nestjs/common';
+import { CreditNotesModule } from '../credit-notes/credit-notes.module';
 import { InvoicesModule } from '../invoices/invoices.module';
 import { PaymentsModule } from '../payments/payments.module';
-import { DocumentsController, PublicDocumentsController } from './documents.controller';
+import {
+  CreditNoteDocumentsController,
+  DocumentsController,
+  PublicDocumentsController,
+} from './documents.controller';
 import { DocumentsService } from './documents.service';
 
-/** PDF documents of invoices (and receipts), for the merchant's API and the customer's links. */
+/** PDF documents (invoices, receipts, credit notes), for the merchant's API and the customer's links. */
 @Module({
-  imports: [InvoicesModule, PaymentsModule],
-  controllers: [DocumentsController, PublicDocumentsController],
+  imports: [CreditNotesModule, InvoicesModule, PaymentsModule],
+  controllers: [CreditNoteDocumentsController, DocumentsController, PublicDocumentsController],
   providers: [DocumentsService],
 })
 export class DocumentsModule {}

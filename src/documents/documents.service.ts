@@ -5,7 +5,8 @@ import { AppConfig } from '../config/app-config';
 import { invoiceCheckoutUrl, invoiceNumber } from '../invoices/invoice.mapper';
 import { InvoicesService } from '../invoices/invoices.service';
 import { PaymentsService } from '../payments/payments.service';
-import { invoiceDocument } from './invoice-document';
+import { creditNoteDocument, invoiceDocument } from './invoice-document';
+import { CreditNotesService } from '../credit-notes/credit-notes.service';
 import { renderPdf } from './pdf';
 
 /** A rendered document and the file name it is offered under. */
@@ -25,8 +26,26 @@ export class DocumentsService {
   constructor(
     private readonly invoices: InvoicesService,
     private readonly payments: PaymentsService,
+    private readonly notes: CreditNotesService,
     private readonly config: AppConfig,
   ) {}
+
+  /**
+   * A credit note's PDF. `merchantId` null: the public link (its id alone opens it).
+   * @throws NotFoundError when absent or another merchant's
+   */
+  async creditNote(merchantId: string | null, id: string): Promise<RenderedDocument> {
+    const note = await this.notes.findRow(id);
+    if (!note || (merchantId !== null && note.merchant_id !== merchantId)) {
+      throw new NotFoundError('Credit note');
+    }
+    const invoice = (await this.invoices.findForCheckout(note.invoice_id))!;
+    const view = creditNoteDocument(note, invoice);
+    return {
+      filename: `${view.number}.pdf`,
+      pdf: await renderPdf(view, new Date(note.created_at)),
+    };
+  }
 
   /**
    * The invoice's PDF (`receipt`: its receipt). `merchantId` null: the public link, which the

@@ -2,6 +2,9 @@ import { displayAmount, formatUnits } from '../common/money';
 import type { SolanaCluster } from '../config/app-config';
 import { invoiceNumber } from '../invoices/invoice.mapper';
 import type { CheckoutInvoiceRow } from '../invoices/invoices.service';
+import { creditNoteNumber } from '../credit-notes/credit-note.mapper';
+import type { CreditNoteRow } from '../credit-notes/credit-notes.repository';
+import type { CreditNoteAction } from '../credit-notes/entities/credit-note.entity';
 import type { PaymentResponse } from '../payments/dto/payment.response';
 
 /** What a document shows, as text already formatted for people (money via the money module). */
@@ -68,8 +71,14 @@ export function invoiceDocument(
     [`Tax (${taxPercent})`, money(invoice.tax)],
     ['Total', money(invoice.total)],
     ['Paid', money(invoice.amount_paid)],
+    ...(invoice.amount_credited !== '0'
+      ? [['Credited', money(invoice.amount_credited)] as [string, string]]
+      : []),
     ...(invoice.amount_refunded !== '0'
       ? [['Refunded', money(invoice.amount_refunded)] as [string, string]]
+      : []),
+    ...(invoice.amount_credited_to_balance !== '0'
+      ? [['Credited to balance', money(invoice.amount_credited_to_balance)] as [string, string]]
       : []),
   ];
   totals.push(
@@ -110,5 +119,46 @@ export function invoiceDocument(
             `Pay in ${invoice.mint} on Solana at ${chain.checkoutUrl}`,
             `Payments go to the merchant's wallet ${invoice.merchant_wallet}.`,
           ],
+  };
+}
+
+/** What a credit note's action did, in words. */
+const EFFECTS: Record<CreditNoteAction, string> = {
+  reduce_due: 'Reduces the amount due on the invoice',
+  refund: 'Refunded to the paying wallet',
+  credit: "Credited to the customer's balance for the next invoice",
+};
+
+/** A credit note as its PDF shows it. */
+export function creditNoteDocument(note: CreditNoteRow, invoice: CheckoutInvoiceRow): DocumentView {
+  const money = (units: string) => displayAmount(formatUnits(units), note.mint);
+  return {
+    title: 'Credit note',
+    merchantName: invoice.merchant_name,
+    number: creditNoteNumber(note.number),
+    facts: [
+      ['Issued', day(note.created_at)],
+      ['Invoice', invoiceNumber(invoice.number)],
+      ['Reason', note.reason.replace(/_/g, ' ')],
+      ['Effect', EFFECTS[note.action]],
+      ['Currency', `${note.mint} on Solana`],
+    ],
+    billedTo: [
+      ...(invoice.customer_label ? [invoice.customer_label] : []),
+      `Wallet ${invoice.customer_wallet}`,
+    ],
+    lines: note.lines.map((item) => ({
+      description: item.description,
+      quantity: String(item.quantity),
+      unit: money(item.unitAmount),
+      amount: money((BigInt(item.unitAmount) * BigInt(item.quantity)).toString()),
+    })),
+    totals: [
+      ['Subtotal', money(note.subtotal)],
+      [`Tax (${formatUnits(String(invoice.tax_bps), 2)}%)`, money(note.tax)],
+      ['Total credited', money(note.amount)],
+    ],
+    transfers: [],
+    footer: note.memo ? [note.memo] : [],
   };
 }

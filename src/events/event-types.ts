@@ -23,6 +23,7 @@ export const EVENT_TYPES = [
   'refund.created',
   'refund.succeeded',
   'refund.expired',
+  'credit_note.created',
   'merchant.receiving_account_missing',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];

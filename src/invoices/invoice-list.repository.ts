@@ -51,7 +51,9 @@ const listInvoices = sql<IListInvoicesQuery>`
          i.tax_bps, i.tax::text AS "tax!", i.total::text AS "total!",
          i.amount_paid::text AS "amount_paid!",
          i.amount_refunded::text AS "amount_refunded!",
-         GREATEST(i.total - i.amount_paid, 0)::text AS "amount_due!",
+         i.amount_credited::text AS "amount_credited!",
+         i.amount_credited_to_balance::text AS "amount_credited_to_balance!",
+         GREATEST(i.total - i.amount_paid - i.amount_credited, 0)::text AS "amount_due!",
          i.list_json_due_date AS "list_json_due_date!", i.list_json_tail AS "list_json_tail!",
          c.list_json AS "customer_json!"
     FROM invoices i JOIN customers c ON c.id = i.customer_id
@@ -68,7 +70,9 @@ const listInvoicesByStatus = sql<IListInvoicesByStatusQuery>`
          i.tax_bps, i.tax::text AS "tax!", i.total::text AS "total!",
          i.amount_paid::text AS "amount_paid!",
          i.amount_refunded::text AS "amount_refunded!",
-         GREATEST(i.total - i.amount_paid, 0)::text AS "amount_due!",
+         i.amount_credited::text AS "amount_credited!",
+         i.amount_credited_to_balance::text AS "amount_credited_to_balance!",
+         GREATEST(i.total - i.amount_paid - i.amount_credited, 0)::text AS "amount_due!",
          i.list_json_due_date AS "list_json_due_date!", i.list_json_tail AS "list_json_tail!",
          c.list_json AS "customer_json!"
     FROM invoices i JOIN customers c ON c.id = i.customer_id
@@ -115,7 +119,9 @@ const listInvoicesBySearch = sql<IListInvoicesBySearchQuery>`
          i.tax_bps, i.tax::text AS "tax!", i.total::text AS "total!",
          i.amount_paid::text AS "amount_paid!",
          i.amount_refunded::text AS "amount_refunded!",
-         GREATEST(i.total - i.amount_paid, 0)::text AS "amount_due!",
+         i.amount_credited::text AS "amount_credited!",
+         i.amount_credited_to_balance::text AS "amount_credited_to_balance!",
+         GREATEST(i.total - i.amount_paid - i.amount_credited, 0)::text AS "amount_due!",
          i.list_json_due_date AS "list_json_due_date!", i.list_json_tail AS "list_json_tail!",
          c.list_json AS "customer_json!"
     FROM found JOIN invoices i ON i.id = found.id JOIN customers c ON c.id = i.customer_id
@@ -146,7 +152,9 @@ const listInvoicesByStatusAndSearch = sql<IListInvoicesByStatusAndSearchQuery>`
          i.tax_bps, i.tax::text AS "tax!", i.total::text AS "total!",
          i.amount_paid::text AS "amount_paid!",
          i.amount_refunded::text AS "amount_refunded!",
-         GREATEST(i.total - i.amount_paid, 0)::text AS "amount_due!",
+         i.amount_credited::text AS "amount_credited!",
+         i.amount_credited_to_balance::text AS "amount_credited_to_balance!",
+         GREATEST(i.total - i.amount_paid - i.amount_credited, 0)::text AS "amount_due!",
          i.list_json_due_date AS "list_json_due_date!", i.list_json_tail AS "list_json_tail!",
          c.list_json AS "customer_json!"
     FROM found JOIN invoices i ON i.id = found.id JOIN customers c ON c.id = i.customer_id

@@ -10,6 +10,8 @@ export interface IListInvoicesParams {
 
 /** 'ListInvoices' return type */
 export interface IListInvoicesResult {
+  amount_credited: string;
+  amount_credited_to_balance: string;
   amount_due: string;
   amount_paid: string;
   amount_refunded: string;
@@ -43,6 +45,8 @@ export interface IListInvoicesByStatusParams {
 
 /** 'ListInvoicesByStatus' return type */
 export interface IListInvoicesByStatusResult {
+  amount_credited: string;
+  amount_credited_to_balance: string;
   amount_due: string;
   amount_paid: string;
   amount_refunded: string;
@@ -76,6 +80,8 @@ export interface IListInvoicesBySearchParams {
 
 /** 'ListInvoicesBySearch' return type */
 export interface IListInvoicesBySearchResult {
+  amount_credited: string;
+  amount_credited_to_balance: string;
   amount_due: string;
   amount_paid: string;
   amount_refunded: string;
@@ -110,6 +116,8 @@ export interface IListInvoicesByStatusAndSearchParams {
 
 /** 'ListInvoicesByStatusAndSearch' return type */
 export interface IListInvoicesByStatusAndSearchResult {
+  amount_credited: string;
+  amount_credited_to_balance: string;
   amount_due: string;
   amount_paid: string;
   amount_refunded: string;

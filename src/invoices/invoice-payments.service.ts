@@ -302,9 +302,10 @@ export class InvoicePaymentsService {
     };
   }
 
-  /** What `amount` brings beyond the invoice's total, given what was paid before. */
+  /** What `amount` brings beyond what the invoice asks for, given what was paid before. */
   private excessOf(invoice: InvoicePaymentTarget, amount: bigint): bigint {
-    const total = BigInt(invoice.total);
+    // What it asks for: its total less what credits took off it.
+    const total = BigInt(invoice.total) - BigInt(invoice.amount_credited);
     const before = BigInt(invoice.amount_paid);
     const after = before + amount;
     if (after <= total) return 0n;

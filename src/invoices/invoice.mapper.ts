@@ -26,7 +26,7 @@ export function lineItemsJson(items: StoredLineItem[]): string {
   return JSON.stringify(items.map(toLineItemResponse));
 }
 
-function toLineItemResponse(item: StoredLineItem): LineItemResponse {
+export function toLineItemResponse(item: StoredLineItem): LineItemResponse {
   return {
     description: item.description,
     quantity: item.quantity,
@@ -90,6 +90,8 @@ export const INVOICE_JSON: JsonFields<InvoiceRow, InvoiceListRow, InvoiceRespons
     amountPaid: field.money('amount_paid'),
     amountDue: field.money('amount_due'),
     amountRefunded: field.money('amount_refunded'),
+    amountCredited: field.money('amount_credited'),
+    amountCreditedToBalance: field.money('amount_credited_to_balance'),
     dueDate: field.timeOrNull('due_date'),
     hostedCheckoutUrl: {
       value: (row, publicBaseUrl) => invoiceCheckoutUrl(publicBaseUrl, row.id),

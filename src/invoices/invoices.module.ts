@@ -8,6 +8,7 @@ import { PaymentsModule } from '../payments/payments.module';
 import { InvoicePaymentsService } from './invoice-payments.service';
 import { InvoicesController } from './invoices.controller';
 import { InvoicesRepository } from './invoices.repository';
+import { InvoiceViewsRepository } from './invoice-views.repository';
 import { InvoicesService } from './invoices.service';
 
 @Module({
@@ -20,7 +21,7 @@ import { InvoicesService } from './invoices.service';
     PaymentsModule,
   ],
   controllers: [InvoicesController],
-  providers: [InvoicesRepository, InvoicesService, InvoicePaymentsService],
+  providers: [InvoicesRepository, InvoiceViewsRepository, InvoicesService, InvoicePaymentsService],
   exports: [InvoicesService, InvoicePaymentsService],
 })
 export class InvoicesModule {}

@@ -14,15 +14,13 @@ import {
 import type { InvoiceStatus } from './invoice-status';
 import type {
   IAddPaidQuery,
+  IAddCreditedQuery,
+  IAddCreditedToBalanceQuery,
   IAddRefundedQuery,
-  IFindForCheckoutQuery,
-  IFindForCheckoutResult,
   IFindWithCustomerQuery,
   IFindWithCustomerResult,
   IListForCustomerQuery,
   IListForCustomerResult,
-  IListForPortalQuery,
-  IListForPortalResult,
   ILockByReferencesQuery,
   ILockByReferencesResult,
   ILockCoveredQuery,
@@ -48,7 +46,7 @@ export type InvoiceRow = Omit<IListForCustomerResult, 'status' | 'mint' | 'line_
  * A generated invoice row as an `InvoiceRow`: its text enums and jsonb items narrowed (the
  * generated `Json` does not overlap `StoredLineItem[]` for the compiler, hence `unknown`).
  */
-function narrowed<T extends IListForCustomerResult>(
+export function narrowed<T extends IListForCustomerResult>(
   row: T,
 ): Omit<T, 'status' | 'mint' | 'line_items'> & InvoiceRow {
   return row as unknown as Omit<T, 'status' | 'mint' | 'line_items'> & InvoiceRow;
@@ -58,12 +56,6 @@ function narrowed<T extends IListForCustomerResult>(
 export type InvoiceWithCustomerRow = InvoiceRow &
   Omit<IFindWithCustomerResult, keyof IListForCustomerResult>;
 
-/** An invoice with what its checkout shows of the merchant and the customer billed. */
-export type CheckoutInvoiceRow = InvoiceRow &
-  Omit<IFindForCheckoutResult, keyof IListForCustomerResult>;
-
-/** An invoice of a customer as the portal lists it (amounts as text). */
-export type PortalInvoiceRow = IListForPortalResult;
 
 export type { InvoiceListFilters, InvoiceListRow };
 
@@ -86,6 +78,8 @@ export interface InvoiceInsertRow {
   tax_bps: number;
   tax: string;
   total: string;
+  /** What the customer's credit balance took off it at creation. */
+  amount_credited: string;
   due_date: Date | null;
   chain_slot: number;
   /** Domain time of the write. */
@@ -116,7 +110,9 @@ const findWithCustomer = sql<IFindWithCustomerQuery>`
          i.line_items, i.subtotal::text AS "subtotal!", i.tax_bps, i.tax::text AS "tax!",
          i.total::text AS "total!", i.amount_paid::text AS "amount_paid!",
          i.amount_refunded::text AS "amount_refunded!",
-         GREATEST(i.total - i.amount_paid, 0)::text AS "amount_due!",
+         i.amount_credited::text AS "amount_credited!",
+         i.amount_credited_to_balance::text AS "amount_credited_to_balance!",
+         GREATEST(i.total - i.amount_paid - i.amount_credited, 0)::text AS "amount_due!",
          api_time(i.due_date) AS due_date, api_time(i.paid_at) AS paid_at, i.payment_signature,
          api_time(i.created_at) AS "created_at!", api_time(i.updated_at) AS "updated_at!",
          c.wallet_address AS c_wallet_address, c.email AS c_email, c.label AS c_label,
@@ -130,7 +126,9 @@ const listForCustomer = sql<IListForCustomerQuery>`
          i.line_items, i.subtotal::text AS "subtotal!", i.tax_bps, i.tax::text AS "tax!",
          i.total::text AS "total!", i.amount_paid::text AS "amount_paid!",
          i.amount_refunded::text AS "amount_refunded!",
-         GREATEST(i.total - i.amount_paid, 0)::text AS "amount_due!",
+         i.amount_credited::text AS "amount_credited!",
+         i.amount_credited_to_balance::text AS "amount_credited_to_balance!",
+         GREATEST(i.total - i.amount_paid - i.amount_credited, 0)::text AS "amount_due!",
          api_time(i.due_date) AS due_date, api_time(i.paid_at) AS paid_at, i.payment_signature,
          api_time(i.created_at) AS "created_at!", api_time(i.updated_at) AS "updated_at!"
     FROM invoices i WHERE i.merchant_id = $merchantId! AND i.customer_id = $customerId!
@@ -157,25 +155,27 @@ const markOverdue = sql<IMarkOverdueQuery>`
 /** The merchant's invoices with these references, locked in id order. */
 const lockByReferences = sql<ILockByReferencesQuery>`
   SELECT id, onchain_id, status, total::text AS "total!", amount_paid::text AS "amount_paid!",
-         customer_id, mint
+         amount_credited::text AS "amount_credited!",
+         amount_credited_to_balance::text AS "amount_credited_to_balance!", customer_id, mint
     FROM invoices WHERE merchant_id = $merchantId! AND onchain_id = ANY($references!::text[])
    ORDER BY id FOR UPDATE`;
 
 /** The merchant's invoice, locked for a payment of it. */
 const lockForPayment = sql<ILockForPaymentQuery>`
   SELECT id, onchain_id, status, total::text AS "total!", amount_paid::text AS "amount_paid!",
-         customer_id, mint
+         amount_credited::text AS "amount_credited!",
+         amount_credited_to_balance::text AS "amount_credited_to_balance!", customer_id, mint
     FROM invoices WHERE id = $id! AND merchant_id = $merchantId! FOR UPDATE`;
 
 /**
  * The invoice, locked: Open with its finalized payments (a sum over `payments`, the payments
- * module's table) reaching its total.
+ * module's table) reaching its total less what credits took off it.
  */
 const lockCovered = sql<ILockCoveredQuery>`
   SELECT i.status = 'Open' AND COALESCE((
            SELECT SUM(pm.amount) FROM payments pm
             WHERE pm.invoice_id = i.id AND pm.kind = 'invoice' AND pm.status = 'finalized'
-              AND pm.note IS NULL), 0) >= i.total AS "covered!", i.merchant_id
+              AND pm.note IS NULL), 0) >= i.total - i.amount_credited AS "covered!", i.merchant_id
     FROM invoices i WHERE i.id = $id! FOR UPDATE`;
 
 /** `amount_paid` grows by `amount` (base units, as text). */
@@ -183,32 +183,21 @@ const addPaid = sql<IAddPaidQuery>`
   UPDATE invoices SET amount_paid = amount_paid + $amount!::bigint, updated_at = $at!
    WHERE id = $id!`;
 
+/** `amount_credited` grows by `amount` (base units, as text): a credit note reduced what is due. */
+const addCredited = sql<IAddCreditedQuery>`
+  UPDATE invoices SET amount_credited = amount_credited + $amount!::bigint, updated_at = $at!
+   WHERE id = $id! AND merchant_id = $merchantId!`;
+
+/** `amount_credited_to_balance` grows by `amount`: a credit note left a credit of its payments. */
+const addCreditedToBalance = sql<IAddCreditedToBalanceQuery>`
+  UPDATE invoices
+     SET amount_credited_to_balance = amount_credited_to_balance + $amount!::bigint, updated_at = $at!
+   WHERE id = $id! AND merchant_id = $merchantId!`;
+
 /** `amount_refunded` grows by `amount` (base units, as text): a refund of its payment landed. */
 const addRefunded = sql<IAddRefundedQuery>`
   UPDATE invoices SET amount_refunded = amount_refunded + $amount!::bigint, updated_at = $at!
    WHERE id = $id! AND merchant_id = $merchantId!`;
-
-/** An invoice by id alone, with its merchant's name and wallet and the customer billed. */
-const findForCheckout = sql<IFindForCheckoutQuery>`
-  SELECT i.id, i.merchant_id, i.customer_id, i.number, i.status, i.onchain_id, i.memo, i.mint,
-         i.line_items, i.subtotal::text AS "subtotal!", i.tax_bps, i.tax::text AS "tax!",
-         i.total::text AS "total!", i.amount_paid::text AS "amount_paid!",
-         i.amount_refunded::text AS "amount_refunded!",
-         GREATEST(i.total - i.amount_paid, 0)::text AS "amount_due!",
-         api_time(i.due_date) AS due_date, api_time(i.paid_at) AS paid_at, i.payment_signature,
-         api_time(i.created_at) AS "created_at!", api_time(i.updated_at) AS "updated_at!",
-         m.name AS merchant_name, m.wallet_address AS merchant_wallet,
-         c.label AS customer_label, c.wallet_address AS customer_wallet
-    FROM invoices i JOIN merchants m ON m.id = i.merchant_id
-    JOIN customers c ON c.id = i.customer_id
-   WHERE i.id = $id!`;
-
-/** A customer's invoices as the portal lists them, newest first. */
-const listForPortal = sql<IListForPortalQuery>`
-  SELECT i.id, i.number, i.status, i.mint, i.total::text AS "total!",
-         i.amount_paid::text AS "amount_paid!", api_time(i.due_date) AS due_date
-    FROM invoices i WHERE i.merchant_id = $merchantId! AND i.customer_id = $customerId!
-   ORDER BY i.created_at DESC, i.id DESC`;
 
 /**
  * Every statement on `invoices` and `invoice_numbers`: the tables' one owner (issue 22), typed
@@ -242,8 +231,8 @@ export class InvoicesRepository {
     return {
       sql: `INSERT INTO invoices (id, merchant_id, customer_id, number, status, onchain_id,
               memo, mint, line_items, line_items_json, subtotal, tax_bps, tax, total,
-              amount_paid, due_date, chain_slot, created_at, updated_at)
-            VALUES (?, ?, ?, ?, 'Open', ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)`,
+              amount_paid, amount_credited, due_date, chain_slot, created_at, updated_at)
+            VALUES (?, ?, ?, ?, 'Open', ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?)`,
       params: [
         row.id,
         row.merchant_id,
@@ -258,6 +247,7 @@ export class InvoicesRepository {
         row.tax_bps,
         row.tax,
         row.total,
+        row.amount_credited,
         row.due_date,
         row.chain_slot,
         row.at,
@@ -378,6 +368,28 @@ export class InvoicesRepository {
     await addPaid.run({ amount, at, id }, tx);
   }
 
+  /** `amount_credited` grows by `amount` (base units, as text). */
+  async addCredited(
+    tx: SqlTx,
+    merchantId: string,
+    id: string,
+    amount: string,
+    at: Date,
+  ): Promise<void> {
+    await addCredited.run({ amount, at, id, merchantId }, tx);
+  }
+
+  /** `amount_credited_to_balance` grows by `amount` (base units, as text). */
+  async addCreditedToBalance(
+    tx: SqlTx,
+    merchantId: string,
+    id: string,
+    amount: string,
+    at: Date,
+  ): Promise<void> {
+    await addCreditedToBalance.run({ amount, at, id, merchantId }, tx);
+  }
+
   /** `amount_refunded` grows by `amount` (base units, as text). */
   async addRefunded(
     tx: SqlTx,
@@ -387,19 +399,5 @@ export class InvoicesRepository {
     at: Date,
   ): Promise<void> {
     await addRefunded.run({ amount, at, id, merchantId }, tx);
-  }
-
-  /**
-   * An invoice by id alone, any merchant's (the public checkout: the payer holds the link), with
-   * the merchant's name and wallet and the customer billed. Undefined when there is none.
-   */
-  async findForCheckout(id: string): Promise<CheckoutInvoiceRow | undefined> {
-    const [row] = await findForCheckout.run({ id }, this.db);
-    return row && narrowed(row);
-  }
-
-  /** A customer's invoices as the portal lists them, newest first. */
-  listForPortal(merchantId: string, customerId: string): Promise<PortalInvoiceRow[]> {
-    return listForPortal.run({ merchantId, customerId }, this.db);
   }
 }

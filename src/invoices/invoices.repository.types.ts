@@ -30,6 +30,8 @@ export interface IFindWithCustomerParams {
 
 /** 'FindWithCustomer' return type */
 export interface IFindWithCustomerResult {
+  amount_credited: string;
+  amount_credited_to_balance: string;
   amount_due: string;
   amount_paid: string;
   amount_refunded: string;
@@ -72,6 +74,8 @@ export interface IListForCustomerParams {
 
 /** 'ListForCustomer' return type */
 export interface IListForCustomerResult {
+  amount_credited: string;
+  amount_credited_to_balance: string;
   amount_due: string;
   amount_paid: string;
   amount_refunded: string;
@@ -149,6 +153,8 @@ export interface ILockByReferencesParams {
 
 /** 'LockByReferences' return type */
 export interface ILockByReferencesResult {
+  amount_credited: string;
+  amount_credited_to_balance: string;
   amount_paid: string;
   customer_id: string;
   id: string;
@@ -172,6 +178,8 @@ export interface ILockForPaymentParams {
 
 /** 'LockForPayment' return type */
 export interface ILockForPaymentResult {
+  amount_credited: string;
+  amount_credited_to_balance: string;
   amount_paid: string;
   customer_id: string;
   id: string;
@@ -220,6 +228,40 @@ export interface IAddPaidQuery {
   result: IAddPaidResult;
 }
 
+/** 'AddCredited' parameters type */
+export interface IAddCreditedParams {
+  amount: NumberOrString;
+  at: Date | string;
+  id: string;
+  merchantId: string;
+}
+
+/** 'AddCredited' return type */
+export type IAddCreditedResult = void;
+
+/** 'AddCredited' query type */
+export interface IAddCreditedQuery {
+  params: IAddCreditedParams;
+  result: IAddCreditedResult;
+}
+
+/** 'AddCreditedToBalance' parameters type */
+export interface IAddCreditedToBalanceParams {
+  amount: NumberOrString;
+  at: Date | string;
+  id: string;
+  merchantId: string;
+}
+
+/** 'AddCreditedToBalance' return type */
+export type IAddCreditedToBalanceResult = void;
+
+/** 'AddCreditedToBalance' query type */
+export interface IAddCreditedToBalanceQuery {
+  params: IAddCreditedToBalanceParams;
+  result: IAddCreditedToBalanceResult;
+}
+
 /** 'AddRefunded' parameters type */
 export interface IAddRefundedParams {
   amount: NumberOrString;
@@ -235,68 +277,5 @@ export type IAddRefundedResult = void;
 export interface IAddRefundedQuery {
   params: IAddRefundedParams;
   result: IAddRefundedResult;
-}
-
-/** 'FindForCheckout' parameters type */
-export interface IFindForCheckoutParams {
-  id: string;
-}
-
-/** 'FindForCheckout' return type */
-export interface IFindForCheckoutResult {
-  amount_due: string;
-  amount_paid: string;
-  amount_refunded: string;
-  created_at: string;
-  customer_id: string;
-  customer_label: string | null;
-  customer_wallet: string;
-  due_date: string | null;
-  id: string;
-  line_items: Json;
-  memo: string | null;
-  merchant_id: string;
-  merchant_name: string;
-  merchant_wallet: string;
-  mint: string;
-  number: number;
-  onchain_id: string;
-  paid_at: string | null;
-  payment_signature: string | null;
-  status: string;
-  subtotal: string;
-  tax: string;
-  tax_bps: number;
-  total: string;
-  updated_at: string;
-}
-
-/** 'FindForCheckout' query type */
-export interface IFindForCheckoutQuery {
-  params: IFindForCheckoutParams;
-  result: IFindForCheckoutResult;
-}
-
-/** 'ListForPortal' parameters type */
-export interface IListForPortalParams {
-  customerId: string;
-  merchantId: string;
-}
-
-/** 'ListForPortal' return type */
-export interface IListForPortalResult {
-  amount_paid: string;
-  due_date: string | null;
-  id: string;
-  mint: string;
-  number: number;
-  status: string;
-  total: string;
-}
-
-/** 'ListForPortal' query type */
-export interface IListForPortalQuery {
-  params: IListForPortalParams;
-  result: IListForPortalResult;
 }
 

@@ -4,9 +4,10 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { Clock } from '../common/clock';
 import { DomainError, NotFoundError, ValidationError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-codes';
-import { invoiceTotals, parseAmount } from '../common/money';
+import { formatAmount, invoiceTotals, parseAmount } from '../common/money';
 import { resolvePage } from '../common/pagination';
 import { AppConfig } from '../config/app-config';
+import { CustomerCreditsService } from '../customers/customer-credits.service';
 import { CustomersService, upsertEvent } from '../customers/customers.service';
 import { Db } from '../database/db';
 import type { SqlTx } from '../database/pg-transaction';
@@ -35,12 +36,27 @@ import {
   toInvoiceWithCustomer,
 } from './invoice.mapper';
 import { INVOICE_TRANSITIONS, InvoiceAction } from './invoice-status';
-import { CheckoutInvoiceRow, InvoicesRepository, PortalInvoiceRow } from './invoices.repository';
+import { InvoicePaymentTarget, InvoicesRepository } from './invoices.repository';
+import {
+  CheckoutInvoiceRow,
+  InvoiceViewsRepository,
+  PortalInvoiceRow,
+} from './invoice-views.repository';
 
 /** The spec's code when a void finds the invoice in another status than Open. */
 export class InvoiceNotOpenError extends DomainError {
   constructor(status: string) {
     super(ErrorCode.INVOICE_NOT_OPEN, `Invoice is not Open (it is ${status})`);
+  }
+}
+
+/** A credit note asks to take more off an Open invoice than it still asks for. */
+export class CreditExceedsDueError extends DomainError {
+  constructor(due: bigint, mint: string) {
+    super(
+      ErrorCode.CREDIT_EXCEEDS_DUE,
+      `At most ${formatAmount(due)} ${mint} is still due on this invoice: a credit note can take off no more`,
+    );
   }
 }
 
@@ -50,17 +66,19 @@ export class InvoiceNotOpenError extends DomainError {
  * through the money module; statuses move only through `transition`.
  */
 /** What the checkout and the portal read of invoices (they hold no SQL of their own). */
-export type { CheckoutInvoiceRow, PortalInvoiceRow };
+export type { CheckoutInvoiceRow, InvoicePaymentTarget, PortalInvoiceRow };
 
 @Injectable()
 export class InvoicesService {
   constructor(
     private readonly db: Db,
     private readonly invoices: InvoicesRepository,
+    private readonly views: InvoiceViewsRepository,
     private readonly clock: Clock,
     private readonly config: AppConfig,
     private readonly merchants: MerchantsService,
     private readonly customers: CustomersService,
+    private readonly credits: CustomerCreditsService,
     private readonly events: EventsService,
     private readonly chain: ChainPort,
     private readonly email: EmailOutboxService,
@@ -126,6 +144,12 @@ export class InvoicesService {
           label: input.customerLabel,
         });
         const { customer } = upserted;
+        // The customer's credit balance in the mint pays what it can, at once (docs/refunds.md).
+        const credited = await this.credits.applyIn(
+          tx,
+          { merchantId, customerId: customer.id, mint: input.mint, upTo: totals.total },
+          id,
+        );
         const row: InvoiceRow = {
           id,
           merchant_id: merchantId,
@@ -142,7 +166,9 @@ export class InvoicesService {
           total: totals.total.toString(),
           amount_paid: '0',
           amount_refunded: '0',
-          amount_due: totals.total.toString(),
+          amount_credited: credited.toString(),
+          amount_credited_to_balance: '0',
+          amount_due: (totals.total - credited).toString(),
           due_date: dueDate?.toISOString() ?? null,
           paid_at: null,
           payment_signature: null,
@@ -173,6 +199,7 @@ export class InvoicesService {
             tax_bps: taxBps,
             tax: row.tax,
             total: row.total,
+            amount_credited: row.amount_credited,
             due_date: dueDate,
             chain_slot: registration.slot,
             at: now,
@@ -197,8 +224,11 @@ export class InvoicesService {
             ...message,
           });
         }
+        // Credit that covers it all: Paid at once (`invoice.paid`), nothing asked on-chain.
+        const invoice =
+          credited === totals.total ? await this.transition(tx, merchantId, id, 'pay') : created;
         const response = {
-          invoice: created,
+          invoice,
           unsignedTx: registration.transaction,
           hostedCheckoutUrl: created.hostedCheckoutUrl,
         };
@@ -254,7 +284,53 @@ export class InvoicesService {
    * checkout shows (the payer holds the link). Undefined when there is none.
    */
   findForCheckout(id: string): Promise<CheckoutInvoiceRow | undefined> {
-    return this.invoices.findForCheckout(id);
+    return this.views.findForCheckout(id);
+  }
+
+  /**
+   * A credit note's `reduce_due`, in the caller's transaction: the Open invoice asks for
+   * `amount` less (`amountCredited`), never below what is paid; once what is paid and credited
+   * covers it, it is Paid (`invoice.paid`).
+   * @throws NotFoundError (`INVOICE_NOT_FOUND`); InvoiceNotOpenError; CreditExceedsDueError
+   */
+  async creditIn(
+    tx: SqlTx,
+    merchantId: string,
+    id: string,
+    amount: bigint,
+  ): Promise<InvoiceWithCustomerResponse> {
+    const invoice = await this.invoices.lockForPayment(tx, merchantId, id);
+    if (!invoice) throw new NotFoundError('Invoice', ErrorCode.INVOICE_NOT_FOUND);
+    if (invoice.status !== 'Open') throw new InvoiceNotOpenError(invoice.status);
+    const due =
+      BigInt(invoice.total) - BigInt(invoice.amount_paid) - BigInt(invoice.amount_credited);
+    if (amount > due) throw new CreditExceedsDueError(due < 0n ? 0n : due, invoice.mint);
+    await this.invoices.addCredited(tx, merchantId, id, amount.toString(), this.clock.now());
+    const covered = await this.invoices.lockCovered(tx, id);
+    if (covered?.covered) return this.transition(tx, merchantId, id, 'pay');
+    return this.getIn(tx, merchantId, id);
+  }
+
+  /**
+   * The merchant's invoice as money given back of it needs it (total, paid, credited), locked
+   * for the caller's transaction: refunds and credit notes of one invoice are decided one at a
+   * time. @throws NotFoundError (`INVOICE_NOT_FOUND`)
+   */
+  async lockedIn(tx: SqlTx, merchantId: string, id: string): Promise<InvoicePaymentTarget> {
+    const invoice = await this.invoices.lockForPayment(tx, merchantId, id);
+    if (!invoice) throw new NotFoundError('Invoice', ErrorCode.INVOICE_NOT_FOUND);
+    return invoice;
+  }
+
+  /** A credit note's `credit` of the invoice's payments, in the caller's transaction. */
+  creditToBalanceIn(tx: SqlTx, merchantId: string, id: string, amount: bigint): Promise<void> {
+    return this.invoices.addCreditedToBalance(
+      tx,
+      merchantId,
+      id,
+      amount.toString(),
+      this.clock.now(),
+    );
   }
 
   /**
@@ -267,7 +343,7 @@ export class InvoicesService {
 
   /** A customer's invoices as the customer portal lists them, newest first. */
   listForPortal(merchantId: string, customerId: string): Promise<PortalInvoiceRow[]> {
-    return this.invoices.listForPortal(merchantId, customerId);
+    return this.views.listForPortal(merchantId, customerId);
   }
 
   async listForCustomer(merchantId: string, customerId: string): Promise<InvoiceResponse[]> {

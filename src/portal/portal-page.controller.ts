@@ -56,8 +56,33 @@ export class PortalPageController {
               ${i.mint}${i.status === 'Open' ? html`, ${i.amountDue} still due by ${day(i.dueDate)}` : null}
             </p>
             ${i.status === 'Open' && i.amountDue !== '0' ? html`<a class="button" href="${i.checkoutUrl}">Pay invoice ${i.number}</a>` : null}
+            <p class="note">
+              <a href="${i.pdfUrl}">Invoice ${i.number} (PDF)</a
+              >${i.receiptUrl ? html` · <a href="${i.receiptUrl}">Receipt (PDF)</a>` : null}
+            </p>
           </li>`,
       );
+      const given = [
+        ...view.refunds.map(
+          (r) =>
+            html`<li class="item" data-row>
+              <strong>Refund ${displayAmount(r.amount, r.mint)}</strong>
+              <span class="badge badge-${r.status}">${r.status}</span>
+              <p class="note break">
+                ${day(r.createdAt)}${r.signature ? html` · transaction ${r.signature}` : null}
+              </p>
+            </li>`,
+        ),
+        ...view.creditNotes.map(
+          (n) =>
+            html`<li class="item" data-row>
+              <strong>Credit note ${n.number}</strong>
+              <p>${displayAmount(n.amount, n.mint)} · ${CREDIT_EFFECTS[n.action] ?? n.action}</p>
+              <p class="note"><a href="${n.pdfUrl}">Credit note ${n.number} (PDF)</a></p>
+            </li>`,
+        ),
+      ];
+      const balances = view.creditBalances.map((b) => displayAmount(b.balance, b.mint)).join(', ');
       const body = html` <p class="merchant">${view.merchantName}</p>
         <h1>Your subscriptions and invoices</h1>
         <p class="note break">
@@ -80,6 +105,15 @@ export class PortalPageController {
                 ${invoices}
               </ul>`
             : html`<p>No invoices.</p>`
+        }
+        ${balances ? html`<p>Your credit with ${view.merchantName}: ${balances}. Your next invoices take it first.</p>` : null}
+        ${
+          given.length
+            ? html`<h2>Refunds and credit notes</h2>
+                <ul class="plain">
+                  ${given}
+                </ul>`
+            : null
         }`;
       return this.shell.render({
         title: `Your account · ${view.merchantName}`,
@@ -90,6 +124,13 @@ export class PortalPageController {
     });
   }
 }
+
+/** What a credit note did, as the customer reads it. */
+const CREDIT_EFFECTS: Record<string, string> = {
+  reduce_due: 'took off what the invoice asks for',
+  refund: 'refunded to your wallet',
+  credit: 'credited to your balance',
+};
 
 function subscriptionItem(s: PortalSubscriptionResponse) {
   const status = s.cancelled ? `${s.status} (cancelled)` : s.status;

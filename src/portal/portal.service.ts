@@ -18,6 +18,7 @@ import type { MintSymbol } from '../solana/mints';
 import { SubscriptionsService } from '../subscriptions/subscriptions.service';
 import type { SignatureUse } from '../subscriptions/entities/subscription-signature.entity';
 import type { PortalGrant } from '../auth/portal-token';
+import { PortalMoneyBack } from './portal-money-back';
 import { maxZero, PortalSubscriptionRow, PortalSubscriptions } from './portal-subscriptions';
 import { CustomersService } from '../customers/customers.service';
 import { InvoicesService } from '../invoices/invoices.service';
@@ -57,6 +58,7 @@ export class PortalService {
     private readonly charges: ChargeRunService,
     private readonly subscriptionsView: PortalSubscriptions,
     private readonly moves: SchemeMovesService,
+    private readonly moneyBack: PortalMoneyBack,
   ) {}
 
   async view(grant: PortalGrant): Promise<PortalResponse> {
@@ -64,6 +66,7 @@ export class PortalService {
     if (!customer) throw new NotFoundError('Customer');
     const subscriptions = await this.subscriptionsView.rows(grant);
     const invoices = await this.invoices.listForPortal(grant.merchantId, grant.customerId);
+    const base = this.config.publicBaseUrl;
     return {
       merchantName: customer.merchant_name,
       walletAddress: customer.wallet_address,
@@ -76,10 +79,14 @@ export class PortalService {
         mint: row.mint,
         total: formatAmount(BigInt(row.total)),
         amountPaid: formatAmount(BigInt(row.amount_paid)),
-        amountDue: formatAmount(maxZero(BigInt(row.total) - BigInt(row.amount_paid))),
+        amountDue: formatAmount(BigInt(row.amount_due)),
         dueDate: row.due_date,
-        checkoutUrl: invoiceCheckoutUrl(this.config.publicBaseUrl, row.id),
+        checkoutUrl: invoiceCheckoutUrl(base, row.id),
+        pdfUrl: `${invoiceCheckoutUrl(base, row.id)}/pdf`,
+        receiptUrl:
+          row.status === 'Paid' ? `${invoiceCheckoutUrl(base, row.id)}/receipt/pdf` : null,
       })),
+      ...(await this.moneyBack.view(grant)),
     };
   }
 

@@ -19,7 +19,7 @@ const PAYMENT_NOT_FOUND: [ErrorCode, string] = [ErrorCode.NOT_FOUND, 'Payment no
 const REFUND_NOT_FOUND: [ErrorCode, string] = [ErrorCode.NOT_FOUND, 'Refund not found'];
 const EXCEEDS: [ErrorCode, string] = [
   ErrorCode.REFUND_EXCEEDS_PAYMENT,
-  'At most 4.5 USDC is left to refund of this payment',
+  'At most 4.5 USDC is left to give back of this payment',
 ];
 const NOT_REFUNDABLE: [ErrorCode, string] = [
   ErrorCode.PAYMENT_NOT_REFUNDABLE,

@@ -15,6 +15,7 @@ import type {
   ILockRefundQuery,
   IPendingRefundsQuery,
   IRefundCreatedAtQuery,
+  IRefundedOfInvoiceQuery,
   IRefundedOfQuery,
   IReissueRefundQuery,
   ISucceedRefundQuery,
@@ -125,6 +126,11 @@ const insertRefund = sql<IInsertRefundQuery>`
 const refundedOf = sql<IRefundedOfQuery>`
   SELECT coalesce(sum(amount), 0)::text AS "held!" FROM refunds
    WHERE payment_id = $paymentId! AND status IN ('Pending', 'Succeeded')`;
+
+/** What Pending and Succeeded refunds of an invoice's payments hold of them. */
+const refundedOfInvoice = sql<IRefundedOfInvoiceQuery>`
+  SELECT coalesce(sum(amount), 0)::text AS "held!" FROM refunds
+   WHERE invoice_id = $invoiceId! AND status IN ('Pending', 'Succeeded')`;
 
 /** Compare-and-set Pending -> Succeeded, with the transfer that did it. */
 const succeedRefund = sql<ISucceedRefundQuery>`
@@ -239,6 +245,12 @@ export class RefundsRepository {
   /** What Pending and Succeeded refunds of the line hold of it, base units. */
   async refundedOf(tx: SqlTx, paymentId: string): Promise<bigint> {
     const [row] = await refundedOf.run({ paymentId }, tx);
+    return BigInt(row.held);
+  }
+
+  /** What Pending and Succeeded refunds of the invoice's payments hold of them, base units. */
+  async refundedOfInvoice(tx: SqlTx, invoiceId: string): Promise<bigint> {
+    const [row] = await refundedOfInvoice.run({ invoiceId }, tx);
     return BigInt(row.held);
   }
 

@@ -187,6 +187,22 @@ export interface IRefundedOfQuery {
   result: IRefundedOfResult;
 }
 
+/** 'RefundedOfInvoice' parameters type */
+export interface IRefundedOfInvoiceParams {
+  invoiceId: string;
+}
+
+/** 'RefundedOfInvoice' return type */
+export interface IRefundedOfInvoiceResult {
+  held: string;
+}
+
+/** 'RefundedOfInvoice' query type */
+export interface IRefundedOfInvoiceQuery {
+  params: IRefundedOfInvoiceParams;
+  result: IRefundedOfInvoiceResult;
+}
+
 /** 'SucceedRefund' parameters type */
 export interface ISucceedRefundParams {
   at: Date | string;

@@ -10,25 +10,40 @@ import { Db } from '../database/db';
 import type { SqlTx } from '../database/pg-transaction';
 import { EventsService } from '../events/events.service';
 import { IdempotencyClaim, IdempotencyService } from '../idempotency/idempotency.service';
+import { InvoicesService } from '../invoices/invoices.service';
 import { MerchantsService } from '../merchants/merchants.service';
 import type { RefundableRow } from '../payments/payments.repository';
 import { PaymentsService } from '../payments/payments.service';
-import { ChainPort } from '../solana/chain.port';
+import { ChainPort, UnsignedTx } from '../solana/chain.port';
 import { isMintSymbol, type MintSymbol } from '../solana/mints';
 import { CreateRefundDto, ListRefundsQueryDto } from './dto/refund.dto';
 import { RefundResponse, RefundTransactionResponse } from './dto/refund.response';
 import { RefundFinder } from './refund-finder';
 import { toRefundResponse } from './refund.mapper';
-import { RefundRow, RefundsRepository } from './refunds.repository';
+import { RefundsRepository } from './refunds.repository';
+
+/** A refund checked and its transaction built, to be written in a transaction (`createIn`). */
+export interface PreparedRefund {
+  merchantId: string;
+  line: RefundableRow;
+  payer: string;
+  mint: MintSymbol;
+  amount: bigint;
+  reason: string | null;
+  reference: string;
+  destination: string;
+  built: UnsignedTx;
+}
 
 /** More than is left of the payment (what Pending and Succeeded refunds do not already hold). */
 export class RefundExceedsPaymentError extends DomainError {
-  constructor(left: bigint, mint: string) {
+  constructor(left: bigint, mint: string, of: 'payment' | 'invoice' = 'payment') {
+    const what = of === 'payment' ? 'this payment' : "this invoice's payments";
     super(
       ErrorCode.REFUND_EXCEEDS_PAYMENT,
-      left === 0n
-        ? 'Nothing is left to refund of this payment: its refunds (Pending or Succeeded) hold all of it'
-        : `At most ${formatAmount(left)} ${mint} is left to refund of this payment`,
+      left <= 0n
+        ? `Nothing is left to give back of ${what}: refunds (Pending or Succeeded) and credit notes hold all of it`
+        : `At most ${formatAmount(left)} ${mint} is left to give back of ${what}`,
     );
   }
 }
@@ -54,6 +69,7 @@ export class RefundsService {
     private readonly refunds: RefundsRepository,
     private readonly payments: PaymentsService,
     private readonly merchants: MerchantsService,
+    private readonly invoices: InvoicesService,
     private readonly events: EventsService,
     private readonly idempotency: IdempotencyService,
     private readonly chain: ChainPort,
@@ -76,6 +92,24 @@ export class RefundsService {
     input: CreateRefundDto,
     claim?: IdempotencyClaim,
   ): Promise<RefundTransactionResponse> {
+    const prepared = await this.prepare(merchantId, paymentId, input);
+    return this.db.transaction(async (tx) => {
+      const response = await this.createIn(tx, prepared);
+      if (claim) await this.idempotency.completeIn(tx, claim, 201, response);
+      return response;
+    });
+  }
+
+  /**
+   * What a refund of the line needs before any database transaction: the line read, the amount
+   * checked against what is left now, and its transaction built on the chain.
+   * @throws as `create`
+   */
+  async prepare(
+    merchantId: string,
+    paymentId: string,
+    input: { amount?: string | null; reason?: string | null },
+  ): Promise<PreparedRefund> {
     const line = await this.payments.refundableIn(this.db, merchantId, paymentId, false);
     if (!line) throw new NotFoundError('Payment');
     const { payer, mint } = refundable(line);
@@ -94,36 +128,58 @@ export class RefundsService {
       }),
       this.chain.tokenAccount(payer, mint),
     ]);
-    return this.db.transaction(async (tx) => {
-      const locked = (await this.payments.refundableIn(tx, merchantId, paymentId, true))!;
-      const leftNow = BigInt(locked.amount) - (await this.refunds.refundedOf(tx, paymentId));
-      if (amount > leftNow) throw new RefundExceedsPaymentError(leftNow, mint);
-      const row = await this.refunds.insert(tx, {
-        id: randomUUID(),
-        merchantId,
-        paymentId,
-        invoiceId: line.invoice_id,
-        subscriptionId: line.subscription_id,
-        customerId: line.customer_id,
-        mint,
-        amount: amount.toString(),
-        reason: input.reason ?? null,
-        reference,
-        recipient: payer,
-        destination,
-        lastValidBlockHeight: built.lastValidBlockHeight,
-        at: this.clock.now(),
-      });
-      const refund = toRefundResponse(row);
-      await this.events.record(tx, merchantId, 'refund.created', refund);
-      const response = {
-        refund,
-        unsignedTx: built.transaction,
-        lastValidBlockHeight: built.lastValidBlockHeight,
-      };
-      if (claim) await this.idempotency.completeIn(tx, claim, 201, response);
-      return response;
+    return {
+      merchantId,
+      line,
+      payer,
+      mint,
+      amount,
+      reason: input.reason ?? null,
+      reference,
+      destination,
+      built,
+    };
+  }
+
+  /**
+   * Writes a prepared refund in the caller's transaction, with `refund.created`, only if it
+   * still fits what is left of its line, decided under the line's row lock.
+   * @throws RefundExceedsPaymentError when another refund took what it needs meanwhile
+   */
+  async createIn(tx: SqlTx, prepared: PreparedRefund): Promise<RefundTransactionResponse> {
+    const { merchantId, line, mint, amount } = prepared;
+    // An invoice's payments: what it was paid, less what its refunds hold and what credit notes
+    // turned into the customer's balance, bounds them all (the invoice locked first).
+    if (line.invoice_id) {
+      const left = await this.leftOfInvoiceIn(tx, merchantId, line.invoice_id);
+      if (amount > left) throw new RefundExceedsPaymentError(left, mint, 'invoice');
+    }
+    const locked = (await this.payments.refundableIn(tx, merchantId, line.id, true))!;
+    const leftNow = BigInt(locked.amount) - (await this.refunds.refundedOf(tx, line.id));
+    if (amount > leftNow) throw new RefundExceedsPaymentError(leftNow, mint);
+    const row = await this.refunds.insert(tx, {
+      id: randomUUID(),
+      merchantId,
+      paymentId: line.id,
+      invoiceId: line.invoice_id,
+      subscriptionId: line.subscription_id,
+      customerId: line.customer_id,
+      mint,
+      amount: amount.toString(),
+      reason: prepared.reason,
+      reference: prepared.reference,
+      recipient: prepared.payer,
+      destination: prepared.destination,
+      lastValidBlockHeight: prepared.built.lastValidBlockHeight,
+      at: this.clock.now(),
     });
+    const refund = toRefundResponse(row);
+    await this.events.record(tx, merchantId, 'refund.created', refund);
+    return {
+      refund,
+      unsignedTx: prepared.built.transaction,
+      lastValidBlockHeight: prepared.built.lastValidBlockHeight,
+    };
   }
 
   /**
@@ -208,9 +264,14 @@ export class RefundsService {
     return rows.map(toRefundResponse);
   }
 
-  /** The refund row, in the caller's transaction (what the watcher settles). */
-  lockIn(tx: SqlTx, merchantId: string, id: string): Promise<RefundRow | null> {
-    return this.refunds.lock(tx, merchantId, id);
+  /**
+   * What can still be given back of the invoice's payments (refunded, or credited to the
+   * customer's balance), with the invoice locked for the caller's transaction.
+   */
+  async leftOfInvoiceIn(tx: SqlTx, merchantId: string, invoiceId: string): Promise<bigint> {
+    const invoice = await this.invoices.lockedIn(tx, merchantId, invoiceId);
+    const held = await this.refunds.refundedOfInvoice(tx, invoiceId);
+    return BigInt(invoice.amount_paid) - BigInt(invoice.amount_credited_to_balance) - held;
   }
 }
 

@@ -34,6 +34,7 @@ export const MODULES = {
     'auth',
     'billing',
     'checkout',
+    'credit-notes',
     'customer-detail',
     'customers',
     'documents',

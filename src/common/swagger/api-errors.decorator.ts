@@ -10,8 +10,10 @@ const EXAMPLE_MESSAGES: Record<ErrorCode, string> = {
   INVOICE_NOT_OPEN: 'Invoice is not Open',
   UNAUTHORIZED: 'A valid API key is required: Authorization: Bearer <key>',
   CONFLICT: 'A record with the same unique value already exists',
-  REFUND_EXCEEDS_PAYMENT: 'At most 4.5 USDC is left to refund of this payment',
+  REFUND_EXCEEDS_PAYMENT: 'At most 4.5 USDC is left to give back of this payment',
   PAYMENT_NOT_REFUNDABLE: 'This charge failed: it moved nothing to give back',
+  CREDIT_EXCEEDS_DUE:
+    'At most 12.5 USDC is still due on this invoice: a credit note can take off no more',
   IDEMPOTENCY_KEY_REUSED:
     'This Idempotency-Key was used with another request (path or body); use a new key',
   PAYLOAD_TOO_LARGE: 'Request body is too large',

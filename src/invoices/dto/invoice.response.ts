@@ -59,7 +59,7 @@ export class InvoiceResponse {
   /** What payments have brought so far. @example "0" */
   amountPaid!: string;
 
-  /** `total - amountPaid`, never below 0. @example "487.125" */
+  /** `total - amountPaid - amountCredited`, never below 0. @example "487.125" */
   amountDue!: string;
 
   /**
@@ -67,6 +67,18 @@ export class InvoiceResponse {
    * @example "0"
    */
   amountRefunded!: string;
+
+  /**
+   * What credit notes (`reduce_due`) and the customer's credit balance took off what it asks
+   * for (docs/refunds.md). @example "0"
+   */
+  amountCredited!: string;
+
+  /**
+   * What credit notes (`credit`) turned of its payments into the customer's credit balance.
+   * @example "0"
+   */
+  amountCreditedToBalance!: string;
 
   /** ISO 8601 UTC, or null. @example "2026-12-31T23:59:59.000Z" */
   dueDate!: string | null;

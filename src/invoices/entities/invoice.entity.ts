@@ -118,6 +118,20 @@ export class Invoice extends BaseEntity {
   @Property({ type: new BigIntType('bigint'), default: 0 })
   amountRefunded: bigint = 0n;
 
+  /**
+   * What credit notes (`reduce_due`) and the customer's credit balance took off what it asks
+   * for: `amountDue` is `total - amountPaid - amountCredited`, never below 0.
+   */
+  @Property({ type: new BigIntType('bigint'), default: 0 })
+  amountCredited: bigint = 0n;
+
+  /**
+   * What credit notes (`credit`) turned of its payments into the customer's credit balance:
+   * with its refunds, never more than `amountPaid`.
+   */
+  @Property({ type: new BigIntType('bigint'), default: 0 })
+  amountCreditedToBalance: bigint = 0n;
+
   @Property({ type: 'datetime', columnType: 'timestamptz(3)', nullable: true })
   dueDate: Date | null = null;
 

@@ -71,6 +71,50 @@ export class PortalInvoiceResponse {
   dueDate!: string | null;
   /** The invoice's hosted checkout, where it is paid. */
   checkoutUrl!: string;
+  /** The invoice as a PDF. */
+  pdfUrl!: string;
+  /** Its receipt as a PDF, once Paid; else null. */
+  receiptUrl!: string | null;
+}
+
+/** A refund the merchant made to the customer. */
+export class PortalRefundResponse {
+  id!: string;
+  /** `Pending`, `Succeeded` or `Expired`. @example "Succeeded" */
+  status!: string;
+  /** @example "USDC" */
+  mint!: string;
+  /** @example "4.5" */
+  amount!: string;
+  invoiceId!: string | null;
+  /** The transfer, once Succeeded. */
+  signature!: string | null;
+  createdAt!: string;
+}
+
+/** A credit note the merchant issued to the customer. */
+export class PortalCreditNoteResponse {
+  id!: string;
+  /** @example "CN-000001" */
+  number!: string;
+  invoiceId!: string;
+  /** @example "USDC" */
+  mint!: string;
+  /** @example "10" */
+  amount!: string;
+  /** `reduce_due`, `refund` or `credit`. @example "credit" */
+  action!: string;
+  createdAt!: string;
+  /** The credit note as a PDF. */
+  pdfUrl!: string;
+}
+
+/** The customer's credit balance in one mint, which its next invoices take. */
+export class PortalCreditBalanceResponse {
+  /** @example "USDC" */
+  mint!: string;
+  /** @example "12" */
+  balance!: string;
 }
 
 /** `GET /api/portal/session`: what the session's customer has with the merchant. */
@@ -81,4 +125,7 @@ export class PortalResponse {
   expiresAt!: string;
   subscriptions!: PortalSubscriptionResponse[];
   invoices!: PortalInvoiceResponse[];
+  refunds!: PortalRefundResponse[];
+  creditNotes!: PortalCreditNoteResponse[];
+  creditBalances!: PortalCreditBalanceResponse[];
 }
