@@ -11,6 +11,12 @@ import { waitFor } from './helpers/webhook-receiver';
 
 const USDC = 1_000_000n;
 
+/** "2.5" -> 2500000n (the API's decimal strings, 6 places). */
+const parseAmountUnits = (amount: string) => {
+  const [whole, fraction = ''] = amount.split('.');
+  return BigInt(whole) * USDC + BigInt(fraction.padEnd(6, '0'));
+};
+
 interface Invoice {
   id: string;
   number: string;
@@ -285,6 +291,11 @@ describe('Credit notes', () => {
     expect(next).toMatchObject({ amountCredited: '7', amountDue: '43', status: 'Open' });
     const after = await createInvoice(wallet, '50');
     expect(after.amountCredited).toBe('0');
+    // A balance taken by invoices created at once is taken once: 12 over six invoices of 5.
+    await credit(first.id, { lines: lines('12'), action: 'credit', reason: 'other' }).expect(201);
+    const racing = await Promise.all(Array.from({ length: 6 }, () => createInvoice(wallet, '5')));
+    const taken = racing.reduce((sum, i) => sum + parseAmountUnits(i.amountCredited), 0n);
+    expect(taken).toBe(12n * USDC);
     // Shown on the invoice as the API and its PDF give it.
     expect(await invoice(next.id)).toMatchObject({ amountCredited: '7', amountDue: '43' });
   });

@@ -200,7 +200,7 @@ describe('Documents and the ledger export', () => {
     const res = await t.http.get('/api/exports/ledger?format=csv').set(acme.auth).expect(200);
     expect(res.headers['content-type']).toBe('text/csv; charset=utf-8');
     expect(res.headers['content-disposition']).toBe('attachment; filename="ledger-start-now.csv"');
-    const records = (res.text).trimEnd().split('\r\n');
+    const records = res.text.trimEnd().split('\r\n');
     expect(records[0]).toBe(
       'created_at,id,kind,status,amount,fee,excess,mint,signature,instruction,invoice_id,' +
         'subscription_id,period,customer_id,payer,destination,references,note,slot,finalized_at',
@@ -241,7 +241,7 @@ describe('Documents and the ledger export', () => {
       [merchant.id, n],
     );
     const res = await t.http.get('/api/exports/ledger').set(merchant.auth).expect(200);
-    const rows = (res.text).trimEnd().split('\r\n').slice(1);
+    const rows = res.text.trimEnd().split('\r\n').slice(1);
     expect(rows).toHaveLength(n);
     // Amounts 0.000001 .. 0.03 USDC: their sum in base units, n(n+1)/2.
     const units = rows.reduce((sum, row) => {

@@ -1,5 +1,8 @@
 import { createTransferCheckedInstruction } from '@solana/spl-token';
 import { Keypair, PublicKey } from '@solana/web3.js';
+import { Db } from '../src/database/db';
+import { RefundFinder } from '../src/refunds/refund-finder';
+import { RefundsRepository } from '../src/refunds/refunds.repository';
 import { billingHelpers } from './helpers/billing';
 import { fund, signAndSend } from './helpers/chain-tx';
 import { createTestApp, TestApp, TestMerchant } from './helpers/test-app';
@@ -210,6 +213,28 @@ describe('Refunds', () => {
     await billing.run();
     expect(await ledger('kind=refund')).toHaveLength(1);
     expect(await events('refund.succeeded', issued.refund.id)).toHaveLength(1);
+
+    // Two instances that read it Pending at once: the second to record, even from another
+    // instruction, and the expiry of a height that passed meanwhile, change nothing.
+    const repository = t.app.get(RefundsRepository);
+    const row = (await repository.find(acme.id, issued.refund.id))!;
+    const stale = { ...row, status: 'Pending' as const };
+    const finder = t.app.get(RefundFinder);
+    const landing = (await finder.find(stale))!;
+    expect(landing.signature).toBe(done.signature);
+    const again2 = await finder.settle(stale, {
+      ...landing,
+      transfer: { ...landing.transfer, instruction: landing.transfer.instruction + 7 },
+    });
+    expect(again2).toBeNull();
+    expect(await ledger('kind=refund')).toHaveLength(1);
+    const db = t.app.get(Db);
+    expect(
+      await db.transaction((tx) =>
+        repository.expire(tx, row.id, row.last_valid_block_height, new Date()),
+      ),
+    ).toBeNull();
+    expect((await refund(issued.refund.id)).status).toBe('Succeeded');
   });
 
   it('partial refunds add up to the payment and never beyond it', async () => {
@@ -259,6 +284,21 @@ describe('Refunds', () => {
       [line.id],
     );
     expect(n).toBe(1);
+
+    // The same for a charge (no invoice above it: the line's own lock decides alone).
+    const [charge] = await t.sql<{ id: string }>(
+      `INSERT INTO payments (id, created_at, updated_at, merchant_id, kind, status, mint, amount,
+                             payer, signature)
+       VALUES (gen_random_uuid(), now(), now(), $1, 'subscription', 'finalized', 'USDC', 5000000,
+               $2, 'charge-signature') RETURNING id`,
+      [acme.id, Keypair.generate().publicKey.toBase58()],
+    );
+    const onCharge = await Promise.all(
+      Array.from({ length: 5 }, () =>
+        t.http.post(`/api/payments/${charge.id}/refunds`).set(acme.auth).send({ amount: '3' }),
+      ),
+    );
+    expect(onCharge.map((a) => a.status).sort()).toEqual([201, 409, 409, 409, 409]);
   });
 
   it('an Idempotency-Key answers a retry with the first refund, never a second one', async () => {
@@ -445,11 +485,46 @@ describe('Refunds', () => {
     const res = await post(done.ledgerPaymentId!, {});
     expect(res.status).toBe(409);
     expect(res.body.error.code).toBe('PAYMENT_NOT_REFUNDABLE');
+    // A payment not finalized yet, a failed charge, money with no known payer: not refundable.
+    for (const [status, payer, why] of [
+      ['confirmed', 'x', /^This payment is not finalized yet/],
+      ['failed', 'x', /^This charge failed/],
+      ['finalized', null, /^Nobody is known to have paid this/],
+    ] as const) {
+      const [row] = await t.sql<{ id: string }>(
+        `INSERT INTO payments (id, created_at, updated_at, merchant_id, kind, status, mint, amount,
+                               payer)
+         VALUES (gen_random_uuid(), now(), now(), $1, 'subscription', $2, 'USDC', 1000000, $3)
+         RETURNING id`,
+        [acme.id, status, payer],
+      );
+      const refused = await post(row.id, {});
+      expect(refused.status).toBe(409);
+      expect(refused.body.error).toMatchObject({
+        code: 'PAYMENT_NOT_REFUNDABLE',
+        message: expect.stringMatching(why),
+      });
+    }
     // Nothing was written by any refusal.
     const [{ n }] = await t.sql<{ n: number }>(
       `SELECT count(*)::int AS n FROM refunds WHERE payment_id = $1`,
       [line.id],
     );
     expect(n).toBe(1);
+
+    // The same for a charge (no invoice above it: the line's own lock decides alone).
+    const [charge] = await t.sql<{ id: string }>(
+      `INSERT INTO payments (id, created_at, updated_at, merchant_id, kind, status, mint, amount,
+                             payer, signature)
+       VALUES (gen_random_uuid(), now(), now(), $1, 'subscription', 'finalized', 'USDC', 5000000,
+               $2, 'charge-signature') RETURNING id`,
+      [acme.id, Keypair.generate().publicKey.toBase58()],
+    );
+    const onCharge = await Promise.all(
+      Array.from({ length: 5 }, () =>
+        t.http.post(`/api/payments/${charge.id}/refunds`).set(acme.auth).send({ amount: '3' }),
+      ),
+    );
+    expect(onCharge.map((a) => a.status).sort()).toEqual([201, 409, 409, 409, 409]);
   });
 });

@@ -2,7 +2,6 @@ import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { Clock } from '../common/clock';
 import { NotFoundError, ValidationError } from '../common/errors/domain-error';
-import { ErrorCode } from '../common/errors/error-codes';
 import { formatAmount, invoiceTotals, parseAmount } from '../common/money';
 import { resolvePage } from '../common/pagination';
 import { CustomerCreditsService } from '../customers/customer-credits.service';

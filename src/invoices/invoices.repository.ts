@@ -56,7 +56,6 @@ export function narrowed<T extends IListForCustomerResult>(
 export type InvoiceWithCustomerRow = InvoiceRow &
   Omit<IFindWithCustomerResult, keyof IListForCustomerResult>;
 
-
 export type { InvoiceListFilters, InvoiceListRow };
 
 /** An invoice as a payment of it needs it, read under its row lock (bigints as text). */

@@ -19,7 +19,7 @@ import { SubscriptionsService } from '../subscriptions/subscriptions.service';
 import type { SignatureUse } from '../subscriptions/entities/subscription-signature.entity';
 import type { PortalGrant } from '../auth/portal-token';
 import { PortalMoneyBack } from './portal-money-back';
-import { maxZero, PortalSubscriptionRow, PortalSubscriptions } from './portal-subscriptions';
+import { PortalSubscriptionRow, PortalSubscriptions } from './portal-subscriptions';
 import { CustomersService } from '../customers/customers.service';
 import { InvoicesService } from '../invoices/invoices.service';
 import {
