@@ -274,6 +274,7 @@ describe('Chain layer safety on localnet', () => {
         receipts: [],
         cursor: byAccount.cursor,
         signaturesScanned: 0,
+        complete: true,
       });
       const next = await adapter.buildInvoicePayment({
         payer: payer.publicKey.toBase58(),

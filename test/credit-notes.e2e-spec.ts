@@ -145,6 +145,11 @@ describe('Credit notes', () => {
       [note.id],
     );
     expect(event.payload.data.object.amount).toBe('22');
+    // The checkout asks for the rest, and the hosted page says why.
+    const checkout = (await t.http.get(`/api/checkout/invoices/${open.id}`).expect(200)).body;
+    expect(checkout).toMatchObject({ amountCredited: '22', amountDue: '88', amountToPay: '88' });
+    const page = await t.http.get(`/checkout/invoices/${open.id}`).expect(200);
+    expect(page.text).toMatch(/<dt>Credited<\/dt>\s*<dd>22\.00 USDC<\/dd>/);
     // More than is still due is refused and changes nothing.
     const over = await credit(open.id, {
       lines: lines('80.000001'),
@@ -217,6 +222,39 @@ describe('Credit notes', () => {
     );
     expect(await billing.balance(payer.publicKey.toBase58())).toBe(960n * USDC);
 
+    // A second credit note refund names no payment: the first with enough left is taken.
+    const twice = await createInvoice(payer.publicKey.toBase58(), '20');
+    for (const part of [12n, 8n]) {
+      const tx = await billing.chain.buildInvoicePayment({
+        payer: payer.publicKey.toBase58(),
+        merchantWallet: acme.walletAddress,
+        mint: 'USDC',
+        amount: part * USDC,
+        reference: (await t.http.get(`/api/invoices/${twice.id}`).set(acme.auth)).body.onchainId,
+      });
+      await billing.sendSigned(payer, tx.transaction);
+    }
+    await waitFor(
+      async () => {
+        await billing.run();
+        return (await invoice(twice.id)).status === 'Paid';
+      },
+      20_000,
+      () => 'never Paid',
+    );
+    const firstTwo = await credit(twice.id, {
+      lines: lines('8'),
+      action: 'refund',
+      reason: 'other',
+    }).expect(201);
+    // 4 left of the first payment, 8 of the second: the second.
+    const secondTwo = await credit(twice.id, {
+      lines: lines('8'),
+      action: 'refund',
+      reason: 'other',
+    }).expect(201);
+    expect(secondTwo.body.refund.refund.paymentId).not.toBe(firstTwo.body.refund.refund.paymentId);
+
     // A credit too; then the customer's portal lists both, the balance, and the documents.
     await credit(inv.id, { lines: lines('5'), action: 'credit', reason: 'other' }).expect(201);
     const link = await t.http
@@ -227,10 +265,16 @@ describe('Credit notes', () => {
     const view = (
       await t.http.get('/api/portal/session').set('x-portal-session', token).expect(200)
     ).body;
-    expect(view.refunds).toEqual([
+    expect(view.refunds).toHaveLength(3);
+    expect(view.refunds).toContainEqual(
       expect.objectContaining({ id: refund.refund.id, status: 'Succeeded', amount: '10' }),
+    );
+    expect(view.creditNotes.map((n: CreditNote) => n.action).sort()).toEqual([
+      'credit',
+      'refund',
+      'refund',
+      'refund',
     ]);
-    expect(view.creditNotes.map((n: CreditNote) => n.action).sort()).toEqual(['credit', 'refund']);
     expect(view.creditBalances).toEqual([{ mint: 'USDC', balance: '5' }]);
     const item = view.invoices.find((i: { id: string }) => i.id === inv.id);
     expect(item.pdfUrl).toMatch(new RegExp(`/checkout/invoices/${inv.id}/pdf$`));
@@ -289,6 +333,10 @@ describe('Credit notes', () => {
     expect(small).toMatchObject({ amountCredited: '5', amountDue: '0', status: 'Paid' });
     const next = await createInvoice(wallet, '50');
     expect(next).toMatchObject({ amountCredited: '7', amountDue: '43', status: 'Open' });
+    // Voided, an invoice gives back to the balance what it took: the next one takes it.
+    await t.http.post(`/api/invoices/${next.id}/void`).set(acme.auth).expect(200);
+    const retaken = await createInvoice(wallet, '50');
+    expect(retaken.amountCredited).toBe('7');
     const after = await createInvoice(wallet, '50');
     expect(after.amountCredited).toBe('0');
     // A balance taken by invoices created at once is taken once: 12 over six invoices of 5.

@@ -178,6 +178,10 @@ describe('Documents and the ledger export', () => {
       .expect(200);
     expect(pdfText(res.body as Buffer, 'public')).toContain(`Invoice ${paid.number}`);
     await t.http.get(`/checkout/invoices/${paid.id}/receipt/pdf`).expect(200);
+    // The hosted invoice page links to both.
+    const page = await t.http.get(`/checkout/invoices/${paid.id}`).expect(200);
+    expect(page.text).toContain(`href="/checkout/invoices/${paid.id}/pdf"`);
+    expect(page.text).toContain(`href="/checkout/invoices/${paid.id}/receipt/pdf"`);
     const notPaid = await t.http.get(`/api/invoices/${open.id}/receipt/pdf`).set(acme.auth);
     expect(notPaid.status).toBe(409);
     expect(notPaid.body.error).toMatchObject({
@@ -222,6 +226,12 @@ describe('Documents and the ledger export', () => {
       'format=xml',
       'from=yesterday',
       'from=2026-02-01T00:00:00Z&to=2026-01-01T00:00:00Z',
+      'from=20261101',
+      'from=2026-W01',
+      'from=2026-100',
+      'to=2026-11-01T10',
+      'from=-2026-11-01',
+      'from=2026-13-01T00:00:00Z',
     ]) {
       const bad = await t.http.get(`/api/exports/ledger?${query}`).set(acme.auth);
       expect(bad.status).toBe(400);

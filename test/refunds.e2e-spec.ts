@@ -1,5 +1,6 @@
 import { createTransferCheckedInstruction } from '@solana/spl-token';
-import { Keypair, PublicKey } from '@solana/web3.js';
+import { Keypair, PublicKey, Transaction } from '@solana/web3.js';
+import bs58 from 'bs58';
 import { Db } from '../src/database/db';
 import { RefundFinder } from '../src/refunds/refund-finder';
 import { RefundsRepository } from '../src/refunds/refunds.repository';
@@ -132,6 +133,34 @@ describe('Refunds', () => {
     return { customer, invoiceId: invoice.id, line: line! };
   };
 
+  /** A USDC transfer of the test's own making into `destination`, carrying `references`. */
+  const transferTo = async (
+    destination: PublicKey,
+    from: Keypair,
+    amount: bigint,
+    references: string[],
+  ) => {
+    const ix = createTransferCheckedInstruction(
+      new PublicKey(await billing.chain.tokenAccount(from.publicKey.toBase58(), 'USDC')),
+      usdc.address,
+      destination,
+      from.publicKey,
+      amount,
+      6,
+      [],
+      usdc.program,
+    );
+    for (const r of references) {
+      ix.keys.push({ pubkey: new PublicKey(r), isSigner: false, isWritable: false });
+    }
+    return ix;
+  };
+  /** The merchant sends a transfer of its own making to the refund's account, with references. */
+  const merchantSends = async (refund: Refund, amount: bigint, references: string[]) =>
+    billing.sendInstructions(acme.wallet, [
+      await transferTo(new PublicKey(refund.destination), acme.wallet, amount, references),
+    ]);
+
   beforeAll(async () => {
     t = await createTestApp({
       env: {
@@ -220,7 +249,11 @@ describe('Refunds', () => {
     const row = (await repository.find(acme.id, issued.refund.id))!;
     const stale = { ...row, status: 'Pending' as const };
     const finder = t.app.get(RefundFinder);
-    const landing = (await finder.find(stale))!;
+    const {
+      landings: [landing],
+      complete,
+    } = await finder.look(stale);
+    expect(complete).toBe(true);
     expect(landing.signature).toBe(done.signature);
     const again2 = await finder.settle(stale, {
       ...landing,
@@ -358,22 +391,8 @@ describe('Refunds', () => {
     const a = await refundOf(line.id, { amount: '5' });
     const b = await refundOf(line.id, { amount: '5' });
     const destination = new PublicKey(a.refund.destination);
-    const transfer = async (from: Keypair, amount: bigint, references: string[]) => {
-      const ix = createTransferCheckedInstruction(
-        new PublicKey(await billing.chain.tokenAccount(from.publicKey.toBase58(), 'USDC')),
-        usdc.address,
-        destination,
-        from.publicKey,
-        amount,
-        6,
-        [],
-        usdc.program,
-      );
-      for (const r of references) {
-        ix.keys.push({ pubkey: new PublicKey(r), isSigner: false, isWritable: false });
-      }
-      return ix;
-    };
+    const transfer = (from: Keypair, amount: bigint, references: string[]) =>
+      transferTo(destination, from, amount, references);
     // Someone else pays the customer with the refund's reference: not the merchant's refund.
     const stranger = Keypair.generate();
     fund(t, stranger.publicKey.toBase58(), { symbol: 'USDC', amount: 10n * USDC });
@@ -412,42 +431,216 @@ describe('Refunds', () => {
     expect(await balance(wallet)).toBe(994n * USDC);
   });
 
-  it('a refund whose transaction never lands expires once it cannot, frees its amount, and a new transaction can be issued', async () => {
-    const { customer, line } = await paidInvoice('8');
-    const issued = await refundOf(line.id);
+  it('refunds whose transactions never land expire once they cannot, and only then: a new transaction, a late landing, a transfer another refund took, a scan the RPC did not serve whole', async () => {
+    // Five paid invoices, a refund of each (and two of the last), all issued now, so that they
+    // can no longer land at about the same time (150 slots, a minute on localnet).
+    const a = await paidInvoice('8'); // never sent; a new transaction is issued
+    const b = await paidInvoice('5'); // sent, but the RPC does not serve it for a while
+    const c = await paidInvoice('4'); // never sent; then the merchant pays it by hand
+    const d = await paidInvoice('6'); // never sent; a credit note takes its amount meanwhile
+    const e = await paidInvoice('10'); // two refunds, one transfer: the other must expire
+    const ra = await refundOf(a.line.id);
+    const rb = await refundOf(b.line.id);
+    const rc = await refundOf(c.line.id);
+    const rd = await refundOf(d.line.id);
+    const re1 = await refundOf(e.line.id, { amount: '5' });
+    const re2 = await refundOf(e.line.id, { amount: '5' });
     // While its transaction can land, no second one.
-    const early = await t.http
-      .post(`/api/refunds/${issued.refund.id}/transaction`)
-      .set(acme.auth)
-      .expect(409);
+    const early = await t.http.post(`/api/refunds/${ra.refund.id}/transaction`).set(acme.auth);
+    expect(early.status).toBe(409);
     expect(early.body.error.code).toBe('PAYMENT_NOT_REFUNDABLE');
-    // The blockhash lives 150 slots (about a minute on localnet): then Expired.
-    const expired = await until(issued.refund.id, 'Expired', 120_000);
-    expect(expired.expiredAt).not.toBeNull();
-    expect(await events('refund.expired', issued.refund.id)).toHaveLength(1);
-    // Its old transaction cannot land any more.
-    const late = await signAndSend(
-      t,
-      issued.unsignedTx,
-      issued.lastValidBlockHeight,
-      acme.wallet,
-    ).catch((error: Error) => ({ state: error.message }));
+    await send(rb);
+    const bSignature = Transaction.from(Buffer.from(rb.unsignedTx, 'base64'));
+    bSignature.partialSign(acme.wallet);
+    t.chain!.faults.set({ unservedTransactions: [bs58.encode(bSignature.signature!)] });
+    await merchantSends(re1.refund, 5n * USDC, [re1.refund.reference, re2.refund.reference]);
+
+    try {
+      const expired = await until(ra.refund.id, 'Expired', 150_000);
+      expect(expired.expiredAt).not.toBeNull();
+      expect(await events('refund.expired', ra.refund.id)).toHaveLength(1);
+      for (const r of [rc, rd])
+        expect((await until(r.refund.id, 'Expired')).status).toBe('Expired');
+      // One transfer settled one of the two; the other expired, its amount free again.
+      const pair = [(await refund(re1.refund.id)).status, (await refund(re2.refund.id)).status];
+      expect(pair.sort()).toEqual(['Expired', 'Succeeded']);
+      // B's transaction landed, but the RPC lists it without serving it: never Expired.
+      await waitFor(
+        async () =>
+          (await billing.connection.getBlockHeight('finalized')) > rb.lastValidBlockHeight,
+        30_000,
+        () => 'the finalized height never passed B',
+      );
+      await billing.run();
+      await billing.run();
+      expect((await refund(rb.refund.id)).status).toBe('Pending');
+    } finally {
+      t.chain!.faults.set({ unservedTransactions: [] });
+    }
+    await until(rb.refund.id, 'Succeeded');
+    expect(await balance(b.customer.publicKey.toBase58())).toBe(1000n * USDC);
+
+    // A: its old transaction cannot land any more; a new one, same reference, later height.
+    const late = await signAndSend(t, ra.unsignedTx, ra.lastValidBlockHeight, acme.wallet).catch(
+      (error: Error) => ({ state: error.message }),
+    );
     expect(late.state).not.toBe('succeeded');
-    // A new one: Pending again, same reference, a later height; sent, it succeeds once.
     const again = (
-      await t.http.post(`/api/refunds/${issued.refund.id}/transaction`).set(acme.auth).expect(200)
+      await t.http.post(`/api/refunds/${ra.refund.id}/transaction`).set(acme.auth).expect(200)
     ).body as Issued;
     expect(again.refund).toMatchObject({
-      id: issued.refund.id,
+      id: ra.refund.id,
       status: 'Pending',
-      reference: issued.refund.reference,
+      reference: ra.refund.reference,
       expiredAt: null,
     });
-    expect(again.lastValidBlockHeight).toBeGreaterThan(issued.lastValidBlockHeight);
+    expect(again.lastValidBlockHeight).toBeGreaterThan(ra.lastValidBlockHeight);
     await send(again);
-    await until(issued.refund.id, 'Succeeded');
-    expect(await balance(customer.publicKey.toBase58())).toBe(1000n * USDC);
-  }, 180_000);
+    await until(ra.refund.id, 'Succeeded');
+    expect(await balance(a.customer.publicKey.toBase58())).toBe(1000n * USDC);
+
+    // C: the merchant paid it by hand after it expired: asking for a new transaction finds that
+    // transfer and records it instead (no transaction); its amount is held again.
+    await merchantSends(rc.refund, 4n * USDC, [rc.refund.reference]);
+    // Until that transfer is final, no new transaction either (409): it may be the refund.
+    let found: { status: number; body: { unsignedTx?: string; refund: Refund } } | undefined;
+    await waitFor(
+      async () => {
+        found = await t.http.post(`/api/refunds/${rc.refund.id}/transaction`).set(acme.auth);
+        if (found.status === 409) {
+          expect(found.body).toMatchObject({ error: { code: 'PAYMENT_NOT_REFUNDABLE' } });
+          return false;
+        }
+        return true;
+      },
+      20_000,
+      () => `never settled: ${JSON.stringify(found?.body)}`,
+    );
+    expect(found!.status).toBe(200);
+    expect(found!.body.unsignedTx).toBeUndefined();
+    expect(found!.body.refund).toMatchObject({ status: 'Succeeded', expiredAt: null });
+    const none = await t.http.post(`/api/payments/${c.line.id}/refunds`).set(acme.auth).send({});
+    expect(none.status).toBe(409);
+    expect(none.body.error.code).toBe('REFUND_EXCEEDS_PAYMENT');
+
+    // D: a credit note turned its amount into the customer's balance meanwhile: no new
+    // transaction (the invoice's payments are all given back).
+    await t.http
+      .post(`/api/invoices/${d.invoiceId}/credit-notes`)
+      .set(acme.auth)
+      .send({
+        lines: [{ description: 'Credit', quantity: 1, unitAmount: '6' }],
+        action: 'credit',
+        reason: 'other',
+      })
+      .expect(201);
+    const refused = await t.http.post(`/api/refunds/${rd.refund.id}/transaction`).set(acme.auth);
+    expect(refused.status).toBe(409);
+    expect(refused.body.error.code).toBe('REFUND_EXCEEDS_PAYMENT');
+    expect((await refund(rd.refund.id)).status).toBe('Expired');
+  }, 300_000);
+
+  it("what an invoice's books say decides: no refund of an Open invoice's payments, a late payment to a voided one refunded on its own, money refunded never attached", async () => {
+    const customer = Keypair.generate();
+    const wallet = customer.publicKey.toBase58();
+    fund(t, wallet, { symbol: 'USDC', amount: 1000n * USDC });
+    const create = async (total: string) =>
+      (
+        await t.http
+          .post('/api/invoices')
+          .set(acme.auth)
+          .send({
+            walletAddress: wallet,
+            mint: 'USDC',
+            lineItems: [{ description: 'Work', quantity: 1, unitAmount: total }],
+          })
+          .expect(201)
+      ).body.invoice as { id: string; onchainId: string };
+    /** Pays `amount` carrying the invoice's reference; its finalized line. */
+    const payPart = async (invoice: { id: string; onchainId: string }, amount: bigint) => {
+      const tx = await billing.chain.buildInvoicePayment({
+        payer: wallet,
+        merchantWallet: acme.walletAddress,
+        mint: 'USDC',
+        amount,
+        reference: invoice.onchainId,
+      });
+      await billing.sendSigned(customer, tx.transaction);
+      let line: Line | undefined;
+      await waitFor(
+        async () => {
+          await billing.run();
+          [line] = await ledger(`invoiceId=${invoice.id}`);
+          return line?.status === 'finalized';
+        },
+        20_000,
+        () => 'the payment never finalized',
+      );
+      return line!;
+    };
+    // Partly paid and Open: what it brought still counts towards paying it.
+    const open = await create('10');
+    const part = await payPart(open, 6n * USDC);
+    const refused = await t.http.post(`/api/payments/${part.id}/refunds`).set(acme.auth).send({});
+    expect(refused.status).toBe(409);
+    expect(refused.body.error).toMatchObject({
+      code: 'PAYMENT_NOT_REFUNDABLE',
+      message: expect.stringMatching(/^The invoice is Open/),
+    });
+    const credit = await t.http
+      .post(`/api/invoices/${open.id}/credit-notes`)
+      .set(acme.auth)
+      .send({
+        lines: [{ description: 'Credit', quantity: 1, unitAmount: '6' }],
+        action: 'credit',
+        reason: 'other',
+      });
+    expect(credit.status).toBe(409);
+    expect(credit.body.error.code).toBe('PAYMENT_NOT_REFUNDABLE');
+    // Voided, it can be refunded.
+    await t.http.post(`/api/invoices/${open.id}/void`).set(acme.auth).expect(200);
+    const back = await refundOf(part.id);
+    expect(back.refund).toMatchObject({ amount: '6', invoiceId: open.id });
+
+    // A payment that arrives after the invoice was voided is not the invoice's: refunded on its
+    // own, whatever the invoice's own payments hold.
+    const voided = await create('3');
+    await t.http.post(`/api/invoices/${voided.id}/void`).set(acme.auth).expect(200);
+    const lateLine = await payPart(voided, 3n * USDC);
+    const lateRefund = await refundOf(lateLine.id);
+    expect(lateRefund.refund).toMatchObject({ amount: '3', invoiceId: null });
+
+    // Money that paid nothing, refunded: it can no longer be attached to an invoice.
+    await billing.sendInstructions(customer, [
+      await transferTo(
+        new PublicKey(await billing.chain.tokenAccount(acme.walletAddress, 'USDC')),
+        customer,
+        2n * USDC,
+        [],
+      ),
+    ]);
+    let loose: Line | undefined;
+    await waitFor(
+      async () => {
+        await billing.run();
+        loose = (await ledger('kind=unattributed')).find(
+          (l) => l.payer === wallet && l.status === 'finalized',
+        );
+        return loose !== undefined;
+      },
+      20_000,
+      () => 'the unattributed line never finalized',
+    );
+    await refundOf(loose!.id, { amount: '0.5' });
+    const target = await create('2');
+    const attach = await t.http
+      .post(`/api/invoices/${target.id}/payments`)
+      .set(acme.auth)
+      .send({ paymentId: loose!.id });
+    expect(attach.status).toBe(409);
+    expect(attach.body.error.message).toMatch(/has refunds/);
+    expect((await ledger(`invoiceId=${target.id}`)).length).toBe(0);
+  });
 
   it('refuses what cannot be refunded with the right code, and another merchant sees nothing', async () => {
     const { line } = await paidInvoice('3');
@@ -511,20 +704,5 @@ describe('Refunds', () => {
       [line.id],
     );
     expect(n).toBe(1);
-
-    // The same for a charge (no invoice above it: the line's own lock decides alone).
-    const [charge] = await t.sql<{ id: string }>(
-      `INSERT INTO payments (id, created_at, updated_at, merchant_id, kind, status, mint, amount,
-                             payer, signature)
-       VALUES (gen_random_uuid(), now(), now(), $1, 'subscription', 'finalized', 'USDC', 5000000,
-               $2, 'charge-signature') RETURNING id`,
-      [acme.id, Keypair.generate().publicKey.toBase58()],
-    );
-    const onCharge = await Promise.all(
-      Array.from({ length: 5 }, () =>
-        t.http.post(`/api/payments/${charge.id}/refunds`).set(acme.auth).send({ amount: '3' }),
-      ),
-    );
-    expect(onCharge.map((a) => a.status).sort()).toEqual([201, 409, 409, 409, 409]);
   });
 });

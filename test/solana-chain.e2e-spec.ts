@@ -194,6 +194,7 @@ describe('Chain port on localnet (RpcChainAdapter over JSON-RPC)', () => {
       receipts: [],
       cursor: found.signature,
       signaturesScanned: 1,
+      complete: true,
     });
     // Its receiving account of the invoice's mint now exists, its rent paid by the merchant.
     const created = await connection.getAccountInfo(account);

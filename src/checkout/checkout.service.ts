@@ -72,6 +72,7 @@ export class CheckoutService {
       tax: invoice.tax,
       total: invoice.total,
       amountPaid: invoice.amountPaid,
+      amountCredited: invoice.amountCredited,
       amountDue: invoice.amountDue,
       amountToPay: formatAmount(toPay),
       reference: invoice.onchainId,

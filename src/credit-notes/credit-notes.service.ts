@@ -9,6 +9,7 @@ import { Db } from '../database/db';
 import { EventsService } from '../events/events.service';
 import { IdempotencyClaim, IdempotencyService } from '../idempotency/idempotency.service';
 import type { StoredLineItem } from '../invoices/entities/invoice.entity';
+import { InvoiceCreditsService } from '../invoices/invoice-credits.service';
 import { InvoicesService } from '../invoices/invoices.service';
 import { PaymentsService } from '../payments/payments.service';
 import {
@@ -39,6 +40,7 @@ export class CreditNotesService {
     private readonly db: Db,
     private readonly notes: CreditNotesRepository,
     private readonly invoices: InvoicesService,
+    private readonly invoiceCredits: InvoiceCreditsService,
     private readonly payments: PaymentsService,
     private readonly refunds: RefundsService,
     private readonly credits: CustomerCreditsService,
@@ -87,7 +89,7 @@ export class CreditNotesService {
       const id = randomUUID();
       let refund: CreateCreditNoteResponse['refund'] = null;
       if (input.action === 'reduce_due') {
-        await this.invoices.creditIn(tx, merchantId, invoiceId, totals.total);
+        await this.invoiceCredits.creditIn(tx, merchantId, invoiceId, totals.total);
       } else if (input.action === 'refund') {
         refund = await this.refunds.createIn(tx, prepared as PreparedRefund);
       } else {
@@ -95,7 +97,7 @@ export class CreditNotesService {
         if (totals.total > left) {
           throw new RefundExceedsPaymentError(left, invoice.mint, 'invoice');
         }
-        await this.invoices.creditToBalanceIn(tx, merchantId, invoiceId, totals.total);
+        await this.invoiceCredits.creditToBalanceIn(tx, merchantId, invoiceId, totals.total);
         await this.credits.addIn(
           tx,
           { merchantId, customerId: invoice.customerId, mint: invoice.mint, amount: totals.total },
@@ -162,10 +164,9 @@ export class CreditNotesService {
   }
 
   /**
-   * The first finalized payment of the invoice (oldest first) whose amount covers `amount`: the
-   * one a credit note's refund goes against when it names none. Refunds it already holds are
-   * checked when the refund is prepared.
-   * @throws RefundExceedsPaymentError when no payment of the invoice is that large
+   * The first finalized payment of the invoice (oldest first) with `amount` left (what its
+   * refunds do not hold): the one a credit note's refund goes against when it names none.
+   * @throws RefundExceedsPaymentError when no payment of the invoice has that much left
    */
   private async paymentToRefund(
     merchantId: string,
@@ -177,14 +178,14 @@ export class CreditNotesService {
       kind: 'invoice',
       status: 'finalized',
     });
-    const line = lines.reverse().find((l) => parseAmount(l.amount) >= amount);
-    if (!line) {
-      throw new RefundExceedsPaymentError(
-        lines.reduce((max, l) => (parseAmount(l.amount) > max ? parseAmount(l.amount) : max), 0n),
-        lines[0]?.mint ?? '',
-        'invoice',
-      );
+    // Oldest first, each with what its refunds do not hold yet.
+    let most = 0n;
+    for (const candidate of lines.reverse()) {
+      const row = await this.payments.refundableIn(this.db, merchantId, candidate.id, false);
+      const left = row ? BigInt(row.amount) - BigInt(row.refund_held) : 0n;
+      if (left >= amount) return candidate.id;
+      if (left > most) most = left;
     }
-    return line.id;
+    throw new RefundExceedsPaymentError(most, lines[0]?.mint ?? '', 'invoice');
   }
 }

@@ -5,6 +5,7 @@ import type { SqlTx } from '../database/pg-transaction';
 import type {
   IBalancesOfQuery,
   ICreditBalanceQuery,
+  ICreditOfInvoiceQuery,
   IInsertCreditQuery,
   ILockCreditsQuery,
 } from './customer-credits.repository.types';
@@ -28,6 +29,11 @@ const balancesOf = sql<IBalancesOfQuery>`
    WHERE customer_id = $customerId! AND merchant_id = $merchantId!
    GROUP BY mint HAVING sum(amount) <> 0 ORDER BY mint`;
 
+/** What the customer's balance gave an invoice, net (base units, as text; <= 0). */
+const creditOfInvoice = sql<ICreditOfInvoiceQuery>`
+  SELECT coalesce(sum(amount), 0)::text AS "net!" FROM customer_credits
+   WHERE customer_id = $customerId! AND invoice_id = $invoiceId!`;
+
 const insertCredit = sql<IInsertCreditQuery>`
   INSERT INTO customer_credits (id, created_at, updated_at, merchant_id, customer_id, mint, amount,
     credit_note_id, invoice_id)
@@ -47,6 +53,11 @@ export class CustomerCreditsRepository {
   async balance(tx: SqlTx, merchantId: string, customerId: string, mint: string): Promise<bigint> {
     const [row] = await creditBalance.run({ merchantId, customerId, mint }, tx);
     return BigInt(row.balance);
+  }
+
+  async ofInvoice(tx: SqlTx, customerId: string, invoiceId: string): Promise<bigint> {
+    const [row] = await creditOfInvoice.run({ customerId, invoiceId }, tx);
+    return BigInt(row.net);
   }
 
   balances(merchantId: string, customerId: string): Promise<{ mint: string; balance: string }[]> {

@@ -53,6 +53,23 @@ export interface IBalancesOfQuery {
   result: IBalancesOfResult;
 }
 
+/** 'CreditOfInvoice' parameters type */
+export interface ICreditOfInvoiceParams {
+  customerId: string;
+  invoiceId: string;
+}
+
+/** 'CreditOfInvoice' return type */
+export interface ICreditOfInvoiceResult {
+  net: string;
+}
+
+/** 'CreditOfInvoice' query type */
+export interface ICreditOfInvoiceQuery {
+  params: ICreditOfInvoiceParams;
+  result: ICreditOfInvoiceResult;
+}
+
 /** 'InsertCredit' parameters type */
 export interface IInsertCreditParams {
   amount: NumberOrString;

@@ -69,6 +69,28 @@ export class CustomerCreditsService {
     return applied;
   }
 
+  /**
+   * Gives back to the customer's balance what it gave an invoice that will never be paid (voided
+   * or expired), in the caller's transaction; nothing when it gave nothing or was given back.
+   */
+  async restoreIn(
+    tx: SqlTx,
+    invoice: { merchantId: string; customerId: string; mint: string },
+    invoiceId: string,
+  ): Promise<void> {
+    await this.credits.lock(tx, invoice.customerId);
+    const net = await this.credits.ofInvoice(tx, invoice.customerId, invoiceId);
+    if (net >= 0n) return;
+    await this.credits.insert(tx, {
+      id: randomUUID(),
+      ...invoice,
+      amount: (-net).toString(),
+      creditNoteId: null,
+      invoiceId,
+      at: this.clock.now(),
+    });
+  }
+
   /** The customer's balances that are not zero, per mint. */
   async balances(merchantId: string, customerId: string): Promise<CreditBalance[]> {
     const rows = await this.credits.balances(merchantId, customerId);

@@ -173,6 +173,12 @@ export class InvoicePaymentsService {
         }
         throw new ConflictError('This payment is not unattributed (it was attached already)');
       }
+      // Given back (or being given back): it pays nothing, or it would be credited twice.
+      if (line.refundHeld > 0n) {
+        throw new ConflictError(
+          'This payment has refunds (Pending or Succeeded): it cannot pay an invoice as well',
+        );
+      }
       if (invoice.status !== 'Open') throw new InvoiceNotOpenError(invoice.status);
       if (line.mint !== invoice.mint) {
         throw new ValidationError(

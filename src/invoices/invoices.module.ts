@@ -5,6 +5,7 @@ import { EventsModule } from '../events/events.module';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { MerchantsModule } from '../merchants/merchants.module';
 import { PaymentsModule } from '../payments/payments.module';
+import { InvoiceCreditsService } from './invoice-credits.service';
 import { InvoicePaymentsService } from './invoice-payments.service';
 import { InvoicesController } from './invoices.controller';
 import { InvoicesRepository } from './invoices.repository';
@@ -21,7 +22,13 @@ import { InvoicesService } from './invoices.service';
     PaymentsModule,
   ],
   controllers: [InvoicesController],
-  providers: [InvoicesRepository, InvoiceViewsRepository, InvoicesService, InvoicePaymentsService],
-  exports: [InvoicesService, InvoicePaymentsService],
+  providers: [
+    InvoiceCreditsService,
+    InvoicesRepository,
+    InvoiceViewsRepository,
+    InvoicesService,
+    InvoicePaymentsService,
+  ],
+  exports: [InvoiceCreditsService, InvoicesService, InvoicePaymentsService],
 })
 export class InvoicesModule {}

@@ -4,7 +4,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { Clock } from '../common/clock';
 import { DomainError, NotFoundError, ValidationError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-codes';
-import { formatAmount, invoiceTotals, parseAmount } from '../common/money';
+import { invoiceTotals, parseAmount } from '../common/money';
 import { resolvePage } from '../common/pagination';
 import { AppConfig } from '../config/app-config';
 import { CustomerCreditsService } from '../customers/customer-credits.service';
@@ -47,16 +47,6 @@ import {
 export class InvoiceNotOpenError extends DomainError {
   constructor(status: string) {
     super(ErrorCode.INVOICE_NOT_OPEN, `Invoice is not Open (it is ${status})`);
-  }
-}
-
-/** A credit note asks to take more off an Open invoice than it still asks for. */
-export class CreditExceedsDueError extends DomainError {
-  constructor(due: bigint, mint: string) {
-    super(
-      ErrorCode.CREDIT_EXCEEDS_DUE,
-      `At most ${formatAmount(due)} ${mint} is still due on this invoice: a credit note can take off no more`,
-    );
   }
 }
 
@@ -287,60 +277,6 @@ export class InvoicesService {
     return this.views.findForCheckout(id);
   }
 
-  /**
-   * A credit note's `reduce_due`, in the caller's transaction: the Open invoice asks for
-   * `amount` less (`amountCredited`), never below what is paid; once what is paid and credited
-   * covers it, it is Paid (`invoice.paid`).
-   * @throws NotFoundError (`INVOICE_NOT_FOUND`); InvoiceNotOpenError; CreditExceedsDueError
-   */
-  async creditIn(
-    tx: SqlTx,
-    merchantId: string,
-    id: string,
-    amount: bigint,
-  ): Promise<InvoiceWithCustomerResponse> {
-    const invoice = await this.invoices.lockForPayment(tx, merchantId, id);
-    if (!invoice) throw new NotFoundError('Invoice', ErrorCode.INVOICE_NOT_FOUND);
-    if (invoice.status !== 'Open') throw new InvoiceNotOpenError(invoice.status);
-    const due =
-      BigInt(invoice.total) - BigInt(invoice.amount_paid) - BigInt(invoice.amount_credited);
-    if (amount > due) throw new CreditExceedsDueError(due < 0n ? 0n : due, invoice.mint);
-    await this.invoices.addCredited(tx, merchantId, id, amount.toString(), this.clock.now());
-    const covered = await this.invoices.lockCovered(tx, id);
-    if (covered?.covered) return this.transition(tx, merchantId, id, 'pay');
-    return this.getIn(tx, merchantId, id);
-  }
-
-  /**
-   * The merchant's invoice as money given back of it needs it (total, paid, credited), locked
-   * for the caller's transaction: refunds and credit notes of one invoice are decided one at a
-   * time. @throws NotFoundError (`INVOICE_NOT_FOUND`)
-   */
-  async lockedIn(tx: SqlTx, merchantId: string, id: string): Promise<InvoicePaymentTarget> {
-    const invoice = await this.invoices.lockForPayment(tx, merchantId, id);
-    if (!invoice) throw new NotFoundError('Invoice', ErrorCode.INVOICE_NOT_FOUND);
-    return invoice;
-  }
-
-  /** A credit note's `credit` of the invoice's payments, in the caller's transaction. */
-  creditToBalanceIn(tx: SqlTx, merchantId: string, id: string, amount: bigint): Promise<void> {
-    return this.invoices.addCreditedToBalance(
-      tx,
-      merchantId,
-      id,
-      amount.toString(),
-      this.clock.now(),
-    );
-  }
-
-  /**
-   * A landed refund of one of the invoice's payments, in the caller's transaction: its
-   * `amountRefunded` grows by `amount` (the invoice's status stays what it is).
-   */
-  addRefundedIn(tx: SqlTx, merchantId: string, id: string, amount: bigint): Promise<void> {
-    return this.invoices.addRefunded(tx, merchantId, id, amount.toString(), this.clock.now());
-  }
-
   /** A customer's invoices as the customer portal lists them, newest first. */
   listForPortal(merchantId: string, customerId: string): Promise<PortalInvoiceRow[]> {
     return this.views.listForPortal(merchantId, customerId);
@@ -385,6 +321,14 @@ export class InvoicesService {
     );
     const row = await this.findRow(em, merchantId, id); // not found: INVOICE_NOT_FOUND
     if (!moved) throw new InvoiceNotOpenError(row.status);
+    // Never paid: what the customer's credit balance gave it goes back to the balance.
+    if (action === 'void' || action === 'expire') {
+      await this.credits.restoreIn(
+        em,
+        { merchantId, customerId: row.customer_id, mint: row.mint },
+        id,
+      );
+    }
     const invoice = toInvoiceWithCustomer(row, this.config.publicBaseUrl);
     if (move.event) await this.events.record(em, merchantId, move.event, invoice);
     return invoice;

@@ -10,6 +10,18 @@ import { LedgerExportQueryDto } from './dto/ledger-export.dto';
 import { LEDGER_CSV_HEADER } from './ledger-csv';
 import { PaymentsService } from './payments.service';
 
+/**
+ * A validated date as an instant, refused with a 400 when it names none (`2026-13-01`): always
+ * before anything of the response is written.
+ */
+function instant(field: string, value: string): Date {
+  const date = new Date(value);
+  if (Number.isNaN(date.getTime())) {
+    throw new ValidationError(`${field}: not a date`, [{ field, message: 'not a date' }]);
+  }
+  return date;
+}
+
 @ApiTags('Payments')
 @ApiAuthenticated()
 @Controller('api/exports')
@@ -34,8 +46,8 @@ export class ExportsController {
     @Query() query: LedgerExportQueryDto,
     @Res() res: Response,
   ): Promise<void> {
-    const from = query.from === undefined ? null : new Date(query.from);
-    const to = query.to === undefined ? null : new Date(query.to);
+    const from = query.from === undefined ? null : instant('from', query.from);
+    const to = query.to === undefined ? null : instant('to', query.to);
     if (from && to && to.getTime() <= from.getTime()) {
       throw new ValidationError('to: must be after from', [
         { field: 'to', message: 'must be after from' },

@@ -7,6 +7,7 @@ import { typedCursor } from '../database/row-batches';
 import type { MintSymbol } from '../solana/mints';
 import type { PaymentKind, PaymentStatus } from './entities/payment.entity';
 import type {
+  IAddRefundHeldQuery,
   IAttachPaymentQuery,
   IFinalizePaymentQuery,
   IFindLegacyInvoiceLineQuery,
@@ -84,6 +85,8 @@ export interface UnattributedRow {
   amount: string;
   mint: string;
   status: PaymentStatus;
+  /** What refunds hold of it (base units, as text). */
+  refund_held: string;
 }
 
 /*
@@ -204,7 +207,7 @@ const attachPayment = sql<IAttachPaymentQuery>`
 
 /** An unattributed line of the merchant, locked for the caller's transaction. */
 const lockUnattributed = sql<ILockUnattributedQuery>`
-  SELECT amount::text AS "amount!", mint, status FROM payments
+  SELECT amount::text AS "amount!", mint, status, refund_held::text AS "refund_held!" FROM payments
    WHERE id = $id! AND merchant_id = $merchantId! AND kind = 'unattributed' FOR UPDATE`;
 
 /** A confirmed line made finalized: the line as now. */
@@ -226,15 +229,20 @@ const findLegacyInvoiceLine = sql<IFindLegacyInvoiceLineQuery>`
 
 /** The merchant's line with what a refund of it needs. */
 const findRefundable = sql<IFindRefundableQuery>`
-  SELECT id, kind, status, amount::text AS "amount!", mint, payer, invoice_id, subscription_id,
-         customer_id
+  SELECT id, kind, status, amount::text AS "amount!", refund_held::text AS "refund_held!", mint,
+         payer, invoice_id, subscription_id, customer_id, note
     FROM payments WHERE id = $id! AND merchant_id = $merchantId!`;
 
 /** `findRefundable`, locked for the caller's transaction (refunds of one line queue on it). */
 const lockRefundable = sql<ILockRefundableQuery>`
-  SELECT id, kind, status, amount::text AS "amount!", mint, payer, invoice_id, subscription_id,
-         customer_id
+  SELECT id, kind, status, amount::text AS "amount!", refund_held::text AS "refund_held!", mint,
+         payer, invoice_id, subscription_id, customer_id, note
     FROM payments WHERE id = $id! AND merchant_id = $merchantId! FOR UPDATE`;
+
+/** What refunds hold of the line grows by `delta` (negative: an Expired refund's back). */
+const addRefundHeld = sql<IAddRefundHeldQuery>`
+  UPDATE payments SET refund_held = refund_held + $delta!::bigint, updated_at = $at!
+   WHERE id = $id! AND merchant_id = $merchantId!`;
 
 /** The merchant's line (of any kind). */
 const findPayment = sql<IFindPaymentQuery>`
@@ -382,6 +390,17 @@ export class PaymentsRepository {
   async refundable(tx: SqlTx, merchantId: string, id: string, lock: boolean) {
     const [row] = await (lock ? lockRefundable : findRefundable).run({ id, merchantId }, tx);
     return (row as RefundableRow | undefined) ?? null;
+  }
+
+  /** What refunds hold of the line grows by `delta` base units (negative: given back). */
+  async addRefundHeld(
+    tx: SqlTx,
+    merchantId: string,
+    id: string,
+    delta: bigint,
+    at: Date,
+  ): Promise<void> {
+    await addRefundHeld.run({ id, merchantId, delta: delta.toString(), at }, tx);
   }
 
   /** Whether the merchant has this line (of any kind). */

@@ -278,6 +278,7 @@ export interface ILockUnattributedParams {
 export interface ILockUnattributedResult {
   amount: string;
   mint: string;
+  refund_held: string;
   status: string;
 }
 
@@ -356,7 +357,9 @@ export interface IFindRefundableResult {
   invoice_id: string | null;
   kind: string;
   mint: string;
+  note: string | null;
   payer: string | null;
+  refund_held: string;
   status: string;
   subscription_id: string | null;
 }
@@ -381,7 +384,9 @@ export interface ILockRefundableResult {
   invoice_id: string | null;
   kind: string;
   mint: string;
+  note: string | null;
   payer: string | null;
+  refund_held: string;
   status: string;
   subscription_id: string | null;
 }
@@ -390,6 +395,23 @@ export interface ILockRefundableResult {
 export interface ILockRefundableQuery {
   params: ILockRefundableParams;
   result: ILockRefundableResult;
+}
+
+/** 'AddRefundHeld' parameters type */
+export interface IAddRefundHeldParams {
+  at: Date | string;
+  delta: NumberOrString;
+  id: string;
+  merchantId: string;
+}
+
+/** 'AddRefundHeld' return type */
+export type IAddRefundHeldResult = void;
+
+/** 'AddRefundHeld' query type */
+export interface IAddRefundHeldQuery {
+  params: IAddRefundHeldParams;
+  result: IAddRefundHeldResult;
 }
 
 /** 'FindPayment' parameters type */

@@ -136,9 +136,24 @@ export class PaymentsService {
     tx: SqlTx,
     merchantId: string,
     id: string,
-  ): Promise<{ amount: bigint; mint: string; status: PaymentStatus } | null> {
+  ): Promise<{ amount: bigint; mint: string; status: PaymentStatus; refundHeld: bigint } | null> {
     const row = await this.payments.lockUnattributed(tx, merchantId, id);
-    return row ? { amount: BigInt(row.amount), mint: row.mint, status: row.status } : null;
+    return row
+      ? {
+          amount: BigInt(row.amount),
+          mint: row.mint,
+          status: row.status,
+          refundHeld: BigInt(row.refund_held),
+        }
+      : null;
+  }
+
+  /**
+   * What refunds hold of the line grows by `delta` (a refund created or issued again), or
+   * shrinks (an Expired one), in the caller's transaction, which holds the line's row lock.
+   */
+  holdForRefundIn(tx: SqlTx, merchantId: string, id: string, delta: bigint): Promise<void> {
+    return this.payments.addRefundHeld(tx, merchantId, id, delta, this.clock.now());
   }
 
   /** Marks a confirmed line finalized; null when another sweep did it first. */

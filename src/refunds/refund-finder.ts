@@ -1,8 +1,8 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../common/clock';
 import { Db } from '../database/db';
 import { EventsService } from '../events/events.service';
-import { InvoicesService } from '../invoices/invoices.service';
+import { InvoiceCreditsService } from '../invoices/invoice-credits.service';
 import { MerchantsService } from '../merchants/merchants.service';
 import { PaymentsService } from '../payments/payments.service';
 import { ChainPort, ScannedTransfer } from '../solana/chain.port';
@@ -30,7 +30,7 @@ class SettledMeanwhile extends Error {}
  * someone else, another amount, another account) is not this refund: it stays Pending and
  * expires as if nothing had landed.
  *
- * **Once:** the refund moves Pending -> Succeeded by compare-and-set, and its negative ledger
+ * **Once:** the refund moves Pending (or Expired) -> Succeeded by compare-and-set, and its negative ledger
  * line is unique per transfer instruction: one transfer settles at most one refund (two
  * refunds' references on one transfer settle the first read), and a refund is settled by one
  * instance, once, with `refund.succeeded` and its invoice's `amountRefunded` in the same
@@ -38,59 +38,69 @@ class SettledMeanwhile extends Error {}
  */
 @Injectable()
 export class RefundFinder {
+  private readonly logger = new Logger(RefundFinder.name);
+
   constructor(
     private readonly db: Db,
     private readonly refunds: RefundsRepository,
     private readonly payments: PaymentsService,
-    private readonly invoices: InvoicesService,
+    private readonly invoices: InvoiceCreditsService,
     private readonly merchants: MerchantsService,
     private readonly events: EventsService,
     private readonly chain: ChainPort,
     private readonly clock: Clock,
   ) {}
 
-  /** The refund's transfer on-chain (at `confirmed`), or null when none landed (yet). */
-  async find(refund: RefundRow): Promise<RefundLanding | null> {
+  /**
+   * The transfers on-chain (at `confirmed`) that would make the refund, oldest first, and
+   * whether the scan read every transaction naming its reference (`complete`: only then does
+   * "none" mean none landed).
+   */
+  async look(refund: RefundRow): Promise<{ landings: RefundLanding[]; complete: boolean }> {
     const [merchant, mint] = await Promise.all([
       this.merchants.account(refund.merchant_id),
       this.chain.mint(refund.mint),
     ]);
     const scan = await this.chain.scanReference(refund.reference, null);
+    const landings: RefundLanding[] = [];
     for (const receipt of scan.receipts) {
       if (receipt.destination !== refund.destination || receipt.mint !== mint.address) continue;
-      const transfer = receipt.transfers.find(
-        (t) =>
-          t.references.includes(refund.reference) &&
-          t.authority === merchant.walletAddress &&
-          t.gross === BigInt(refund.amount),
-      );
-      if (transfer) {
-        return {
-          signature: receipt.signature,
-          slot: receipt.slot,
-          finalized: receipt.finalized,
-          transfer,
-        };
+      for (const transfer of receipt.transfers) {
+        if (
+          transfer.references.includes(refund.reference) &&
+          transfer.authority === merchant.walletAddress &&
+          transfer.gross === BigInt(refund.amount)
+        ) {
+          landings.push({
+            signature: receipt.signature,
+            slot: receipt.slot,
+            finalized: receipt.finalized,
+            transfer,
+          });
+        }
       }
     }
-    return null;
-  }
-
-  /** Settles the refund if its transfer landed and is finalized; the refund as now, or null. */
-  async settleIfLanded(refund: RefundRow): Promise<RefundRow | null> {
-    const landing = await this.find(refund);
-    return landing?.finalized ? this.settle(refund, landing) : null;
+    return { landings, complete: scan.complete };
   }
 
   /**
-   * Records a finalized landing: the negative ledger line, Pending -> Succeeded,
+   * Records a finalized landing: the negative ledger line, Pending (or Expired) -> Succeeded,
    * `refund.succeeded` and the invoice's `amountRefunded`, in one transaction. Null when the
-   * refund was settled meanwhile or the transfer already settled another refund.
+   * refund was settled meanwhile or the transfer already settled another refund. The chain is
+   * the truth: an Expired refund whose transfer is found after all is recorded even if what it
+   * held was given back meanwhile (that is logged as a warning: the merchant paid twice).
    */
   async settle(refund: RefundRow, landing: RefundLanding): Promise<RefundRow | null> {
     const merchant = await this.merchants.account(refund.merchant_id);
     try {
       return await this.db.transaction(async (tx) => {
+        // The locks in the order every refund path takes them: invoice, line, refund.
+        if (refund.invoice_id) {
+          await this.invoices.lockedIn(tx, refund.merchant_id, refund.invoice_id);
+        }
+        await this.payments.refundableIn(tx, refund.merchant_id, refund.payment_id, true);
+        const current = await this.refunds.lock(tx, refund.merchant_id, refund.id);
+        if (!current || current.status === 'Succeeded') return null;
         const line = await this.payments.insertIn(tx, {
           merchantId: refund.merchant_id,
           kind: 'refund',
@@ -121,6 +131,19 @@ export class RefundFinder {
           this.clock.now(),
         );
         if (!row) throw new SettledMeanwhile();
+        if (current.status === 'Expired') {
+          // What it held was given back at its expiry: it holds it again.
+          await this.payments.holdForRefundIn(
+            tx,
+            row.merchant_id,
+            row.payment_id,
+            BigInt(row.amount),
+          );
+          this.logger.warn(
+            { refund: row.id, signature: landing.signature },
+            'An Expired refund landed after all: recorded; check what else was given back of its payment',
+          );
+        }
         await this.events.record(tx, row.merchant_id, 'refund.succeeded', toRefundResponse(row));
         if (row.invoice_id) {
           await this.invoices.addRefundedIn(

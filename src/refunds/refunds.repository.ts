@@ -16,7 +16,6 @@ import type {
   IPendingRefundsQuery,
   IRefundCreatedAtQuery,
   IRefundedOfInvoiceQuery,
-  IRefundedOfQuery,
   IReissueRefundQuery,
   ISucceedRefundQuery,
 } from './refunds.repository.types';
@@ -122,22 +121,20 @@ const insertRefund = sql<IInsertRefundQuery>`
          api_time(r.updated_at) AS "updated_at!", api_time(r.succeeded_at) AS succeeded_at,
          api_time(r.expired_at) AS expired_at`;
 
-/** What Pending and Succeeded refunds of a ledger line hold of it (base units, as text). */
-const refundedOf = sql<IRefundedOfQuery>`
-  SELECT coalesce(sum(amount), 0)::text AS "held!" FROM refunds
-   WHERE payment_id = $paymentId! AND status IN ('Pending', 'Succeeded')`;
-
 /** What Pending and Succeeded refunds of an invoice's payments hold of them. */
 const refundedOfInvoice = sql<IRefundedOfInvoiceQuery>`
   SELECT coalesce(sum(amount), 0)::text AS "held!" FROM refunds
    WHERE invoice_id = $invoiceId! AND status IN ('Pending', 'Succeeded')`;
 
-/** Compare-and-set Pending -> Succeeded, with the transfer that did it. */
+/**
+ * Compare-and-set Pending (or Expired: its transfer found after all) -> Succeeded, with the
+ * transfer that did it.
+ */
 const succeedRefund = sql<ISucceedRefundQuery>`
   UPDATE refunds r SET status = 'Succeeded', signature = $signature!, slot = $slot!::bigint,
          fee = $fee!::bigint, ledger_payment_id = $ledgerPaymentId!, succeeded_at = $at!,
-         updated_at = $at!
-   WHERE r.id = $id! AND r.status = 'Pending'
+         expired_at = NULL, updated_at = $at!
+   WHERE r.id = $id! AND r.status IN ('Pending', 'Expired')
   RETURNING r.id, r.merchant_id, r.payment_id, r.invoice_id, r.subscription_id, r.customer_id,
          r.status, r.mint, r.amount::text AS "amount!", r.fee::text AS "fee!", r.reason,
          r.reference, r.recipient, r.destination,
@@ -240,12 +237,6 @@ export class RefundsRepository {
   async insert(tx: SqlTx, refund: RefundInsert): Promise<RefundRow> {
     const [row] = await insertRefund.run(refund, tx);
     return refundRow(row);
-  }
-
-  /** What Pending and Succeeded refunds of the line hold of it, base units. */
-  async refundedOf(tx: SqlTx, paymentId: string): Promise<bigint> {
-    const [row] = await refundedOf.run({ paymentId }, tx);
-    return BigInt(row.held);
   }
 
   /** What Pending and Succeeded refunds of the invoice's payments hold of them, base units. */

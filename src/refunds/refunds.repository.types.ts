@@ -171,22 +171,6 @@ export interface IInsertRefundQuery {
   result: IInsertRefundResult;
 }
 
-/** 'RefundedOf' parameters type */
-export interface IRefundedOfParams {
-  paymentId: string;
-}
-
-/** 'RefundedOf' return type */
-export interface IRefundedOfResult {
-  held: string;
-}
-
-/** 'RefundedOf' query type */
-export interface IRefundedOfQuery {
-  params: IRefundedOfParams;
-  result: IRefundedOfResult;
-}
-
 /** 'RefundedOfInvoice' parameters type */
 export interface IRefundedOfInvoiceParams {
   invoiceId: string;

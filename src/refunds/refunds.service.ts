@@ -10,7 +10,7 @@ import { Db } from '../database/db';
 import type { SqlTx } from '../database/pg-transaction';
 import { EventsService } from '../events/events.service';
 import { IdempotencyClaim, IdempotencyService } from '../idempotency/idempotency.service';
-import { InvoicesService } from '../invoices/invoices.service';
+import { InvoiceCreditsService } from '../invoices/invoice-credits.service';
 import { MerchantsService } from '../merchants/merchants.service';
 import type { RefundableRow } from '../payments/payments.repository';
 import { PaymentsService } from '../payments/payments.service';
@@ -69,7 +69,7 @@ export class RefundsService {
     private readonly refunds: RefundsRepository,
     private readonly payments: PaymentsService,
     private readonly merchants: MerchantsService,
-    private readonly invoices: InvoicesService,
+    private readonly invoices: InvoiceCreditsService,
     private readonly events: EventsService,
     private readonly idempotency: IdempotencyService,
     private readonly chain: ChainPort,
@@ -113,7 +113,7 @@ export class RefundsService {
     const line = await this.payments.refundableIn(this.db, merchantId, paymentId, false);
     if (!line) throw new NotFoundError('Payment');
     const { payer, mint } = refundable(line);
-    const left = BigInt(line.amount) - (await this.refunds.refundedOf(this.db, paymentId));
+    const left = BigInt(line.amount) - BigInt(line.refund_held);
     const amount = input.amount == null ? left : parseAmount(input.amount);
     if (amount <= 0n || amount > left) throw new RefundExceedsPaymentError(left, mint);
     const merchant = await this.merchants.account(merchantId);
@@ -148,20 +148,25 @@ export class RefundsService {
    */
   async createIn(tx: SqlTx, prepared: PreparedRefund): Promise<RefundTransactionResponse> {
     const { merchantId, line, mint, amount } = prepared;
+    const invoiceId = invoiceOf(line);
     // An invoice's payments: what it was paid, less what its refunds hold and what credit notes
     // turned into the customer's balance, bounds them all (the invoice locked first).
-    if (line.invoice_id) {
-      const left = await this.leftOfInvoiceIn(tx, merchantId, line.invoice_id);
-      if (amount > left) throw new RefundExceedsPaymentError(left, mint, 'invoice');
-    }
+    if (invoiceId) await this.fitsInvoiceIn(tx, merchantId, invoiceId, amount, mint);
     const locked = (await this.payments.refundableIn(tx, merchantId, line.id, true))!;
-    const leftNow = BigInt(locked.amount) - (await this.refunds.refundedOf(tx, line.id));
+    // Decided on the line as it is now: attached to an invoice meanwhile, it is asked again.
+    if (locked.kind !== line.kind || locked.invoice_id !== line.invoice_id) {
+      throw new PaymentNotRefundableError(
+        'This payment changed meanwhile (it was attached to an invoice): ask for the refund again',
+      );
+    }
+    const leftNow = BigInt(locked.amount) - BigInt(locked.refund_held);
     if (amount > leftNow) throw new RefundExceedsPaymentError(leftNow, mint);
+    await this.payments.holdForRefundIn(tx, merchantId, line.id, amount);
     const row = await this.refunds.insert(tx, {
       id: randomUUID(),
       merchantId,
       paymentId: line.id,
-      invoiceId: line.invoice_id,
+      invoiceId,
       subscriptionId: line.subscription_id,
       customerId: line.customer_id,
       mint,
@@ -185,7 +190,8 @@ export class RefundsService {
   /**
    * A new transaction for an Expired refund (its last one can no longer land). The chain is
    * asked first: a transfer carrying its reference that landed after all settles it instead
-   * (then the refund is returned Succeeded, with no transaction). Otherwise it is Pending again,
+   * (then the refund is returned Succeeded, with no transaction); one not final yet, or a
+   * history the RPC could not serve whole, is a 409 (ask again). Otherwise it is Pending again,
    * provided it still fits what is left of its payment.
    * @throws NotFoundError when the merchant has no such refund
    * @throws ConflictError (`PAYMENT_NOT_REFUNDABLE`) while its transaction can still land
@@ -203,8 +209,19 @@ export class RefundsService {
           `${found.last_valid_block_height}; a new one is issued only once it has expired`,
       );
     }
-    const settled = await this.finder.settleIfLanded(found);
-    if (settled) return { refund: toRefundResponse(settled) };
+    const { landings, complete } = await this.finder.look(found);
+    for (const landing of landings.filter((l) => l.finalized)) {
+      const settled = await this.finder.settle(found, landing);
+      if (settled) return { refund: toRefundResponse(settled) };
+    }
+    // A transfer that may be this refund is landing, or its history could not be read whole: a
+    // second transaction now could be a second refund.
+    if (!complete || landings.some((l) => !l.finalized)) {
+      throw new PaymentNotRefundableError(
+        `A transfer carrying refund ${id}'s reference is on-chain but not final yet, or its ` +
+          'history could not be read whole: ask again in a few seconds',
+      );
+    }
     const merchant = await this.merchants.account(merchantId);
     const built = await this.chain.buildRefund({
       merchantWallet: merchant.walletAddress,
@@ -214,6 +231,16 @@ export class RefundsService {
       reference: found.reference,
     });
     return this.db.transaction(async (tx) => {
+      // The locks in the order every refund takes them: invoice, line, refund.
+      if (found.invoice_id) {
+        await this.fitsInvoiceIn(
+          tx,
+          merchantId,
+          found.invoice_id,
+          BigInt(found.amount),
+          found.mint,
+        );
+      }
       const locked = await this.payments.refundableIn(tx, merchantId, found.payment_id, true);
       const refund = await this.refunds.lock(tx, merchantId, id);
       if (!locked || refund?.status !== 'Expired') {
@@ -221,8 +248,9 @@ export class RefundsService {
           `Refund ${id} changed meanwhile (it is ${refund?.status ?? 'gone'}); read it again`,
         );
       }
-      const left = BigInt(locked.amount) - (await this.refunds.refundedOf(tx, found.payment_id));
+      const left = BigInt(locked.amount) - BigInt(locked.refund_held);
       if (BigInt(found.amount) > left) throw new RefundExceedsPaymentError(left, found.mint);
+      await this.payments.holdForRefundIn(tx, merchantId, found.payment_id, BigInt(found.amount));
       const row = (await this.refunds.reissue(
         tx,
         id,
@@ -267,12 +295,40 @@ export class RefundsService {
   /**
    * What can still be given back of the invoice's payments (refunded, or credited to the
    * customer's balance), with the invoice locked for the caller's transaction.
+   * @throws PaymentNotRefundableError while the invoice is Open: what its payments brought
+   *   still counts towards paying it (void it first, or take off what it asks: `reduce_due`)
    */
   async leftOfInvoiceIn(tx: SqlTx, merchantId: string, invoiceId: string): Promise<bigint> {
     const invoice = await this.invoices.lockedIn(tx, merchantId, invoiceId);
+    if (invoice.status === 'Open') {
+      throw new PaymentNotRefundableError(
+        'The invoice is Open: what its payments brought still counts towards paying it. Void ' +
+          'it first, or take off what it asks with a credit note (reduce_due)',
+      );
+    }
     const held = await this.refunds.refundedOfInvoice(tx, invoiceId);
     return BigInt(invoice.amount_paid) - BigInt(invoice.amount_credited_to_balance) - held;
   }
+
+  /** @throws as `leftOfInvoiceIn`; RefundExceedsPaymentError when `amount` does not fit. */
+  private async fitsInvoiceIn(
+    tx: SqlTx,
+    merchantId: string,
+    invoiceId: string,
+    amount: bigint,
+    mint: string,
+  ): Promise<void> {
+    const left = await this.leftOfInvoiceIn(tx, merchantId, invoiceId);
+    if (amount > left) throw new RefundExceedsPaymentError(left, mint, 'invoice');
+  }
+}
+
+/**
+ * The invoice a line is a payment of, in the invoice's books: none for a payment that arrived
+ * once it was no longer Open (`invoice_not_open`: not in its `amountPaid`, refunded on its own).
+ */
+function invoiceOf(line: RefundableRow): string | null {
+  return line.kind === 'invoice' && line.note !== 'invoice_not_open' ? line.invoice_id : null;
 }
 
 /**

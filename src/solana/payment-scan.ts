@@ -100,6 +100,12 @@ export interface PaymentScan {
   cursor: string | null;
   /** How many signatures were read (spam makes this larger, never hides a payment). */
   signaturesScanned: number;
+  /**
+   * Whether every signature listed was read: false when the RPC listed one it did not serve yet
+   * (the scan stopped there, and the next one starts from it). "Nothing found" means nothing
+   * only when it is true.
+   */
+  complete: boolean;
 }
 
 /** A signature naming an address, as `getSignaturesForAddress` lists it. */

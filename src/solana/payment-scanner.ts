@@ -175,13 +175,13 @@ export class PaymentScanner {
         if (!entry.failed) {
           const tx = txs.get(entry.signature);
           // Listed but not served yet: stop here, so the next scan starts from this one again.
-          if (!tx) return { receipts, cursor: reached, signaturesScanned: i };
+          if (!tx) return { receipts, cursor: reached, signaturesScanned: i, complete: false };
           receipts.push(...(await receiptsIn(tx, entry.finalized, this.fees)).filter(keep));
         }
         reached = entry.signature;
       }
     }
-    return { receipts, cursor: reached, signaturesScanned: entries.length };
+    return { receipts, cursor: reached, signaturesScanned: entries.length, complete: true };
   }
 
   /** The successful transactions of a batch, by signature (one JSON-RPC batch). */

@@ -67,6 +67,8 @@ export class CheckoutInvoiceResponse {
   total!: string;
   /** @example "0" */
   amountPaid!: string;
+  /** What credit notes and the customer's credit balance took off it. @example "0" */
+  amountCredited!: string;
   /** What the merchant is still to receive. @example "10.5" */
   amountDue!: string;
   /**

@@ -106,6 +106,12 @@ export class CheckoutPages {
                   <span data-field="amount-paid">${displayAmount(invoice.amountPaid)}</span>
                   ${invoice.mint}
                 </dd>
+                ${
+                  invoice.amountCredited !== '0'
+                    ? html`<dt>Credited</dt>
+                        <dd>${money(invoice.amountCredited)}</dd>`
+                    : null
+                }
                 <dt>Still due</dt>
                 <dd><span data-field="amount-due">${displayAmount(due)}</span> ${invoice.mint}</dd>
                 <dt>Due date</dt>
@@ -113,7 +119,14 @@ export class CheckoutPages {
             : null
         }
       </dl>
-      ${open ? this.payBlock(invoice) : null} ${open ? await this.issuerNotes(invoice.mint) : null}`;
+      ${open ? this.payBlock(invoice) : null} ${open ? await this.issuerNotes(invoice.mint) : null}
+      <p class="note">
+        <a href="/checkout/invoices/${invoice.id}/pdf">Invoice ${invoice.number} (PDF)</a>${
+          invoice.status === 'Paid'
+            ? html` · <a href="/checkout/invoices/${invoice.id}/receipt/pdf">Receipt (PDF)</a>`
+            : null
+        }
+      </p>`;
     return this.shell.render({
       title: `Invoice ${invoice.number} · ${invoice.merchantName}`,
       page: 'invoice',

@@ -34,9 +34,15 @@ export class Migration20261129020000 extends Migration {
     this.addSql(
       `alter table "invoices" add column "amount_credited" bigint not null default 0, add column "amount_credited_to_balance" bigint not null default 0;`,
     );
+    // What refunds hold of each ledger line, kept with the line (its row lock decides them).
+    this.addSql(`alter table "payments" add column "refund_held" bigint not null default 0;`);
+    this.addSql(
+      `update "payments" p set "refund_held" = r."held" from (select "payment_id", sum("amount") as "held" from "refunds" where "status" in ('Pending', 'Succeeded') group by "payment_id") r where r."payment_id" = p."id";`,
+    );
   }
 
   override async down(): Promise<void> {
+    this.addSql(`alter table "payments" drop column "refund_held";`);
     this.addSql(
       `alter table "invoices" drop column "amount_credited", drop column "amount_credited_to_balance";`,
     );

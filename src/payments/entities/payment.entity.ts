@@ -120,6 +120,14 @@ export class Payment extends BaseEntity {
   @Property({ type: new ArrayType(), nullable: true })
   references: string[] | null = null;
 
+  /**
+   * What Pending and Succeeded refunds hold of this line (docs/refunds.md): what is left to give
+   * back is `amount - refundHeld`, decided under the line's row lock; a line with any of it held
+   * is never attached to an invoice afterwards.
+   */
+  @Property({ type: new BigIntType('bigint'), default: 0 })
+  refundHeld: bigint = 0n;
+
   /** What this payment brought beyond the invoice's total (an overpayment). */
   @Property({ type: new BigIntType('bigint'), default: 0 })
   excess: bigint = 0n;
