@@ -503,7 +503,7 @@ describe('Refunds', () => {
     // transfer and records it instead (no transaction); its amount is held again.
     await merchantSends(rc.refund, 4n * USDC, [rc.refund.reference]);
     // Until that transfer is final, no new transaction either (409): it may be the refund.
-    let found: { status: number; body: { unsignedTx?: string; refund: Refund } } | undefined;
+    let found: { status: number; body: { unsignedTx: string | null; refund: Refund } } | undefined;
     await waitFor(
       async () => {
         found = await t.http.post(`/api/refunds/${rc.refund.id}/transaction`).set(acme.auth);
@@ -517,7 +517,7 @@ describe('Refunds', () => {
       () => `never settled: ${JSON.stringify(found?.body)}`,
     );
     expect(found!.status).toBe(200);
-    expect(found!.body.unsignedTx).toBeUndefined();
+    expect(found!.body.unsignedTx).toBeNull();
     expect(found!.body.refund).toMatchObject({ status: 'Succeeded', expiredAt: null });
     const none = await t.http.post(`/api/payments/${c.line.id}/refunds`).set(acme.auth).send({});
     expect(none.status).toBe(409);

@@ -12,7 +12,11 @@ import { Idempotency } from '../idempotency/idempotency-claim.decorator';
 import { IdempotentPost } from '../idempotency/idempotent-post.decorator';
 import type { IdempotencyClaim } from '../idempotency/idempotency.service';
 import { CreateRefundDto, ListRefundsQueryDto } from './dto/refund.dto';
-import { RefundResponse, RefundTransactionResponse } from './dto/refund.response';
+import {
+  RefundReissueResponse,
+  RefundResponse,
+  RefundTransactionResponse,
+} from './dto/refund.response';
 import { RefundsService } from './refunds.service';
 
 const PAYMENT_NOT_FOUND: [ErrorCode, string] = [ErrorCode.NOT_FOUND, 'Payment not found'];
@@ -70,12 +74,12 @@ export class RefundsController {
   @IdempotentPost('refunds/:id/transaction')
   @HttpCode(HttpStatus.OK)
   @ApiOperation({ summary: 'Issue a new transaction for an Expired refund' })
-  @ApiOkResponse({ type: RefundTransactionResponse })
+  @ApiOkResponse({ type: RefundReissueResponse })
   @ApiErrors(REFUND_NOT_FOUND, EXCEEDS, NOT_REFUNDABLE, CHAIN_DOWN)
   reissue(
     @MerchantId() merchantId: string,
     @IdParam('Refund') id: string,
-  ): Promise<RefundTransactionResponse | { refund: RefundResponse }> {
+  ): Promise<RefundReissueResponse> {
     return this.refunds.reissue(merchantId, id);
   }
 

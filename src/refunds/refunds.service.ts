@@ -17,10 +17,14 @@ import { PaymentsService } from '../payments/payments.service';
 import { ChainPort, UnsignedTx } from '../solana/chain.port';
 import { isMintSymbol, type MintSymbol } from '../solana/mints';
 import { CreateRefundDto, ListRefundsQueryDto } from './dto/refund.dto';
-import { RefundResponse, RefundTransactionResponse } from './dto/refund.response';
+import {
+  RefundReissueResponse,
+  RefundResponse,
+  RefundTransactionResponse,
+} from './dto/refund.response';
 import { RefundFinder } from './refund-finder';
 import { toRefundResponse } from './refund.mapper';
-import { RefundsRepository } from './refunds.repository';
+import { RefundRow, RefundsRepository } from './refunds.repository';
 
 /** A refund checked and its transaction built, to be written in a transaction (`createIn`). */
 export interface PreparedRefund {
@@ -196,13 +200,10 @@ export class RefundsService {
    * @throws NotFoundError when the merchant has no such refund
    * @throws ConflictError (`PAYMENT_NOT_REFUNDABLE`) while its transaction can still land
    */
-  async reissue(
-    merchantId: string,
-    id: string,
-  ): Promise<RefundTransactionResponse | { refund: RefundResponse }> {
+  async reissue(merchantId: string, id: string): Promise<RefundReissueResponse> {
     const found = await this.refunds.find(merchantId, id);
     if (!found) throw new NotFoundError('Refund');
-    if (found.status === 'Succeeded') return { refund: toRefundResponse(found) };
+    if (found.status === 'Succeeded') return settledAnswer(found);
     if (found.status === 'Pending') {
       throw new PaymentNotRefundableError(
         `Refund ${id} is Pending: its transaction can land until block height ` +
@@ -212,7 +213,7 @@ export class RefundsService {
     const { landings, complete } = await this.finder.look(found);
     for (const landing of landings.filter((l) => l.finalized)) {
       const settled = await this.finder.settle(found, landing);
-      if (settled) return { refund: toRefundResponse(settled) };
+      if (settled) return settledAnswer(settled);
     }
     // A transfer that may be this refund is landing, or its history could not be read whole: a
     // second transaction now could be a second refund.
@@ -321,6 +322,11 @@ export class RefundsService {
     const left = await this.leftOfInvoiceIn(tx, merchantId, invoiceId);
     if (amount > left) throw new RefundExceedsPaymentError(left, mint, 'invoice');
   }
+}
+
+/** A reissue's answer for a refund found Succeeded: no transaction. */
+function settledAnswer(row: RefundRow): RefundReissueResponse {
+  return { refund: toRefundResponse(row), unsignedTx: null, lastValidBlockHeight: null };
 }
 
 /**

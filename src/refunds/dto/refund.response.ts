@@ -85,3 +85,17 @@ export class RefundTransactionResponse {
   /** The block height after which it can no longer land (about a minute). @example 312345678 */
   lastValidBlockHeight!: number;
 }
+
+/**
+ * `POST /api/refunds/:id/transaction`: the refund Pending again with its new transaction, or,
+ * when its transfer was found on-chain after all, the refund Succeeded and no transaction.
+ */
+export class RefundReissueResponse {
+  refund!: RefundResponse;
+
+  /** The new transaction, base64, unsigned; null when the refund was found Succeeded. */
+  unsignedTx!: string | null;
+
+  /** The block height after which it can no longer land; null with no transaction. */
+  lastValidBlockHeight!: number | null;
+}
