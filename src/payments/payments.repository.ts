@@ -7,13 +7,10 @@ import { typedCursor } from '../database/row-batches';
 import type { MintSymbol } from '../solana/mints';
 import type { PaymentKind, PaymentStatus } from './entities/payment.entity';
 import type {
-  IAddRefundHeldQuery,
   IAttachPaymentQuery,
   IFinalizePaymentQuery,
   IFindLegacyInvoiceLineQuery,
   IFindPaymentQuery,
-  IFindRefundableQuery,
-  IFindRefundableResult,
   IInsertPaymentQuery,
   IInsertPaymentsQuery,
   IListInvoicePaymentsQuery,
@@ -21,7 +18,6 @@ import type {
   IListPaymentsResult,
   IPaymentCreatedAtQuery,
   IListSubscriptionPaymentsQuery,
-  ILockRefundableQuery,
   ILockUnattributedQuery,
 } from './payments.repository.types';
 
@@ -73,12 +69,6 @@ export interface PaymentInsertRow {
   /** Domain time of the write. */
   at: Date;
 }
-
-/** A line as a refund of it needs it (`amount` in base units, as text). */
-export type RefundableRow = Omit<IFindRefundableResult, 'kind' | 'status'> & {
-  kind: PaymentKind;
-  status: PaymentStatus;
-};
 
 /** An unattributed line as its attachment needs it. */
 export interface UnattributedRow {
@@ -227,23 +217,6 @@ const findLegacyInvoiceLine = sql<IFindLegacyInvoiceLineQuery>`
      AND kind = 'invoice' AND destination IS NULL
    LIMIT 1`;
 
-/** The merchant's line with what a refund of it needs. */
-const findRefundable = sql<IFindRefundableQuery>`
-  SELECT id, kind, status, amount::text AS "amount!", refund_held::text AS "refund_held!", mint,
-         payer, invoice_id, subscription_id, customer_id, note
-    FROM payments WHERE id = $id! AND merchant_id = $merchantId!`;
-
-/** `findRefundable`, locked for the caller's transaction (refunds of one line queue on it). */
-const lockRefundable = sql<ILockRefundableQuery>`
-  SELECT id, kind, status, amount::text AS "amount!", refund_held::text AS "refund_held!", mint,
-         payer, invoice_id, subscription_id, customer_id, note
-    FROM payments WHERE id = $id! AND merchant_id = $merchantId! FOR UPDATE`;
-
-/** What refunds hold of the line grows by `delta` (negative: an Expired refund's back). */
-const addRefundHeld = sql<IAddRefundHeldQuery>`
-  UPDATE payments SET refund_held = refund_held + $delta!::bigint, updated_at = $at!
-   WHERE id = $id! AND merchant_id = $merchantId!`;
-
 /** The merchant's line (of any kind). */
 const findPayment = sql<IFindPaymentQuery>`
   SELECT id FROM payments WHERE id = $id! AND merchant_id = $merchantId!`;
@@ -384,23 +357,6 @@ export class PaymentsRepository {
   ): Promise<boolean> {
     const rows = await findLegacyInvoiceLine.run({ merchantId, signature, mint }, tx);
     return rows.length > 0;
-  }
-
-  /** The merchant's line as a refund needs it; `lock`: for the caller's transaction. */
-  async refundable(tx: SqlTx, merchantId: string, id: string, lock: boolean) {
-    const [row] = await (lock ? lockRefundable : findRefundable).run({ id, merchantId }, tx);
-    return (row as RefundableRow | undefined) ?? null;
-  }
-
-  /** What refunds hold of the line grows by `delta` base units (negative: given back). */
-  async addRefundHeld(
-    tx: SqlTx,
-    merchantId: string,
-    id: string,
-    delta: bigint,
-    at: Date,
-  ): Promise<void> {
-    await addRefundHeld.run({ id, merchantId, delta: delta.toString(), at }, tx);
   }
 
   /** Whether the merchant has this line (of any kind). */

@@ -9,6 +9,7 @@ import type { PaymentKind, PaymentStatus } from './entities/payment.entity';
 import { toPaymentResponse } from './payment.mapper';
 import { ledgerCsvLine } from './ledger-csv';
 import { LedgerExportRepository } from './ledger-export.repository';
+import { PaymentRefundsRepository } from './payment-refunds.repository';
 import { PaymentInsertRow, PaymentsRepository } from './payments.repository';
 
 /** A ledger line to write (amounts in base units). */
@@ -46,6 +47,7 @@ export class PaymentsService {
   constructor(
     private readonly payments: PaymentsRepository,
     private readonly exports: LedgerExportRepository,
+    private readonly refunds: PaymentRefundsRepository,
     private readonly clock: Clock,
   ) {}
 
@@ -153,7 +155,7 @@ export class PaymentsService {
    * shrinks (an Expired one), in the caller's transaction, which holds the line's row lock.
    */
   holdForRefundIn(tx: SqlTx, merchantId: string, id: string, delta: bigint): Promise<void> {
-    return this.payments.addRefundHeld(tx, merchantId, id, delta, this.clock.now());
+    return this.refunds.addRefundHeld(tx, merchantId, id, delta, this.clock.now());
   }
 
   /** Marks a confirmed line finalized; null when another sweep did it first. */
@@ -181,7 +183,7 @@ export class PaymentsService {
    * time. Null when the merchant has no such line.
    */
   refundableIn(tx: SqlTx, merchantId: string, id: string, lock: boolean) {
-    return this.payments.refundable(tx, merchantId, id, lock);
+    return this.refunds.refundable(tx, merchantId, id, lock);
   }
 
   /** Whether the merchant has this ledger line, of any kind, in the caller's transaction. */

@@ -12,7 +12,7 @@ import { EventsService } from '../events/events.service';
 import { IdempotencyClaim, IdempotencyService } from '../idempotency/idempotency.service';
 import { InvoiceCreditsService } from '../invoices/invoice-credits.service';
 import { MerchantsService } from '../merchants/merchants.service';
-import type { RefundableRow } from '../payments/payments.repository';
+import type { RefundableRow } from '../payments/payment-refunds.repository';
 import { PaymentsService } from '../payments/payments.service';
 import { ChainPort, UnsignedTx } from '../solana/chain.port';
 import { isMintSymbol, type MintSymbol } from '../solana/mints';
