@@ -232,6 +232,8 @@ describe('Documents and the ledger export', () => {
       'to=2026-11-01T10',
       'from=-2026-11-01',
       'from=2026-13-01T00:00:00Z',
+      'from=2026-02-31',
+      'to=2026-04-00T00:00:00Z',
     ]) {
       const bad = await t.http.get(`/api/exports/ledger?${query}`).set(acme.auth);
       expect(bad.status).toBe(400);

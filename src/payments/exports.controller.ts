@@ -11,12 +11,15 @@ import { LEDGER_CSV_HEADER } from './ledger-csv';
 import { PaymentsService } from './payments.service';
 
 /**
- * A validated date as an instant, refused with a 400 when it names none (`2026-13-01`): always
+ * A validated date as an instant, refused with a 400 when it names none (`2026-13-01`, `2026-02-31`): always
  * before anything of the response is written.
  */
 function instant(field: string, value: string): Date {
   const date = new Date(value);
-  if (Number.isNaN(date.getTime())) {
+  // `Date` rolls a day past the month's end over (2026-02-31 is March 3): that is no date.
+  const [year, month, day] = value.slice(0, 10).split('-').map(Number);
+  const lastDay = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  if (Number.isNaN(date.getTime()) || month < 1 || month > 12 || day < 1 || day > lastDay) {
     throw new ValidationError(`${field}: not a date`, [{ field, message: 'not a date' }]);
   }
   return date;
