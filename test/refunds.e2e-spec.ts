@@ -495,6 +495,8 @@ describe('Refunds', () => {
       expiredAt: null,
     });
     expect(again.lastValidBlockHeight).toBeGreaterThan(ra.lastValidBlockHeight);
+    const [reissued] = await events('refund.reissued', ra.refund.id);
+    expect(reissued.payload.data.object).toMatchObject({ status: 'Pending' });
     await send(again);
     await until(ra.refund.id, 'Succeeded');
     expect(await balance(a.customer.publicKey.toBase58())).toBe(1000n * USDC);

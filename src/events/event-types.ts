@@ -23,6 +23,7 @@ export const EVENT_TYPES = [
   'refund.created',
   'refund.succeeded',
   'refund.expired',
+  'refund.reissued',
   'credit_note.created',
   'merchant.receiving_account_missing',
 ] as const;

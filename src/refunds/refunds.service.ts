@@ -243,10 +243,10 @@ export class RefundsService {
         );
       }
       const locked = await this.payments.refundableIn(tx, merchantId, found.payment_id, true);
-      const refund = await this.refunds.lock(tx, merchantId, id);
-      if (!locked || refund?.status !== 'Expired') {
+      const current = await this.refunds.lock(tx, merchantId, id);
+      if (!locked || current?.status !== 'Expired') {
         throw new PaymentNotRefundableError(
-          `Refund ${id} changed meanwhile (it is ${refund?.status ?? 'gone'}); read it again`,
+          `Refund ${id} changed meanwhile (it is ${current?.status ?? 'gone'}); read it again`,
         );
       }
       const left = BigInt(locked.amount) - BigInt(locked.refund_held);
@@ -258,8 +258,10 @@ export class RefundsService {
         built.lastValidBlockHeight,
         this.clock.now(),
       ))!;
+      const refund = toRefundResponse(row);
+      await this.events.record(tx, merchantId, 'refund.reissued', refund);
       return {
-        refund: toRefundResponse(row),
+        refund,
         unsignedTx: built.transaction,
         lastValidBlockHeight: built.lastValidBlockHeight,
       };
