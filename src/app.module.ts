@@ -30,6 +30,7 @@ import { Metrics } from './metrics/metrics';
 import { MetricsModule } from './metrics/metrics.module';
 import { PaymentsModule } from './payments/payments.module';
 import { RefundsModule } from './refunds/refunds.module';
+import { X402Module } from './x402/x402.module';
 import { DocumentsModule } from './documents/documents.module';
 import { CreditNotesModule } from './credit-notes/credit-notes.module';
 import { PlansModule } from './plans/plans.module';
@@ -96,6 +97,7 @@ export class AppModule {
         SubscriptionsModule,
         PaymentsModule,
         RefundsModule,
+        X402Module,
         DocumentsModule,
         CreditNotesModule,
         BillingModule,

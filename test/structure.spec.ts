@@ -41,6 +41,8 @@ const TABLE_OWNERS: Record<string, string> = {
   receiving_account_alerts: 'billing',
   refunds: 'refunds',
   credit_notes: 'credit-notes',
+  x402_settlements: 'x402',
+  x402_fee_days: 'x402',
   customer_credits: 'customers',
 };
 
@@ -121,7 +123,7 @@ describe('source structure', () => {
 
   it('every table has one owner, whose module holds its entity', () => {
     const tables = sources.flatMap((s) =>
-      [...s.text.matchAll(/@Entity\(\{ tableName: '([a-z_]+)' \}\)/g)].map((m) => [m[1], s.module]),
+      [...s.text.matchAll(/@Entity\(\{ tableName: '([a-z0-9_]+)' \}\)/g)].map((m) => [m[1], s.module]),
     );
     expect(Object.fromEntries(tables)).toEqual(TABLE_OWNERS);
   });

@@ -169,6 +169,24 @@ export class AppConfig extends BackgroundConfig {
   PRIORITY_FEE_MAX_MICRO_LAMPORTS: number = 1_000_000;
 
   /**
+   * Each merchant's daily budget of network fees the service key pays as its x402 facilitator
+   * (lamports per UTC day; docs/x402.md). A settlement past it is refused (`fee_budget_exceeded`).
+   * 0: x402 settlement off. The default, 0.01 SOL, is about 1,000 payments a day.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(100_000_000_000)
+  X402_DAILY_FEE_BUDGET_LAMPORTS: number = 10_000_000;
+
+  /** Ceiling of an x402 payment's compute-unit price (micro-lamports a unit) the service pays. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(5_000_000)
+  X402_MAX_COMPUTE_UNIT_PRICE_MICRO_LAMPORTS: number = 1_000_000;
+
+  /**
    * Commitment the service reads and confirms at (`finalized` is always awaited for payments;
    * docs/solana.md, "Commitment").
    */

@@ -142,6 +142,11 @@ export class CustomersService {
     });
   }
 
+  /** The id of the merchant's customer with this wallet, or null (a payer not yet a customer). */
+  async idByWalletIn(tx: SqlTx, merchantId: string, wallet: string): Promise<string | null> {
+    return (await this.customers.findByWallet(tx, merchantId, wallet))?.id ?? null;
+  }
+
   private async findRow(merchantId: string, id: string): Promise<CustomerRow> {
     const row = await this.customers.find(merchantId, id);
     if (!row) throw new NotFoundError('Customer');

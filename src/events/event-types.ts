@@ -20,11 +20,13 @@ export const EVENT_TYPES = [
   'payment.received',
   'payment.confirmed',
   'payment.unattributed',
+  'payment.per_request',
   'refund.created',
   'refund.succeeded',
   'refund.expired',
   'refund.reissued',
   'credit_note.created',
+  'usage.cap_exceeded',
   'merchant.receiving_account_missing',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];

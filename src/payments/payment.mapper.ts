@@ -22,6 +22,8 @@ export function toPaymentResponse(row: PaymentRow): PaymentResponse {
     customerId: row.customer_id,
     note: row.note,
     slot: row.slot === null ? null : Number(row.slot),
+    resourceUrl: row.details?.resourceUrl ?? null,
+    usage: row.details?.usage ?? null,
     createdAt: row.created_at,
     finalizedAt: row.finalized_at,
     updatedAt: row.updated_at,

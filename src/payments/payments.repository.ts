@@ -5,7 +5,7 @@ import { Db } from '../database/db';
 import type { SqlTx } from '../database/pg-transaction';
 import { typedCursor } from '../database/row-batches';
 import type { MintSymbol } from '../solana/mints';
-import type { PaymentKind, PaymentStatus } from './entities/payment.entity';
+import type { PaymentDetails, PaymentKind, PaymentStatus } from './entities/payment.entity';
 import type {
   IAttachPaymentQuery,
   IFinalizePaymentQuery,
@@ -26,10 +26,11 @@ import type {
  * kind, status and mint are text columns (the generated type leaves them `string`) holding one
  * of the entity's kinds and statuses and one of the service's mints.
  */
-export type PaymentRow = Omit<IListPaymentsResult, 'kind' | 'status' | 'mint'> & {
+export type PaymentRow = Omit<IListPaymentsResult, 'kind' | 'status' | 'mint' | 'details'> & {
   kind: PaymentKind;
   status: PaymentStatus;
   mint: MintSymbol;
+  details: PaymentDetails | null;
 };
 
 /** Each statement's line as a `PaymentRow`: their columns are the same (checked here). */
@@ -66,6 +67,7 @@ export interface PaymentInsertRow {
   note: string | null;
   slot: number | null;
   finalized_at: Date | null;
+  details: PaymentDetails | null;
   /** Domain time of the write. */
   at: Date;
 }
@@ -99,8 +101,9 @@ const listPayments = sql<IListPaymentsQuery>`
   SELECT pm.id, pm.merchant_id, pm.kind, pm.status, pm.amount::text AS "amount!",
          pm.fee::text AS "fee!", pm.destination, pm."references", pm.excess::text AS "excess!",
          pm.mint, pm.signature, pm.payer, pm.invoice_id, pm.subscription_id, pm.period,
-         pm.customer_id, pm.note, pm.slot::text AS slot, api_time(pm.created_at) AS "created_at!",
-         api_time(pm.finalized_at) AS finalized_at, api_time(pm.updated_at) AS "updated_at!"
+         pm.customer_id, pm.note, pm.details, pm.slot::text AS slot,
+         api_time(pm.created_at) AS "created_at!", api_time(pm.finalized_at) AS finalized_at,
+         api_time(pm.updated_at) AS "updated_at!"
     FROM payments pm
    WHERE pm.merchant_id = $merchantId!
      AND ($customerId::uuid IS NULL OR pm.customer_id = $customerId)
@@ -115,8 +118,9 @@ const listInvoicePayments = sql<IListInvoicePaymentsQuery>`
   SELECT pm.id, pm.merchant_id, pm.kind, pm.status, pm.amount::text AS "amount!",
          pm.fee::text AS "fee!", pm.destination, pm."references", pm.excess::text AS "excess!",
          pm.mint, pm.signature, pm.payer, pm.invoice_id, pm.subscription_id, pm.period,
-         pm.customer_id, pm.note, pm.slot::text AS slot, api_time(pm.created_at) AS "created_at!",
-         api_time(pm.finalized_at) AS finalized_at, api_time(pm.updated_at) AS "updated_at!"
+         pm.customer_id, pm.note, pm.details, pm.slot::text AS slot,
+         api_time(pm.created_at) AS "created_at!", api_time(pm.finalized_at) AS finalized_at,
+         api_time(pm.updated_at) AS "updated_at!"
     FROM payments pm
    WHERE pm.invoice_id = $invoiceId! AND pm.merchant_id = $merchantId!
      AND ($subscriptionId::uuid IS NULL OR pm.subscription_id = $subscriptionId)
@@ -132,8 +136,9 @@ const listSubscriptionPayments = sql<IListSubscriptionPaymentsQuery>`
   SELECT pm.id, pm.merchant_id, pm.kind, pm.status, pm.amount::text AS "amount!",
          pm.fee::text AS "fee!", pm.destination, pm."references", pm.excess::text AS "excess!",
          pm.mint, pm.signature, pm.payer, pm.invoice_id, pm.subscription_id, pm.period,
-         pm.customer_id, pm.note, pm.slot::text AS slot, api_time(pm.created_at) AS "created_at!",
-         api_time(pm.finalized_at) AS finalized_at, api_time(pm.updated_at) AS "updated_at!"
+         pm.customer_id, pm.note, pm.details, pm.slot::text AS slot,
+         api_time(pm.created_at) AS "created_at!", api_time(pm.finalized_at) AS finalized_at,
+         api_time(pm.updated_at) AS "updated_at!"
     FROM payments pm
    WHERE pm.subscription_id = $subscriptionId! AND pm.merchant_id = $merchantId!
      AND ($customerId::uuid IS NULL OR pm.customer_id = $customerId)
@@ -150,16 +155,17 @@ const listSubscriptionPayments = sql<IListSubscriptionPaymentsQuery>`
 const insertPayment = sql<IInsertPaymentQuery>`
   INSERT INTO payments AS pm (id, created_at, updated_at, merchant_id, kind, status, customer_id,
     invoice_id, subscription_id, period, signature, mint, amount, fee, destination, instruction,
-    "references", excess, payer, note, slot, finalized_at)
+    "references", excess, payer, note, slot, finalized_at, details)
   VALUES ($id!, $at!, $at!, $merchantId!, $kind!, $status!, $customerId, $invoiceId,
     $subscriptionId, $period, $signature, $mint!, $amount!, $fee!, $destination, $instruction,
-    $references, $excess!, $payer, $note, $slot, $finalizedAt)
+    $references, $excess!, $payer, $note, $slot, $finalizedAt, $details::jsonb)
   ON CONFLICT DO NOTHING
   RETURNING pm.id, pm.merchant_id, pm.kind, pm.status, pm.amount::text AS "amount!",
          pm.fee::text AS "fee!", pm.destination, pm."references", pm.excess::text AS "excess!",
          pm.mint, pm.signature, pm.payer, pm.invoice_id, pm.subscription_id, pm.period,
-         pm.customer_id, pm.note, pm.slot::text AS slot, api_time(pm.created_at) AS "created_at!",
-         api_time(pm.finalized_at) AS finalized_at, api_time(pm.updated_at) AS "updated_at!"`;
+         pm.customer_id, pm.note, pm.details, pm.slot::text AS slot,
+         api_time(pm.created_at) AS "created_at!", api_time(pm.finalized_at) AS finalized_at,
+         api_time(pm.updated_at) AS "updated_at!"`;
 
 /**
  * `insertPayment` of several lines at once (the lines of a group of charges settled together),
@@ -168,21 +174,23 @@ const insertPayment = sql<IInsertPaymentQuery>`
 const insertPayments = sql<IInsertPaymentsQuery>`
   INSERT INTO payments AS pm (id, created_at, updated_at, merchant_id, kind, status, customer_id,
     invoice_id, subscription_id, period, signature, mint, amount, fee, destination, instruction,
-    "references", excess, payer, note, slot, finalized_at)
+    "references", excess, payer, note, slot, finalized_at, details)
   SELECT l.id, $at!, $at!, l.merchant_id, l.kind, l.status, l.customer_id, l.invoice_id,
          l.subscription_id, l.period, l.signature, l.mint, l.amount, l.fee, l.destination,
-         l.instruction, l."references", l.excess, l.payer, l.note, l.slot, l.finalized_at
+         l.instruction, l."references", l.excess, l.payer, l.note, l.slot, l.finalized_at,
+         l.details
     FROM jsonb_to_recordset($lines!::jsonb) AS l(id uuid, merchant_id uuid, kind text,
          status text, customer_id uuid, invoice_id uuid, subscription_id uuid, period int,
          signature text, mint text, amount bigint, fee bigint, destination text, instruction int,
          "references" text[], excess bigint, payer text, note text, slot bigint,
-         finalized_at timestamptz)
+         finalized_at timestamptz, details jsonb)
   ON CONFLICT DO NOTHING
   RETURNING pm.id, pm.merchant_id, pm.kind, pm.status, pm.amount::text AS "amount!",
          pm.fee::text AS "fee!", pm.destination, pm."references", pm.excess::text AS "excess!",
          pm.mint, pm.signature, pm.payer, pm.invoice_id, pm.subscription_id, pm.period,
-         pm.customer_id, pm.note, pm.slot::text AS slot, api_time(pm.created_at) AS "created_at!",
-         api_time(pm.finalized_at) AS finalized_at, api_time(pm.updated_at) AS "updated_at!"`;
+         pm.customer_id, pm.note, pm.details, pm.slot::text AS slot,
+         api_time(pm.created_at) AS "created_at!", api_time(pm.finalized_at) AS finalized_at,
+         api_time(pm.updated_at) AS "updated_at!"`;
 
 /** Compare-and-set of an unattributed line of the merchant onto an invoice: the line as now. */
 const attachPayment = sql<IAttachPaymentQuery>`
@@ -192,8 +200,9 @@ const attachPayment = sql<IAttachPaymentQuery>`
   RETURNING pm.id, pm.merchant_id, pm.kind, pm.status, pm.amount::text AS "amount!",
          pm.fee::text AS "fee!", pm.destination, pm."references", pm.excess::text AS "excess!",
          pm.mint, pm.signature, pm.payer, pm.invoice_id, pm.subscription_id, pm.period,
-         pm.customer_id, pm.note, pm.slot::text AS slot, api_time(pm.created_at) AS "created_at!",
-         api_time(pm.finalized_at) AS finalized_at, api_time(pm.updated_at) AS "updated_at!"`;
+         pm.customer_id, pm.note, pm.details, pm.slot::text AS slot,
+         api_time(pm.created_at) AS "created_at!", api_time(pm.finalized_at) AS finalized_at,
+         api_time(pm.updated_at) AS "updated_at!"`;
 
 /** An unattributed line of the merchant, locked for the caller's transaction. */
 const lockUnattributed = sql<ILockUnattributedQuery>`
@@ -207,8 +216,9 @@ const finalizePayment = sql<IFinalizePaymentQuery>`
   RETURNING pm.id, pm.merchant_id, pm.kind, pm.status, pm.amount::text AS "amount!",
          pm.fee::text AS "fee!", pm.destination, pm."references", pm.excess::text AS "excess!",
          pm.mint, pm.signature, pm.payer, pm.invoice_id, pm.subscription_id, pm.period,
-         pm.customer_id, pm.note, pm.slot::text AS slot, api_time(pm.created_at) AS "created_at!",
-         api_time(pm.finalized_at) AS finalized_at, api_time(pm.updated_at) AS "updated_at!"`;
+         pm.customer_id, pm.note, pm.details, pm.slot::text AS slot,
+         api_time(pm.created_at) AS "created_at!", api_time(pm.finalized_at) AS finalized_at,
+         api_time(pm.updated_at) AS "updated_at!"`;
 
 /** An invoice line of the merchant, this signature and mint, with no destination. */
 const findLegacyInvoiceLine = sql<IFindLegacyInvoiceLineQuery>`
@@ -289,6 +299,7 @@ export class PaymentsRepository {
         note: row.note,
         slot: row.slot,
         finalizedAt: row.finalized_at,
+        details: row.details === null ? null : JSON.stringify(row.details),
       },
       tx,
     );

@@ -22,6 +22,7 @@ export interface IListPaymentsResult {
   created_at: string;
   customer_id: string | null;
   destination: string | null;
+  details: Json | null;
   excess: string;
   fee: string;
   finalized_at: string | null;
@@ -66,6 +67,7 @@ export interface IListInvoicePaymentsResult {
   created_at: string;
   customer_id: string | null;
   destination: string | null;
+  details: Json | null;
   excess: string;
   fee: string;
   finalized_at: string | null;
@@ -109,6 +111,7 @@ export interface IListSubscriptionPaymentsResult {
   created_at: string;
   customer_id: string | null;
   destination: string | null;
+  details: Json | null;
   excess: string;
   fee: string;
   finalized_at: string | null;
@@ -140,6 +143,7 @@ export interface IInsertPaymentParams {
   at: Date | string;
   customerId?: string | null | void;
   destination?: string | null | void;
+  details?: Json | null | void;
   excess: NumberOrString;
   fee: NumberOrString;
   finalizedAt?: Date | string | null | void;
@@ -165,6 +169,7 @@ export interface IInsertPaymentResult {
   created_at: string;
   customer_id: string | null;
   destination: string | null;
+  details: Json | null;
   excess: string;
   fee: string;
   finalized_at: string | null;
@@ -202,6 +207,7 @@ export interface IInsertPaymentsResult {
   created_at: string;
   customer_id: string | null;
   destination: string | null;
+  details: Json | null;
   excess: string;
   fee: string;
   finalized_at: string | null;
@@ -243,6 +249,7 @@ export interface IAttachPaymentResult {
   created_at: string;
   customer_id: string | null;
   destination: string | null;
+  details: Json | null;
   excess: string;
   fee: string;
   finalized_at: string | null;
@@ -300,6 +307,7 @@ export interface IFinalizePaymentResult {
   created_at: string;
   customer_id: string | null;
   destination: string | null;
+  details: Json | null;
   excess: string;
   fee: string;
   finalized_at: string | null;

@@ -5,7 +5,7 @@ import { resolvePage } from '../common/pagination';
 import type { SqlTx } from '../database/pg-transaction';
 import { PaymentResponse } from './dto/payment.response';
 import { ListPaymentsQueryDto } from './dto/payment.dto';
-import type { PaymentKind, PaymentStatus } from './entities/payment.entity';
+import type { PaymentDetails, PaymentKind, PaymentStatus } from './entities/payment.entity';
 import { toPaymentResponse } from './payment.mapper';
 import { ledgerCsvLine } from './ledger-csv';
 import { LedgerExportRepository } from './ledger-export.repository';
@@ -14,6 +14,8 @@ import { PaymentInsertRow, PaymentsRepository } from './payments.repository';
 
 /** A ledger line to write (amounts in base units). */
 export interface NewPayment {
+  /** Given when the caller must name the line before it is written; else a new one. */
+  id?: string;
   merchantId: string;
   kind: PaymentKind;
   status: PaymentStatus;
@@ -35,6 +37,7 @@ export interface NewPayment {
   period?: number | null;
   note?: string | null;
   slot?: number | null;
+  details?: PaymentDetails | null;
 }
 
 /**
@@ -195,7 +198,7 @@ export class PaymentsService {
 /** A ledger line as written at `now`, from what the caller knows of it. */
 function insertRow(payment: NewPayment, now: Date): Omit<PaymentInsertRow, 'at'> {
   return {
-    id: randomUUID(),
+    id: payment.id ?? randomUUID(),
     merchant_id: payment.merchantId,
     kind: payment.kind,
     status: payment.status,
@@ -215,5 +218,6 @@ function insertRow(payment: NewPayment, now: Date): Omit<PaymentInsertRow, 'at'>
     note: payment.note ?? null,
     slot: payment.slot ?? null,
     finalized_at: payment.status === 'finalized' ? now : null,
+    details: payment.details ?? null,
   };
 }

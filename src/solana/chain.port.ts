@@ -52,6 +52,45 @@ export interface SignedTx {
   lastValidBlockHeight: number;
 }
 
+/** What an x402 payment must be: the resource server's requirements, as the facilitator holds them. */
+export interface ExactTerms {
+  /** Base64 wire bytes, partially signed by the payer. */
+  transaction: string;
+  mint: ResolvedMint;
+  amount: bigint;
+  payTo: string;
+  /** `extra.memo`: when set, exactly one Memo instruction carrying it. */
+  memo?: string | null;
+  maxComputeUnitPriceMicroLamports: bigint;
+}
+
+/** A payment that holds: co-signed by the service key, ready to send. */
+export interface ExactPayment {
+  valid: true;
+  /** The transfer's authority: the wallet that pays. */
+  payer: string;
+  /** The transaction with the fee payer's signature (its id is that signature). */
+  signed: SignedTx;
+  /** What the transaction costs the fee payer, landed or failed (signatures and priority fee). */
+  networkFee: bigint;
+}
+
+/** A payment that holds, or x402's reason it does not (`ExactReason`). */
+export type ExactVerdict = ExactPayment | { valid: false; reason: string; payer: string };
+
+/**
+ * The x402 `exact` scheme on the cluster, as its facilitator serves it (docs/x402.md): the
+ * service key pays the network fee of payments it checked strictly, simulated and co-signed.
+ */
+export interface ExactPayments {
+  /** The cluster's CAIP-2 id, as x402 names it. */
+  readonly network: string;
+  readonly feePayer: string;
+  /** x402's reason this facilitator does not serve a kind of payment, or null when it does. */
+  unserved(scheme: string, network: string): string | null;
+  check(terms: ExactTerms): Promise<ExactVerdict>;
+}
+
 /** What became of a sent transaction. */
 export type TxOutcome =
   | { state: 'succeeded'; slot: number; finalized: boolean }
@@ -211,6 +250,11 @@ export abstract class ChainPort {
   abstract movable(scheme: SubscriptionScheme): boolean;
   /** The service key (base58): fee payer of its pulls and the puller plans authorise. */
   abstract readonly servicePublicKey: string;
+  /**
+   * The x402 `exact` payments the service pays the network fee of, as facilitator: checked
+   * strictly, simulated, and co-signed by the service key (docs/x402.md).
+   */
+  abstract readonly exactPayments: ExactPayments;
 
   abstract mint(symbol: MintSymbol): Promise<ResolvedMint>;
   /** Stops background work (the blockhash refresh). */

@@ -59,6 +59,7 @@ import { MAX_MULTIPLE_ACCOUNTS, rawStatusReads, readAccounts } from './raw-reads
 import { feeOf, grossUp, type TransferFee } from './transfer-fee';
 import { withTimeout } from '../common/with-timeout';
 import { memo, ServiceSigner, UnsignedTxBuilder } from './transactions';
+import { ExactTransfers } from './exact-transfers';
 
 export type { RpcChainOptions } from './rpc-chain.options';
 
@@ -78,6 +79,7 @@ export class RpcChainAdapter extends ChainPort {
   readonly scheme: SchemeName;
   readonly approval: SharedApproval | null;
   readonly servicePublicKey: string;
+  readonly exactPayments: ExactTransfers;
   private readonly signer: ServiceSigner;
   private readonly mints: MintResolver;
   private readonly blockhashes: BlockhashCache;
@@ -148,6 +150,7 @@ export class RpcChainAdapter extends ChainPort {
       'token-delegate': new TokenDelegateScheme(context),
     };
     this.scheme = options.scheme;
+    this.exactPayments = new ExactTransfers(connection, options, this.signer);
     this.approval = this.schemes[this.scheme].approval;
   }
 
@@ -419,19 +422,15 @@ export class RpcChainAdapter extends ChainPort {
   async readAuthorization(subscriber: string, symbol: MintSymbol): Promise<AuthorizationState> {
     const mint = await this.mints.mint(symbol);
     const address = ataOf(mint, subscriber);
-    const info = await this.connection.getAccountInfo(address, this.commitment);
-    return tokenAccountState(
-      address,
-      info,
+    const [info, program] = [
+      await this.accounts.load(address.toBase58()),
       new PublicKey(mint.tokenProgram),
-      this.signer.publicKey,
-    );
+    ];
+    return tokenAccountState(address, info, program, this.signer.publicKey);
   }
 
-  async existingAccounts(addresses: string[]): Promise<Set<string>> {
-    const infos = await Promise.all(addresses.map((a) => this.accounts.load(a)));
-    return new Set(addresses.filter((_, i) => infos[i] !== null));
-  }
+  existingAccounts = async (addresses: string[]): Promise<Set<string>> =>
+    new Set((await this.loadAll(addresses)).flatMap((info, i) => (info ? [addresses[i]] : [])));
 
   /**
    * A builder's chain reads, bounded: an RPC that fails or does not answer in time is a

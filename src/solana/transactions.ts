@@ -271,6 +271,11 @@ export class ServiceSigner {
     };
   }
 
+  /** The service key's signature of message bytes someone else built (an x402 payment it pays for). */
+  signMessage(message: Uint8Array): Buffer {
+    return cryptoSign(null, message, this.#key);
+  }
+
   /** No secret in logs or `util.inspect` output. */
   toJSON(): { publicKey: string } {
     return { publicKey: this.publicKey.toBase58() };

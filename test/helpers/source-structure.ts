@@ -50,6 +50,7 @@ export const MODULES = {
     'settings',
     'subscriptions',
     'webhooks',
+    'x402',
   ],
   /** The chain layer (the chain emulator is a package of its own: packages/localnet). */
   chain: ['solana'],
@@ -241,8 +242,8 @@ export function tablesIn(text: string): { reads: string[]; writes: string[] } {
   const found = (pattern: RegExp) =>
     [...new Set([...code(text).matchAll(pattern)].map((m) => m[1]))].sort();
   return {
-    reads: found(/\b(?:FROM|JOIN)\s+([a-z_]+)\b/g),
-    writes: found(/\b(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+([a-z_]+)\b/g),
+    reads: found(/\b(?:FROM|JOIN)\s+([a-z][a-z0-9_]*)\b/g),
+    writes: found(/\b(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+([a-z][a-z0-9_]*)\b/g),
   };
 }
 

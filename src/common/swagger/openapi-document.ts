@@ -68,6 +68,10 @@ const OPERATION_IDS: Record<string, string> = {
   CreditNoteDocumentsController_creditNote: 'getCreditNotePdf',
   DocumentsController_invoice: 'getInvoicePdf',
   DocumentsController_receipt: 'getInvoiceReceiptPdf',
+  X402Controller_supported: 'getFacilitatorSupported',
+  X402Controller_verify: 'verifyFacilitatorPayment',
+  X402Controller_settle: 'settleFacilitatorPayment',
+  X402Controller_feeBudget: 'getFacilitatorFeeBudget',
   HealthController_check: 'getHealth',
   HealthController_live: 'getLiveness',
 };

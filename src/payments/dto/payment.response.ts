@@ -7,6 +7,30 @@ import {
   type PaymentStatus,
 } from '../entities/payment.entity';
 
+/** A metered charge's breakdown (docs/usage.md): amounts in the mint's units, exact decimals. */
+export class UsageBreakdownResponse {
+  /** The plan's fixed fee for the period. @example "10.00" */
+  fixed!: string;
+  /** @example "api_calls" */
+  meter!: string;
+  /** The period's usage, all of it. @example "1520" */
+  units!: string;
+  /** @example "1000" */
+  includedUnits!: string;
+  /** Units beyond the included ones. @example "520" */
+  billableUnits!: string;
+  /** The price of one block of `unitSize` units. @example "0.01" */
+  unitPrice!: string;
+  /** Units per priced block (1: priced per unit; a started block is a whole one). @example "1" */
+  unitSize!: string;
+  /** What the usage came to, before the cap. @example "5.20" */
+  usageAmount!: string;
+  /** The most the customer authorised for usage per period. @example "50.00" */
+  cap!: string;
+  /** Whether the usage came to more than the cap (then the cap was charged). @example false */
+  capped!: boolean;
+}
+
 /**
  * One line of the payments ledger: an invoice payment, a subscription charge, or money that
  * arrived in a merchant's receiving account and pays no invoice (`unattributed`).
@@ -20,7 +44,8 @@ export class PaymentResponse {
    * mint; `subscription`: a charge; `unattributed`: money in the merchant's receiving account
    * that pays no invoice by that rule (`note` says why), until the merchant attaches it
    * (`POST /api/invoices/:id/payments`); `refund`: money the merchant gave back of one of those
-   * (`POST /api/payments/:id/refunds`), a negative `amount`.
+   * (`POST /api/payments/:id/refunds`), a negative `amount`; `per_request`: an x402 payment
+   * the service settled as facilitator (`resourceUrl`, `payer`; docs/x402.md).
    * @example "subscription"
    */
   @ApiProperty({ enum: PAYMENT_KINDS })
@@ -94,6 +119,12 @@ export class PaymentResponse {
 
   /** The slot it landed in. @example 351234567 */
   slot!: number | null;
+
+  /** A `per_request` payment's resource (the URL the x402 payment bought). @example null */
+  resourceUrl!: string | null;
+
+  /** A metered subscription charge's breakdown; null for every other line. */
+  usage!: UsageBreakdownResponse | null;
 
   /** ISO 8601 UTC. @example "2026-11-24T10:15:30.123Z" */
   createdAt!: string;

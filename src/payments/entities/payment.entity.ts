@@ -17,9 +17,35 @@ import { Merchant } from '../../merchants/entities/merchant.entity';
  * (several invoices' references, none, another mint's invoice, no transfer instruction of its
  * own): recorded once, reported, never credited to anything until the merchant attaches it.
  * `refund`: money the merchant gave back of one of those (a negative amount; docs/refunds.md).
+ * `per_request`: an x402 payment the service settled as facilitator (docs/x402.md).
  */
-export const PAYMENT_KINDS = ['invoice', 'subscription', 'unattributed', 'refund'] as const;
+export const PAYMENT_KINDS = [
+  'invoice',
+  'subscription',
+  'unattributed',
+  'refund',
+  'per_request',
+] as const;
 export type PaymentKind = (typeof PAYMENT_KINDS)[number];
+
+/** A metered charge's breakdown (docs/usage.md): base units and units as decimal text. */
+export interface UsageBreakdown {
+  fixed: string;
+  meter: string;
+  units: string;
+  includedUnits: string;
+  billableUnits: string;
+  unitPrice: string;
+  unitSize: string;
+  usageAmount: string;
+  cap: string;
+  capped: boolean;
+}
+
+export interface PaymentDetails {
+  resourceUrl?: string;
+  usage?: UsageBreakdown;
+}
 
 /** `confirmed` (seen), `finalized` (irreversible) or `failed` (a charge that moved nothing). */
 export const PAYMENT_STATUSES = ['confirmed', 'finalized', 'failed'] as const;
@@ -57,6 +83,13 @@ export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
   expression:
     `create unique index "payments_refund_signature_unique" on "payments" ("signature", "instruction") ` +
     `where "kind" = 'refund'`,
+})
+/** A settled x402 payment is one ledger line. */
+@Index({
+  name: 'payments_per_request_signature_unique',
+  expression:
+    `create unique index "payments_per_request_signature_unique" on "payments" ("signature") ` +
+    `where "kind" = 'per_request'`,
 })
 /** A landed charge is one ledger line. */
 @Index({
@@ -148,6 +181,13 @@ export class Payment extends BaseEntity {
 
   @Property({ type: new BigIntType('number'), nullable: true })
   slot: number | null = null;
+
+  /**
+   * What the line is for, beyond its columns: `resourceUrl` (a per-request payment's resource)
+   * and `usage` (a metered charge's breakdown: docs/usage.md).
+   */
+  @Property({ type: 'json', nullable: true })
+  details: PaymentDetails | null = null;
 
   @Property({ type: 'datetime', columnType: 'timestamptz(3)', nullable: true })
   finalizedAt: Date | null = null;

@@ -1,0 +1,425 @@
+import { HTTPFacilitatorClient } from '@x402/core/server';
+import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from '@x402/core/http';
+import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
+import { paymentMiddleware, x402ResourceServer } from '@x402/express';
+import { decodePaymentResponseHeader, wrapFetchWithPaymentFromConfig } from '@x402/fetch';
+import { ExactSvmScheme as ExactSvmClient } from '@x402/svm/exact/client';
+import { ExactSvmScheme as ExactSvmServer } from '@x402/svm/exact/server';
+import { createKeyPairSignerFromBytes } from '@solana/kit';
+import { createTransferCheckedInstruction, getAssociatedTokenAddressSync } from '@solana/spl-token';
+import {
+  ComputeBudgetProgram,
+  Keypair,
+  PublicKey,
+  SystemProgram,
+  TransactionMessage,
+  VersionedTransaction,
+} from '@solana/web3.js';
+import express from 'express';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { X402_NETWORKS } from '../src/solana/exact-transfers';
+import { fund } from './helpers/chain-tx';
+import { billingHelpers } from './helpers/billing';
+import { createTestApp, TestApp, TestMerchant } from './helpers/test-app';
+
+const USDC = 1_000_000n;
+const NETWORK = X402_NETWORKS.localnet as `${string}:${string}`;
+
+interface Line {
+  id: string;
+  kind: string;
+  status: string;
+  amount: string;
+  mint: string;
+  signature: string;
+  payer: string;
+  customerId: string | null;
+  resourceUrl: string | null;
+}
+
+const listen = (server: Server) =>
+  new Promise<string>((resolve) =>
+    server.listen(0, '127.0.0.1', () =>
+      resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`),
+    ),
+  );
+
+/**
+ * The x402 facilitator (docs/x402.md) driven by the official packages, not our own client: a
+ * resource server built with `@x402/express` that names this service as its facilitator (with
+ * the merchant's API key), and agents paying with `@x402/fetch` + `@x402/svm` from funded
+ * localnet keypairs. Payments land on the localnet chain and in the merchant's ledger.
+ */
+describe('x402 pay per request', () => {
+  let t: TestApp;
+  let acme: TestMerchant;
+  let other: TestMerchant;
+  let serviceUrl: string;
+  let resourceUrl: string;
+  let resource: Server;
+  let usdcMint: string;
+  let billing: ReturnType<typeof billingHelpers>;
+  const PRICE = '10000'; // 0.01 USDC
+
+  /** An agent holding 10 USDC (and no SOL: the facilitator pays the fee). */
+  const agent = async () => {
+    const keypair = Keypair.generate();
+    fund(t, keypair.publicKey.toBase58(), { symbol: 'USDC', amount: 10n * USDC });
+    const signer = await createKeyPairSignerFromBytes(keypair.secretKey);
+    const scheme = new ExactSvmClient(signer, { rpcUrl: t.chain!.url });
+    const sent: Headers[] = [];
+    const recording: typeof fetch = (input, init) => {
+      sent.push(new Headers(init?.headers ?? (input instanceof Request ? input.headers : {})));
+      return fetch(input, init);
+    };
+    // The localnet USDC mint is not among devnet's default assets: allowed, with a cap.
+    const pay = wrapFetchWithPaymentFromConfig(recording, {
+      schemes: [{ network: 'solana:*', client: scheme }],
+      spendControls: {
+        allowedAssets: [{ network: NETWORK, asset: usdcMint, maxAmountPerPayment: '100000' }],
+      },
+    });
+    return { keypair, scheme, pay, sent };
+  };
+  const ledger = async (merchant: TestMerchant) =>
+    (await t.http.get('/api/payments?kind=per_request').set(merchant.auth).expect(200))
+      .body as Line[];
+  /** The requirements the resource server asks (from its 402). */
+  const requirementsOf = async (): Promise<PaymentRequirements> => {
+    const unpaid = await fetch(`${resourceUrl}/weather`);
+    expect(unpaid.status).toBe(402);
+    return decodePaymentRequiredHeader(unpaid.headers.get('payment-required')!).accepts[0];
+  };
+  /** Sends a payment of our own making to the resource server. */
+  const present = (payload: PaymentPayload) =>
+    fetch(`${resourceUrl}/weather`, {
+      headers: { 'PAYMENT-SIGNATURE': encodePaymentSignatureHeader(payload) },
+    });
+  const payloadOf = (accepted: PaymentRequirements, transaction: string): PaymentPayload => ({
+    x402Version: 2,
+    resource: { url: `${resourceUrl}/weather`, description: 'Weather', mimeType: '' },
+    accepted,
+    payload: { transaction },
+  });
+
+  beforeAll(async () => {
+    t = await createTestApp({
+      env: {
+        LOCALNET_FINALITY_SLOTS: '0',
+        WATCH_INTERVAL_MS: '3600000',
+        CHARGE_RUN_INTERVAL_MS: '3600000',
+        // Two payments' fees (10,001 lamports each) and not a third.
+        X402_DAILY_FEE_BUDGET_LAMPORTS: '25000',
+      },
+    });
+    billing = billingHelpers(t);
+    acme = await t.createMerchant('Acme');
+    other = await t.createMerchant('Other');
+    serviceUrl = await listen(t.app.getHttpServer());
+    usdcMint = (await billing.chain.mint('USDC')).address;
+
+    const facilitator = new HTTPFacilitatorClient({
+      url: `${serviceUrl}/x402`,
+      createAuthHeaders: () =>
+        Promise.resolve({ verify: acme.auth, settle: acme.auth, supported: acme.auth }),
+    });
+    const server = new x402ResourceServer(facilitator).register(NETWORK, new ExactSvmServer());
+    const app = express();
+    app.use(
+      paymentMiddleware(
+        {
+          'GET /weather': {
+            accepts: {
+              scheme: 'exact',
+              price: { amount: PRICE, asset: usdcMint },
+              network: NETWORK,
+              payTo: acme.walletAddress,
+              maxTimeoutSeconds: 60,
+            },
+            description: 'Weather',
+          },
+        },
+        server,
+      ),
+    );
+    app.get('/weather', (_req, res) => {
+      res.json({ weather: 'sunny' });
+    });
+    resource = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => resource.once('listening', resolve));
+    resourceUrl = `http://127.0.0.1:${(resource.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    resource?.close();
+    await t?.close();
+  });
+
+  it('GET /x402/supported names the exact scheme on the cluster and the service key as fee payer; the merchant key is required', async () => {
+    const { body } = await t.http.get('/x402/supported').set(acme.auth).expect(200);
+    const feePayer = billing.chain.servicePublicKey;
+    expect(body).toEqual({
+      kinds: [{ x402Version: 2, scheme: 'exact', network: NETWORK, extra: { feePayer } }],
+      extensions: [],
+      signers: { 'solana:*': [feePayer] },
+    });
+    const anonymous = await t.http.get('/x402/supported').expect(401);
+    expect(anonymous.body.error.code).toBe('UNAUTHORIZED');
+  });
+
+  it('an unpaid request gets 402 with the requirements; a paid one gets the resource, the transfer lands, and the merchant gets a per_request ledger line, linked to its customer by wallet, and a webhook event', async () => {
+    const requirements = await requirementsOf();
+    expect(requirements).toMatchObject({
+      scheme: 'exact',
+      network: NETWORK,
+      amount: PRICE,
+      asset: usdcMint,
+      payTo: acme.walletAddress,
+      extra: { feePayer: billing.chain.servicePublicKey },
+    });
+
+    const payer = await agent();
+    const wallet = payer.keypair.publicKey.toBase58();
+    const customer = (
+      await t.http.post('/api/customers').set(acme.auth).send({ walletAddress: wallet }).expect(201)
+    ).body as { id: string };
+    const before = await billing.balance(acme.walletAddress);
+
+    const paid = await payer.pay(`${resourceUrl}/weather`);
+    expect(paid.status).toBe(200);
+    expect(await paid.json()).toEqual({ weather: 'sunny' });
+    const settled = decodePaymentResponseHeader(paid.headers.get('payment-response')!);
+    expect(settled).toMatchObject({ success: true, network: NETWORK, payer: wallet });
+
+    expect(await billing.balance(acme.walletAddress)).toBe(before + 10_000n);
+    expect(await billing.balance(wallet)).toBe(10n * USDC - 10_000n);
+    const [line] = await ledger(acme);
+    expect(line).toMatchObject({
+      kind: 'per_request',
+      amount: '0.01',
+      mint: 'USDC',
+      signature: settled.transaction,
+      payer: wallet,
+      customerId: customer.id,
+      resourceUrl: `${resourceUrl}/weather`,
+    });
+    const events = await t.sql<{ payload: { data: { object: Line } } }>(
+      `SELECT payload FROM events WHERE type = 'payment.per_request' AND merchant_id = $1`,
+      [acme.id],
+    );
+    expect(events.map((e) => e.payload.data.object.id)).toEqual([line.id]);
+    // Another merchant sees none of it.
+    expect(await ledger(other)).toEqual([]);
+    expect(
+      (await t.http.get(`/api/payments/${line.id}`).set(other.auth).expect(404)).body.error.code,
+    ).toBe('NOT_FOUND');
+  });
+
+  it('a replayed payment is refused: the same PAYMENT-SIGNATURE again gets 402 and settles nothing', async () => {
+    const payer = await agent();
+    expect((await payer.pay(`${resourceUrl}/weather`)).status).toBe(200);
+    const header = payer.sent.map((h) => h.get('payment-signature')).find(Boolean)!;
+    const lines = (await ledger(acme)).length;
+
+    const replayed = await fetch(`${resourceUrl}/weather`, {
+      headers: { 'PAYMENT-SIGNATURE': header },
+    });
+    expect(replayed.status).toBe(402);
+    expect(await billing.balance(payer.keypair.publicKey.toBase58())).toBe(10n * USDC - 10_000n);
+    expect((await ledger(acme)).length).toBe(lines);
+  });
+
+  it('a short payment is refused at verify (amount mismatch), and nothing moves', async () => {
+    const requirements = await requirementsOf();
+    const payer = await agent();
+    const short = await payer.scheme.createPaymentPayload(2, { ...requirements, amount: '9999' });
+    const verdict = await t.http
+      .post('/x402/verify')
+      .set(acme.auth)
+      .send({
+        x402Version: 2,
+        paymentPayload: payloadOf(requirements, short.payload.transaction as string),
+        paymentRequirements: requirements,
+      })
+      .expect(200);
+    expect(verdict.body).toEqual({
+      isValid: false,
+      invalidReason: 'invalid_exact_svm_payload_amount_mismatch',
+      payer: payer.keypair.publicKey.toBase58(),
+    });
+    const refused = await present(payloadOf(requirements, short.payload.transaction as string));
+    expect(refused.status).toBe(402);
+    expect(await billing.balance(payer.keypair.publicKey.toBase58())).toBe(10n * USDC);
+  });
+
+  it('a transaction with an extra instruction (the payer moving SOL as well) is refused', async () => {
+    const requirements = await requirementsOf();
+    const payer = await agent();
+    const feePayer = new PublicKey(billing.chain.servicePublicKey);
+    const mint = new PublicKey(usdcMint);
+    const owner = payer.keypair.publicKey;
+    const { blockhash } = await billing.connection.getLatestBlockhash();
+    const message = new TransactionMessage({
+      payerKey: feePayer,
+      recentBlockhash: blockhash,
+      instructions: [
+        ComputeBudgetProgram.setComputeUnitLimit({ units: 20_000 }),
+        ComputeBudgetProgram.setComputeUnitPrice({ microLamports: 1 }),
+        createTransferCheckedInstruction(
+          getAssociatedTokenAddressSync(mint, owner),
+          mint,
+          getAssociatedTokenAddressSync(mint, new PublicKey(acme.walletAddress)),
+          owner,
+          BigInt(PRICE),
+          6,
+        ),
+        SystemProgram.transfer({
+          fromPubkey: owner,
+          toPubkey: Keypair.generate().publicKey,
+          lamports: 1,
+        }),
+      ],
+    }).compileToV0Message();
+    const tx = new VersionedTransaction(message);
+    tx.sign([payer.keypair]);
+    const transaction = Buffer.from(tx.serialize()).toString('base64');
+    const body = {
+      x402Version: 2,
+      paymentPayload: payloadOf(requirements, transaction),
+      paymentRequirements: requirements,
+    };
+    const settle = await t.http.post('/x402/settle').set(acme.auth).send(body).expect(200);
+    expect(settle.body).toMatchObject({
+      success: false,
+      errorReason: 'invalid_exact_svm_payload_unknown_optional_instruction',
+      transaction: '',
+    });
+    expect((await present(body.paymentPayload)).status).toBe(402);
+    expect(await billing.balance(owner.toBase58())).toBe(10n * USDC);
+  });
+
+  it("the merchant's daily fee budget is counted and enforced: past it, settle answers fee_budget_exceeded and sends nothing", async () => {
+    const settled = await t.sql<{ fee: string }>(
+      `SELECT sum(network_fee)::text AS fee FROM x402_settlements WHERE merchant_id = $1`,
+      [acme.id],
+    );
+    const budget = (await t.http.get('/x402/fee-budget').set(acme.auth).expect(200)).body;
+    expect(budget).toMatchObject({
+      budgetLamports: '25000',
+      spentLamports: settled[0].fee,
+    });
+    expect(BigInt(budget.remainingLamports)).toBe(25_000n - BigInt(settled[0].fee));
+
+    const requirements = await requirementsOf();
+    const payer = await agent();
+    const payment = await payer.scheme.createPaymentPayload(2, requirements);
+    const settle = await t.http
+      .post('/x402/settle')
+      .set(acme.auth)
+      .send({
+        x402Version: 2,
+        paymentPayload: payloadOf(requirements, payment.payload.transaction as string),
+        paymentRequirements: requirements,
+      })
+      .expect(200);
+    expect(settle.body).toEqual({
+      success: false,
+      errorReason: 'fee_budget_exceeded',
+      payer: payer.keypair.publicKey.toBase58(),
+      transaction: '',
+      network: NETWORK,
+    });
+    expect(await billing.balance(payer.keypair.publicKey.toBase58())).toBe(10n * USDC);
+    // Another merchant's budget is its own.
+    const otherBudget = (await t.http.get('/x402/fee-budget').set(other.auth).expect(200)).body;
+    expect(otherBudget.spentLamports).toBe('0');
+  });
+
+  it('a payment to another wallet than the merchant, or in another network, is not valid for this merchant', async () => {
+    const requirements = await requirementsOf();
+    const payer = await agent();
+    const payment = await payer.scheme.createPaymentPayload(2, requirements);
+    const ask = (reqs: PaymentRequirements, merchant = acme) =>
+      t.http
+        .post('/x402/verify')
+        .set(merchant.auth)
+        .send({
+          x402Version: 2,
+          paymentPayload: payloadOf(reqs, payment.payload.transaction as string),
+          paymentRequirements: reqs,
+        })
+        .expect(200);
+    // Acme's payment presented with another merchant's key: payTo is not that merchant's wallet.
+    expect((await ask(requirements, other)).body).toMatchObject({
+      isValid: false,
+      invalidReason: 'invalid_exact_svm_payload_recipient_mismatch',
+    });
+    expect(
+      (await ask({ ...requirements, network: 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp' })).body,
+    ).toMatchObject({ isValid: false, invalidReason: 'invalid_network' });
+    expect((await ask(requirements)).body).toEqual({
+      isValid: true,
+      payer: payer.keypair.publicKey.toBase58(),
+    });
+  });
+
+  it('malformed bodies are a 400 with the field named, and lose nothing', async () => {
+    const bad = await t.http
+      .post('/x402/settle')
+      .set(acme.auth)
+      .send({ x402Version: 2, paymentPayload: { x402Version: 2 }, paymentRequirements: {} })
+      .expect(400);
+    expect(bad.body.error.code).toBe('VALIDATION_ERROR');
+    const notBase64 = await t.http
+      .post('/x402/verify')
+      .set(acme.auth)
+      .send({
+        x402Version: 2,
+        paymentPayload: {
+          x402Version: 2,
+          accepted: { scheme: 'exact', network: NETWORK, amount: '1', asset: 'x', payTo: 'y' },
+          payload: { transaction: '!!!' },
+        },
+        paymentRequirements: {
+          scheme: 'exact',
+          network: NETWORK,
+          amount: '1',
+          asset: 'x',
+          payTo: 'y',
+        },
+      })
+      .expect(400);
+    expect(notBase64.body.error.code).toBe('VALIDATION_ERROR');
+    const garbage = await t.http
+      .post('/x402/verify')
+      .set(acme.auth)
+      .send({
+        x402Version: 2,
+        paymentPayload: {
+          x402Version: 2,
+          accepted: {
+            scheme: 'exact',
+            network: NETWORK,
+            amount: PRICE,
+            asset: usdcMint,
+            payTo: acme.walletAddress,
+            extra: { feePayer: billing.chain.servicePublicKey },
+          },
+          payload: { transaction: 'AAAA' },
+        },
+        paymentRequirements: {
+          scheme: 'exact',
+          network: NETWORK,
+          amount: PRICE,
+          asset: usdcMint,
+          payTo: acme.walletAddress,
+          extra: { feePayer: billing.chain.servicePublicKey },
+        },
+      })
+      .expect(200);
+    expect(garbage.body).toMatchObject({
+      isValid: false,
+      invalidReason: 'invalid_exact_svm_payload_transaction_could_not_be_decoded',
+    });
+  });
+});
