@@ -1,5 +1,9 @@
 import { HTTPFacilitatorClient } from '@x402/core/server';
-import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from '@x402/core/http';
+import {
+  decodePaymentRequiredHeader,
+  decodePaymentSignatureHeader,
+  encodePaymentSignatureHeader,
+} from '@x402/core/http';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import { paymentMiddleware, x402ResourceServer } from '@x402/express';
 import { decodePaymentResponseHeader, wrapFetchWithPaymentFromConfig } from '@x402/fetch';
@@ -12,6 +16,7 @@ import {
   Keypair,
   PublicKey,
   SystemProgram,
+  TransactionInstruction,
   TransactionMessage,
   VersionedTransaction,
 } from '@solana/web3.js';
@@ -225,6 +230,14 @@ describe('x402 pay per request', () => {
       headers: { 'PAYMENT-SIGNATURE': header },
     });
     expect(replayed.status).toBe(402);
+    // Presented to the facilitator itself: refused as a duplicate, not an error.
+    const payload = decodePaymentSignatureHeader(header);
+    const direct = await t.http
+      .post('/x402/settle')
+      .set(acme.auth)
+      .send({ x402Version: 2, paymentPayload: payload, paymentRequirements: payload.accepted })
+      .expect(200);
+    expect(direct.body).toMatchObject({ success: false, errorReason: 'duplicate_settlement' });
     expect(await billing.balance(payer.keypair.publicKey.toBase58())).toBe(10n * USDC - 10_000n);
     expect((await ledger(acme)).length).toBe(lines);
   });
@@ -252,50 +265,137 @@ describe('x402 pay per request', () => {
     expect(await billing.balance(payer.keypair.publicKey.toBase58())).toBe(10n * USDC);
   });
 
-  it('a transaction with an extra instruction (the payer moving SOL as well) is refused', async () => {
-    const requirements = await requirementsOf();
-    const payer = await agent();
+  /**
+   * A payment of our own making: the fee payer the service key, the payer signing, and the
+   * instructions given (by default the scheme's: limit, price, the transfer to the merchant).
+   */
+  const handMade = async (
+    payer: Keypair,
+    change: {
+      price?: number;
+      transfer?: Partial<{ source: PublicKey; destination: PublicKey; authority: PublicKey }>;
+      mint?: PublicKey;
+      extra?: TransactionInstruction[];
+      tamper?: boolean;
+    } = {},
+  ) => {
     const feePayer = new PublicKey(billing.chain.servicePublicKey);
-    const mint = new PublicKey(usdcMint);
-    const owner = payer.keypair.publicKey;
+    const mint = change.mint ?? new PublicKey(usdcMint);
+    const owner = payer.publicKey;
     const { blockhash } = await billing.connection.getLatestBlockhash();
     const message = new TransactionMessage({
       payerKey: feePayer,
       recentBlockhash: blockhash,
       instructions: [
         ComputeBudgetProgram.setComputeUnitLimit({ units: 20_000 }),
-        ComputeBudgetProgram.setComputeUnitPrice({ microLamports: 1 }),
+        ComputeBudgetProgram.setComputeUnitPrice({ microLamports: change.price ?? 1 }),
         createTransferCheckedInstruction(
-          getAssociatedTokenAddressSync(mint, owner),
+          change.transfer?.source ?? getAssociatedTokenAddressSync(mint, owner),
           mint,
-          getAssociatedTokenAddressSync(mint, new PublicKey(acme.walletAddress)),
-          owner,
+          change.transfer?.destination ??
+            getAssociatedTokenAddressSync(mint, new PublicKey(acme.walletAddress)),
+          change.transfer?.authority ?? owner,
           BigInt(PRICE),
           6,
         ),
-        SystemProgram.transfer({
-          fromPubkey: owner,
-          toPubkey: Keypair.generate().publicKey,
-          lamports: 1,
-        }),
+        ...(change.extra ?? []),
       ],
     }).compileToV0Message();
     const tx = new VersionedTransaction(message);
-    tx.sign([payer.keypair]);
-    const transaction = Buffer.from(tx.serialize()).toString('base64');
+    tx.sign([payer]);
+    if (change.tamper) tx.signatures[1][0] ^= 1;
+    return Buffer.from(tx.serialize()).toString('base64');
+  };
+
+  it.each([
+    [
+      'an extra instruction (the payer moving SOL as well)',
+      'invalid_exact_svm_payload_unknown_optional_instruction',
+      (payer: Keypair) => ({
+        extra: [
+          SystemProgram.transfer({
+            fromPubkey: payer.publicKey,
+            toPubkey: Keypair.generate().publicKey,
+            lamports: 1,
+          }),
+        ],
+      }),
+    ],
+    [
+      "the fee payer's own tokens (the service key as the transfer's authority)",
+      'invalid_exact_svm_payload_transaction_fee_payer_transferring_funds',
+      (payer: Keypair) => {
+        const service = new PublicKey(billing.chain.servicePublicKey);
+        return {
+          transfer: {
+            source: getAssociatedTokenAddressSync(new PublicKey(usdcMint), service),
+            authority: service,
+          },
+          // The payer signs something (a memo) so that the transaction has its two signers.
+          extra: [
+            new TransactionInstruction({
+              programId: new PublicKey('MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr'),
+              keys: [{ pubkey: payer.publicKey, isSigner: true, isWritable: false }],
+              data: Buffer.from('0123456789abcdef0123456789abcdef'),
+            }),
+          ],
+        };
+      },
+    ],
+    [
+      "another wallet's account as the destination",
+      'invalid_exact_svm_payload_recipient_mismatch',
+      () => ({
+        transfer: {
+          destination: getAssociatedTokenAddressSync(
+            new PublicKey(usdcMint),
+            new PublicKey(other.walletAddress),
+          ),
+        },
+      }),
+    ],
+    [
+      'a compute-unit price past the ceiling',
+      'invalid_exact_svm_payload_transaction_instructions_compute_price_instruction_too_high',
+      () => ({ price: 1_000_001 }),
+    ],
+    [
+      "a payer's signature that does not verify",
+      'invalid_exact_svm_payload_signature_invalid',
+      () => ({ tamper: true }),
+    ],
+  ])('a transaction with %s is refused, and nothing moves', async (_what, reason, change) => {
+    const requirements = await requirementsOf();
+    const payer = await agent();
+    const service = billing.chain.servicePublicKey;
+    fund(t, service, { symbol: 'USDC', amount: 5n * USDC });
+    const serviceBefore = await billing.balance(service);
+    const transaction = await handMade(payer.keypair, change(payer.keypair));
     const body = {
       x402Version: 2,
       paymentPayload: payloadOf(requirements, transaction),
       paymentRequirements: requirements,
     };
     const settle = await t.http.post('/x402/settle').set(acme.auth).send(body).expect(200);
-    expect(settle.body).toMatchObject({
-      success: false,
-      errorReason: 'invalid_exact_svm_payload_unknown_optional_instruction',
-      transaction: '',
-    });
+    expect(settle.body).toMatchObject({ success: false, errorReason: reason, transaction: '' });
     expect((await present(body.paymentPayload)).status).toBe(402);
-    expect(await billing.balance(owner.toBase58())).toBe(10n * USDC);
+    expect(await billing.balance(payer.keypair.publicKey.toBase58())).toBe(10n * USDC);
+    expect(await billing.balance(service)).toBe(serviceBefore);
+  });
+
+  it('a hand-made payment that keeps every rule is valid (the cases above differ from it in one thing each)', async () => {
+    const requirements = await requirementsOf();
+    const payer = await agent();
+    const verdict = await t.http
+      .post('/x402/verify')
+      .set(acme.auth)
+      .send({
+        x402Version: 2,
+        paymentPayload: payloadOf(requirements, await handMade(payer.keypair)),
+        paymentRequirements: requirements,
+      })
+      .expect(200);
+    expect(verdict.body).toEqual({ isValid: true, payer: payer.keypair.publicKey.toBase58() });
   });
 
   it("the merchant's daily fee budget is counted and enforced: past it, settle answers fee_budget_exceeded and sends nothing", async () => {

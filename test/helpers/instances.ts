@@ -14,6 +14,7 @@ import { freePortPair, TEST_DEV_KEY } from './test-chain';
 export class Instances {
   private readonly children: ChildProcess[] = [];
   private readonly dirs: string[] = [];
+  private readonly urls = new Map<ChildProcess, string>();
   private readonly main = ensureBuilt('src', 'main.js');
 
   constructor(private readonly base: Record<string, string>) {}
@@ -43,7 +44,22 @@ export class Instances {
       child.stdout.pipe(createWriteStream(join(dir, `instance-${child.pid}.log`)));
     }
     this.children.push(child);
+    this.urls.set(child, `http://127.0.0.1:${port}`);
     return child;
+  }
+
+  /** Starts an instance and resolves with its base URL once it answers `/health/live`. */
+  async serving(env: Record<string, string> = {}): Promise<{ child: ChildProcess; url: string }> {
+    const child = await this.start(env);
+    const url = this.urls.get(child)!;
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`instance exited with ${child.exitCode}`);
+      const live = await fetch(`${url}/health/live`).catch(() => null);
+      if (live?.ok) return { child, url };
+      if (Date.now() > deadline) throw new Error(`instance at ${url} never answered`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
   }
 
   /** Ends every instance still running (a stopped one is woken so it can die) and cleans up. */
