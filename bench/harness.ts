@@ -221,7 +221,10 @@ export async function stopServers(servers: BenchServer[]): Promise<void> {
 }
 
 /** A merchant made with the bootstrap CLI: its id, API key and webhook secret. */
-export function createMerchant(databaseUrl: string): {
+export function createMerchant(
+  databaseUrl: string,
+  walletAddress = wallet(),
+): {
   merchant: { id: string };
   apiKey: string;
   webhookSecret: string;
@@ -234,7 +237,7 @@ export function createMerchant(databaseUrl: string): {
         '--name',
         'Bench',
         '--wallet',
-        wallet(),
+        walletAddress,
         '--json',
       ],
       { env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' } },

@@ -30,6 +30,7 @@ import { Metrics } from './metrics/metrics';
 import { MetricsModule } from './metrics/metrics.module';
 import { PaymentsModule } from './payments/payments.module';
 import { RefundsModule } from './refunds/refunds.module';
+import { UsageModule } from './usage/usage.module';
 import { X402Module } from './x402/x402.module';
 import { DocumentsModule } from './documents/documents.module';
 import { CreditNotesModule } from './credit-notes/credit-notes.module';
@@ -97,6 +98,7 @@ export class AppModule {
         SubscriptionsModule,
         PaymentsModule,
         RefundsModule,
+        UsageModule,
         X402Module,
         DocumentsModule,
         CreditNotesModule,

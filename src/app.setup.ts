@@ -160,6 +160,9 @@ function serveDocs(app: NestExpressApplication): void {
 
 const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
 
+/** The body limit of `POST /api/usage-events`: 1,000 events of the longest fields fit. */
+const USAGE_BATCH_BODY_BYTES = 512 * 1024;
+
 /**
  * The request body, in one middleware: none is read for GET and HEAD; a POST, PUT or PATCH body
  * that is not JSON is refused with 415, and so is a compressed one (the body limit holds for
@@ -168,19 +171,25 @@ const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
  * (e.g. `POST /api/settings/api-keys`).
  */
 function jsonBody(config: AppConfig): (req: Request, res: Response, next: NextFunction) => void {
-  const parse = express.json({
-    limit: config.MAX_BODY_BYTES,
-    // Any JSON value parses; the validation pipe then says "the body must be a JSON object" for
-    // `null`, `"hello"` or `[]` (a strict parser would answer with a raw JSON syntax message).
-    strict: false,
-    reviver: refuseProtoKeys,
-    verify: requireUtf8,
-  });
+  const parser = (limit: number) =>
+    express.json({
+      limit,
+      // Any JSON value parses; the validation pipe then says "the body must be a JSON object"
+      // for `null`, `"hello"` or `[]` (a strict parser would answer with a raw JSON syntax
+      // message).
+      strict: false,
+      reviver: refuseProtoKeys,
+      verify: requireUtf8,
+    });
+  const parse = parser(config.MAX_BODY_BYTES);
+  // A batch of 1,000 usage events is larger than any other request (docs/usage.md).
+  const parseBatch = parser(Math.max(config.MAX_BODY_BYTES, USAGE_BATCH_BODY_BYTES));
   return (req, res, next) => {
     if (req.method === 'GET' || req.method === 'HEAD') return next();
     const refusal = unsupportedBody(req);
     if (refusal) return next(refusal);
-    parse(req, res, (error?: unknown) => {
+    const read = req.path === '/api/usage-events' ? parseBatch : parse;
+    read(req, res, (error?: unknown) => {
       if (error) return next(error);
       if (req.body === undefined && METHODS_WITH_BODY.has(req.method)) req.body = {};
       next();

@@ -14,6 +14,8 @@ const PLAN_KEYS = [
   'id',
   'intervalSeconds',
   'label',
+  'maxAmountPerPeriod',
+  'meter',
   'mint',
   'onchainAddress',
   'updatedAt',
@@ -54,6 +56,9 @@ describe('Plans API', () => {
         description: 'All Pro features',
         mint: 'USDC',
         amount: '9.99',
+        // No meter: each period charges the amount, no more.
+        meter: null,
+        maxAmountPerPeriod: '9.99',
         intervalSeconds: 2_592_000,
         active: true,
         // Token-delegate scheme (localnet): registered by a memo, no plan account.

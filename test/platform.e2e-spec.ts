@@ -169,6 +169,8 @@ describe('Platform: health, request ids, docs', () => {
           'POST /api/settings/webhook/secret/rotate',
           'POST /api/dev/faucet',
           'POST /api/dev/clock/advance',
+          'POST /api/usage-events',
+          'GET /api/subscriptions/{id}/usage',
           'GET /x402/supported',
           'POST /x402/verify',
           'POST /x402/settle',

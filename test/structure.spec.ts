@@ -41,6 +41,8 @@ const TABLE_OWNERS: Record<string, string> = {
   receiving_account_alerts: 'billing',
   refunds: 'refunds',
   credit_notes: 'credit-notes',
+  usage_events: 'usage',
+  usage_periods: 'usage',
   x402_settlements: 'x402',
   x402_fee_days: 'x402',
   customer_credits: 'customers',
@@ -81,6 +83,9 @@ const ALLOWED_READS = [
   'billing:merchants',
   'billing:invoices',
   'billing:payments',
+  // Usage decides an event's period from its subscription and plan in the batch's one read.
+  'usage:subscriptions',
+  'usage:plans',
 ];
 
 /**

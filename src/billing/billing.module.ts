@@ -4,6 +4,7 @@ import { EventsModule } from '../events/events.module';
 import { InvoicesModule } from '../invoices/invoices.module';
 import { PaymentsModule } from '../payments/payments.module';
 import { RefundsModule } from '../refunds/refunds.module';
+import { UsageModule } from '../usage/usage.module';
 import { AuthModule } from '../auth/auth.module';
 import { SubscriptionsModule } from '../subscriptions/subscriptions.module';
 import { BillingMetrics } from './billing-metrics';
@@ -40,6 +41,7 @@ import { UnreadSignatures } from './unread-signatures';
     InvoicesModule,
     PaymentsModule,
     RefundsModule,
+    UsageModule,
     AuthModule,
     SubscriptionsModule,
   ],

@@ -14,6 +14,7 @@ import {
 } from './charge-settlement';
 import { ChargeClaims, chargeInputOf } from './charge-claims';
 import { ChargeLeases, HandedBack, walletKey } from './charge-leases';
+import { UsageService } from '../usage/usage.service';
 import { drainBatches } from './concurrency';
 import { AttemptRow, ChargeAttemptsRepository } from './repositories/charge-attempts.repository';
 import {
@@ -82,6 +83,7 @@ export class ChargeRunService {
     private readonly claims: ChargeClaims,
     private readonly metrics: Metrics,
     private readonly leases: ChargeLeases,
+    private readonly usage: UsageService,
   ) {}
 
   /**
@@ -229,8 +231,10 @@ export class ChargeRunService {
     // 3. What the pull is under the subscription's scheme now (a try of an earlier scheme may
     //    have recorded another): under a shared approval the price plus the mint's transfer fee
     //    (the price arrives whole: the rule invoices follow too), and its own share of the
-    //    approval must hold it; under the program the plan's amount.
-    const pull = await this.chain.pullAmount(row.mint, BigInt(row.price), row.s_scheme);
+    //    approval must hold it; under the program the plan's amount. A metered plan's is its
+    //    fixed fee plus the usage of the period before, closed now (docs/usage.md).
+    const price = row.metered ? await this.usage.chargeOf(usageKey(row)) : BigInt(row.price);
+    const pull = await this.chain.pullAmount(row.mint, price, row.s_scheme);
     row.amount = pull.toString();
     input.amount = pull;
     if (this.chain.approvalOf(row.s_scheme)) {
@@ -432,3 +436,10 @@ export class ChargeRunService {
     return now.fingerprint !== seen.fingerprint;
   }
 }
+
+/** The usage period a charge bills: the subscription's, the period before the charge's. */
+const usageKey = (row: AttemptRow) => ({
+  merchantId: row.merchant_id,
+  subscriptionId: row.subscription_id,
+  period: row.period,
+});

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Clock } from '../common/clock';
 import { Db } from '../database/db';
+import { UsageService } from '../usage/usage.service';
 import type { BatchCommit } from '../database/group-commit';
 import type { SqlTx } from '../database/pg-transaction';
 import { EventsService, NewEvent } from '../events/events.service';
@@ -68,6 +69,7 @@ export class ChargeSuccesses {
     private readonly subscriptions: SubscriptionsService,
     private readonly notices: BillingNotices,
     private readonly claims: ChargeClaims,
+    private readonly usage: UsageService,
   ) {
     this.groups = db.batchCommit((tx, items) => this.write(tx, items));
   }
@@ -112,15 +114,25 @@ export class ChargeSuccesses {
     }
     const winners = items.filter((i) => won.has(i.row.id));
     if (winners.length === 0) return items.map(() => false);
+    // A metered charge's line carries what it billed (docs/usage.md).
+    const metered = winners.filter((i) => i.row.metered);
+    const usage = await this.usage.breakdownsIn(
+      tx,
+      metered.map((i) => ({ subscriptionId: i.row.subscription_id, period: i.row.period })),
+    );
     const payments = await this.payments.insertManyIn(
       tx,
-      winners.map((i) => ({
-        ...chargeLine(i.row, i.tried.signature),
-        status: i.finalized ? ('finalized' as const) : ('confirmed' as const),
-        amount: BigInt(i.row.amount) - i.fee,
-        fee: i.fee,
-        slot: i.slot,
-      })),
+      winners.map((i) => {
+        const breakdown = usage.get(`${i.row.subscription_id}:${i.row.period - 1}`);
+        return {
+          ...chargeLine(i.row, i.tried.signature),
+          status: i.finalized ? ('finalized' as const) : ('confirmed' as const),
+          amount: BigInt(i.row.amount) - i.fee,
+          fee: i.fee,
+          slot: i.slot,
+          details: breakdown ? { usage: breakdown } : null,
+        };
+      }),
     );
     const subscriptions = await this.subscriptions.recordCharges(
       tx,

@@ -5,6 +5,7 @@ import { ErrorCode } from '../common/errors/error-codes';
 import { AppConfig } from '../config/app-config';
 import { CannotMoveYetError, SchemeMovesService } from '../billing/scheme-moves.service';
 import { SubscribeService } from '../billing/subscribe.service';
+import { meterOf } from '../plans/plan.mapper';
 import { PlansService } from '../plans/plans.service';
 import {
   type CheckoutInvoiceRow,
@@ -142,6 +143,8 @@ export class CheckoutService {
       merchantName: plan.merchant_name,
       mint: plan.mint,
       amount: formatAmount(amount),
+      fixedAmount: formatAmount(amount - BigInt(plan.meter_cap ?? 0)),
+      meter: meterOf(plan),
       intervalSeconds: plan.interval_seconds,
       active: plan.active,
       amountPerPeriod: formatAmount(pull),

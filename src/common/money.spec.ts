@@ -6,6 +6,7 @@ import {
   formatUnits,
   invoiceTotals,
   MAX_AMOUNT_UNITS,
+  meteredCharge,
   MoneyError,
   MoneyRangeError,
   multiplyAmount,
@@ -193,4 +194,54 @@ describe('displayAmount: money as people read it', () => {
   it.each(['1e3', '-1', '1.0000001', 'abc', ''])('refuses %j', (amount) =>
     expect(() => displayAmount(amount, 'USDC')).toThrow(MoneyError),
   );
+});
+
+describe('meteredCharge', () => {
+  const U = 1_000_000n; // one unit, in millionths; also one USDC in base units
+  const terms = { unitPrice: 2_000n, unitSize: U, includedUnits: 1000n * U, cap: 50n * U };
+
+  it('charges the units beyond the included ones, per block, exactly', () => {
+    expect(meteredCharge(terms, 1520n * U)).toEqual({
+      billableUnits: 520n * U,
+      blocks: 520n,
+      usageAmount: 1_040_000n,
+      charged: 1_040_000n,
+      capped: false,
+    });
+  });
+
+  it('charges nothing up to the included units', () => {
+    expect(meteredCharge(terms, 1000n * U)).toMatchObject({ blocks: 0n, charged: 0n });
+    expect(meteredCharge(terms, 0n)).toMatchObject({ billableUnits: 0n, charged: 0n });
+  });
+
+  it('counts a started block whole (blocks of 100 units; a fraction of a unit is usage)', () => {
+    const blocks = { ...terms, unitSize: 100n * U, unitPrice: U, includedUnits: 0n };
+    expect(meteredCharge(blocks, 100n * U)).toMatchObject({ blocks: 1n, charged: U });
+    expect(meteredCharge(blocks, 100n * U + 1n)).toMatchObject({ blocks: 2n, charged: 2n * U });
+    expect(meteredCharge(blocks, 1n)).toMatchObject({ blocks: 1n, charged: U });
+  });
+
+  it('charges at most the cap, and says so', () => {
+    expect(meteredCharge(terms, 1_000_000n * U)).toEqual({
+      billableUnits: 999_000n * U,
+      blocks: 999_000n,
+      usageAmount: 1_998_000_000n,
+      charged: 50n * U,
+      capped: true,
+    });
+    // At the cap exactly: not capped.
+    expect(meteredCharge(terms, 26_000n * U)).toMatchObject({ charged: 50n * U, capped: false });
+  });
+
+  it('bounds the usage amount it reports to the largest amount', () => {
+    const huge = meteredCharge({ ...terms, unitPrice: 10n ** 12n }, MAX_AMOUNT_UNITS);
+    expect(huge.usageAmount).toBe(MAX_AMOUNT_UNITS);
+    expect(huge.charged).toBe(terms.cap);
+  });
+
+  it('refuses negative usage and empty blocks', () => {
+    expect(() => meteredCharge(terms, -1n)).toThrow(MoneyError);
+    expect(() => meteredCharge({ ...terms, unitSize: 0n }, 1n)).toThrow(MoneyError);
+  });
 });

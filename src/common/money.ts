@@ -165,3 +165,41 @@ export function invoiceTotals(
 function unitsOf(whole: string, fraction: string, decimals: number): bigint {
   return BigInt(whole + fraction.padEnd(decimals, '0'));
 }
+
+/** A meter's terms (docs/usage.md): quantities in millionths of a unit, amounts in base units. */
+export interface MeterTerms {
+  /** The price of one block of `unitSize` units. */
+  unitPrice: bigint;
+  unitSize: bigint;
+  includedUnits: bigint;
+  /** The most a period's usage is charged. */
+  cap: bigint;
+}
+
+/** What a period's usage comes to under a meter, and what of it is charged. */
+export interface MeteredCharge {
+  /** Units beyond the included ones (millionths). */
+  billableUnits: bigint;
+  /** Priced blocks: a started block counts whole. */
+  blocks: bigint;
+  /** The usage's price before the cap (bounded to the largest amount). */
+  usageAmount: bigint;
+  /** What is charged: `usageAmount` up to the cap. */
+  charged: bigint;
+  capped: boolean;
+}
+
+/**
+ * `units` of usage (millionths of a unit) under `terms`: the units beyond the included ones, in
+ * blocks of `unitSize` (rounded up), each at `unitPrice`, charged up to `cap`. Exact integers.
+ */
+export function meteredCharge(terms: MeterTerms, units: bigint): MeteredCharge {
+  if (units < 0n) throw new MoneyError('usage is never negative');
+  if (terms.unitSize <= 0n) throw new MoneyError('a block of units is never empty');
+  const billableUnits = units > terms.includedUnits ? units - terms.includedUnits : 0n;
+  const blocks = (billableUnits + terms.unitSize - 1n) / terms.unitSize;
+  const price = blocks * terms.unitPrice;
+  const usageAmount = price > MAX_AMOUNT_UNITS ? MAX_AMOUNT_UNITS : price;
+  const capped = price > terms.cap;
+  return { billableUnits, blocks, usageAmount, charged: capped ? terms.cap : price, capped };
+}

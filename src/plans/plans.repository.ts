@@ -39,6 +39,13 @@ export interface PlanInsertRow {
   interval_seconds: number;
   onchain_plan_id: string;
   onchain_address: string | null;
+  /** The meter (all null without one); quantities in millionths of a unit, as text. */
+  meter_name: string | null;
+  meter_unit_price: string | null;
+  meter_unit_size: string | null;
+  meter_included_units: string | null;
+  meter_cap: string | null;
+  usage_grace_seconds: number;
   /** Domain time of the write. */
   at: Date;
 }
@@ -58,11 +65,17 @@ export interface PlanChanges {
 /** The new plan, active. */
 const insertPlan = sql<IInsertPlanQuery>`
   INSERT INTO plans AS p (id, merchant_id, label, description, mint, amount, interval_seconds,
-    active, onchain_plan_id, onchain_address, created_at, updated_at)
+    active, onchain_plan_id, onchain_address, meter_name, meter_unit_price, meter_unit_size,
+    meter_included_units, meter_cap, usage_grace_seconds, created_at, updated_at)
   VALUES ($id!, $merchant_id!, $label!, $description, $mint!, $amount!, $interval_seconds!, true,
-    $onchain_plan_id!, $onchain_address, $at!, $at!)
+    $onchain_plan_id!, $onchain_address, $meter_name, $meter_unit_price::bigint,
+    $meter_unit_size::bigint, $meter_included_units::bigint, $meter_cap::bigint,
+    $usage_grace_seconds!, $at!, $at!)
   RETURNING p.id, p.merchant_id, p.label, p.description, p.mint, p.amount::text AS "amount!",
-    p.interval_seconds, p.active, p.onchain_plan_id, p.onchain_address,
+    p.interval_seconds, p.active, p.onchain_plan_id, p.onchain_address, p.meter_name,
+         p.meter_unit_price::text AS meter_unit_price, p.meter_unit_size::text AS meter_unit_size,
+         p.meter_included_units::text AS meter_included_units, p.meter_cap::text AS meter_cap,
+         p.usage_grace_seconds,
     api_time(p.created_at) AS "created_at!", api_time(p.updated_at) AS "updated_at!"`;
 
 /**
@@ -71,7 +84,10 @@ const insertPlan = sql<IInsertPlanQuery>`
  */
 const listPlans = sql<IListPlansQuery>`
   SELECT p.id, p.merchant_id, p.label, p.description, p.mint, p.amount::text AS "amount!",
-         p.interval_seconds, p.active, p.onchain_plan_id, p.onchain_address,
+         p.interval_seconds, p.active, p.onchain_plan_id, p.onchain_address, p.meter_name,
+         p.meter_unit_price::text AS meter_unit_price, p.meter_unit_size::text AS meter_unit_size,
+         p.meter_included_units::text AS meter_included_units, p.meter_cap::text AS meter_cap,
+         p.usage_grace_seconds,
          api_time(p.created_at) AS "created_at!", api_time(p.updated_at) AS "updated_at!",
          (SELECT count(*)::int FROM subscriptions s WHERE s.plan_id = p.id) AS "subscriptions!"
     FROM plans p WHERE p.merchant_id = $merchantId!
@@ -84,7 +100,10 @@ const listPlans = sql<IListPlansQuery>`
  */
 const listPlansPage = sql<IListPlansPageQuery>`
   SELECT p.id, p.merchant_id, p.label, p.description, p.mint, p.amount::text AS "amount!",
-         p.interval_seconds, p.active, p.onchain_plan_id, p.onchain_address,
+         p.interval_seconds, p.active, p.onchain_plan_id, p.onchain_address, p.meter_name,
+         p.meter_unit_price::text AS meter_unit_price, p.meter_unit_size::text AS meter_unit_size,
+         p.meter_included_units::text AS meter_included_units, p.meter_cap::text AS meter_cap,
+         p.usage_grace_seconds,
          api_time(p.created_at) AS "created_at!", api_time(p.updated_at) AS "updated_at!",
          (SELECT count(*)::int FROM subscriptions s WHERE s.plan_id = p.id) AS "subscriptions!"
     FROM plans p WHERE p.merchant_id = $merchantId!
@@ -99,7 +118,10 @@ const planCreatedAt = sql<IPlanCreatedAtQuery>`
 /** The merchant's plan. */
 const findPlan = sql<IFindPlanQuery>`
   SELECT p.id, p.merchant_id, p.label, p.description, p.mint, p.amount::text AS "amount!",
-         p.interval_seconds, p.active, p.onchain_plan_id, p.onchain_address,
+         p.interval_seconds, p.active, p.onchain_plan_id, p.onchain_address, p.meter_name,
+         p.meter_unit_price::text AS meter_unit_price, p.meter_unit_size::text AS meter_unit_size,
+         p.meter_included_units::text AS meter_included_units, p.meter_cap::text AS meter_cap,
+         p.usage_grace_seconds,
          api_time(p.created_at) AS "created_at!", api_time(p.updated_at) AS "updated_at!"
     FROM plans p WHERE p.id = $id! AND p.merchant_id = $merchantId!`;
 
@@ -122,7 +144,10 @@ const updatePlan = sql<IUpdatePlanQuery>`
            THEN $at! ELSE p.updated_at END
    WHERE p.id = $id! AND p.merchant_id = $merchantId!
   RETURNING p.id, p.merchant_id, p.label, p.description, p.mint, p.amount::text AS "amount!",
-    p.interval_seconds, p.active, p.onchain_plan_id, p.onchain_address,
+    p.interval_seconds, p.active, p.onchain_plan_id, p.onchain_address, p.meter_name,
+         p.meter_unit_price::text AS meter_unit_price, p.meter_unit_size::text AS meter_unit_size,
+         p.meter_included_units::text AS meter_included_units, p.meter_cap::text AS meter_cap,
+         p.usage_grace_seconds,
     api_time(p.created_at) AS "created_at!", api_time(p.updated_at) AS "updated_at!"`;
 
 /** A plan's description by id alone (the public checkout). */

@@ -10,9 +10,15 @@ export interface IInsertPlanParams {
   interval_seconds: number;
   label: string;
   merchant_id: string;
+  meter_cap?: NumberOrString | null | void;
+  meter_included_units?: NumberOrString | null | void;
+  meter_name?: string | null | void;
+  meter_unit_price?: NumberOrString | null | void;
+  meter_unit_size?: NumberOrString | null | void;
   mint: string;
   onchain_address?: string | null | void;
   onchain_plan_id: string;
+  usage_grace_seconds: number;
 }
 
 /** 'InsertPlan' return type */
@@ -25,10 +31,16 @@ export interface IInsertPlanResult {
   interval_seconds: number;
   label: string;
   merchant_id: string;
+  meter_cap: string | null;
+  meter_included_units: string | null;
+  meter_name: string | null;
+  meter_unit_price: string | null;
+  meter_unit_size: string | null;
   mint: string;
   onchain_address: string | null;
   onchain_plan_id: string;
   updated_at: string;
+  usage_grace_seconds: number;
 }
 
 /** 'InsertPlan' query type */
@@ -52,11 +64,17 @@ export interface IListPlansResult {
   interval_seconds: number;
   label: string;
   merchant_id: string;
+  meter_cap: string | null;
+  meter_included_units: string | null;
+  meter_name: string | null;
+  meter_unit_price: string | null;
+  meter_unit_size: string | null;
   mint: string;
   onchain_address: string | null;
   onchain_plan_id: string;
   subscriptions: number;
   updated_at: string;
+  usage_grace_seconds: number;
 }
 
 /** 'ListPlans' query type */
@@ -83,11 +101,17 @@ export interface IListPlansPageResult {
   interval_seconds: number;
   label: string;
   merchant_id: string;
+  meter_cap: string | null;
+  meter_included_units: string | null;
+  meter_name: string | null;
+  meter_unit_price: string | null;
+  meter_unit_size: string | null;
   mint: string;
   onchain_address: string | null;
   onchain_plan_id: string;
   subscriptions: number;
   updated_at: string;
+  usage_grace_seconds: number;
 }
 
 /** 'ListPlansPage' query type */
@@ -129,10 +153,16 @@ export interface IFindPlanResult {
   interval_seconds: number;
   label: string;
   merchant_id: string;
+  meter_cap: string | null;
+  meter_included_units: string | null;
+  meter_name: string | null;
+  meter_unit_price: string | null;
+  meter_unit_size: string | null;
   mint: string;
   onchain_address: string | null;
   onchain_plan_id: string;
   updated_at: string;
+  usage_grace_seconds: number;
 }
 
 /** 'FindPlan' query type */
@@ -162,10 +192,16 @@ export interface IUpdatePlanResult {
   interval_seconds: number;
   label: string;
   merchant_id: string;
+  meter_cap: string | null;
+  meter_included_units: string | null;
+  meter_name: string | null;
+  meter_unit_price: string | null;
+  meter_unit_size: string | null;
   mint: string;
   onchain_address: string | null;
   onchain_plan_id: string;
   updated_at: string;
+  usage_grace_seconds: number;
 }
 
 /** 'UpdatePlan' query type */

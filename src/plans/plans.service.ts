@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { Clock } from '../common/clock';
-import { NotFoundError } from '../common/errors/domain-error';
+import { NotFoundError, ValidationError } from '../common/errors/domain-error';
 import { isPaged, resolvePage } from '../common/pagination';
-import { parseAmount } from '../common/money';
+import { assertAmountInRange, parseAmount } from '../common/money';
 import { AppConfig } from '../config/app-config';
 import { Db } from '../database/db';
 import { IdempotencyClaim, IdempotencyService } from '../idempotency/idempotency.service';
@@ -11,11 +11,17 @@ import { MerchantsService } from '../merchants/merchants.service';
 import { ChainPort, UnsignedTx } from '../solana/chain.port';
 import type { MintSymbol } from '../solana/mints';
 import { onchainPlanId } from '../solana/subscriptions-program';
-import { CreatePlanDto, ListPlansQueryDto, UpdatePlanDto } from './dto/plan.dto';
+import {
+  CreatePlanDto,
+  DEFAULT_USAGE_GRACE_SECONDS,
+  ListPlansQueryDto,
+  MeterDto,
+  UpdatePlanDto,
+} from './dto/plan.dto';
 import { CreatePlanResponse, PlanListItemResponse, PlanResponse } from './dto/plan.response';
 import { UnsignedTxResponse } from '../common/dto/unsigned-tx.response';
 import { planCheckoutUrl, toPlanResponse } from './plan.mapper';
-import { PlanRow, PlansRepository } from './plans.repository';
+import { PlanInsertRow, PlanRow, PlansRepository } from './plans.repository';
 
 /** The terms a subscriber authorises: what other modules read of a plan. */
 export interface PlanTerms {
@@ -55,7 +61,12 @@ export class PlansService {
     claim?: IdempotencyClaim,
   ): Promise<CreatePlanResponse> {
     const id = randomUUID();
-    const amount = parseAmount(input.amount);
+    const meter = input.meter ? meterColumns(input.meter, input.intervalSeconds) : null;
+    // What each period may charge at most: the fixed fee, plus the meter's cap.
+    const amount = assertAmountInRange(
+      parseAmount(input.amount) + BigInt(meter?.meter_cap ?? 0),
+      'amount + meter.cap',
+    );
     const merchant = await this.merchants.account(merchantId);
     const [registration, onchainAddress] = await Promise.all([
       this.registration(merchant.walletAddress, {
@@ -79,6 +90,7 @@ export class PlansService {
         interval_seconds: input.intervalSeconds,
         onchain_plan_id: onchainPlanId(id).toString(),
         onchain_address: onchainAddress,
+        ...(meter ?? NO_METER),
         at: now,
       });
       const plan = toPlanResponse(row, this.config.publicBaseUrl);
@@ -187,3 +199,43 @@ export class PlansService {
     return this.plans.description(id);
   }
 }
+
+const NO_METER: MeterColumns = {
+  meter_name: null,
+  meter_unit_price: null,
+  meter_unit_size: null,
+  meter_included_units: null,
+  meter_cap: null,
+  usage_grace_seconds: 0,
+};
+
+/**
+ * A meter's columns (quantities in millionths of a unit, amounts in base units).
+ * @throws ValidationError when its grace is not shorter than the interval
+ */
+function meterColumns(meter: MeterDto, intervalSeconds: number): MeterColumns {
+  const grace = meter.graceSeconds ?? DEFAULT_USAGE_GRACE_SECONDS;
+  if (grace >= intervalSeconds) {
+    throw new ValidationError('meter.graceSeconds: must be shorter than intervalSeconds', [
+      { field: 'meter.graceSeconds', message: 'must be shorter than intervalSeconds' },
+    ]);
+  }
+  return {
+    meter_name: meter.name,
+    meter_unit_price: parseAmount(meter.unitPrice).toString(),
+    meter_unit_size: parseAmount(meter.unitSize ?? '1').toString(),
+    meter_included_units: parseAmount(meter.includedUnits ?? '0').toString(),
+    meter_cap: parseAmount(meter.cap).toString(),
+    usage_grace_seconds: grace,
+  };
+}
+
+type MeterColumns = Pick<
+  PlanInsertRow,
+  | 'meter_name'
+  | 'meter_unit_price'
+  | 'meter_unit_size'
+  | 'meter_included_units'
+  | 'meter_cap'
+  | 'usage_grace_seconds'
+>;

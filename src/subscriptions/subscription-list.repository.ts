@@ -34,7 +34,7 @@ const listSubscriptions = sql<IListSubscriptionsQuery>`
          api_time(s.cancelled_at) AS cancelled_at, api_time(s.revoked_at) AS revoked_at,
          api_time(s.last_charge_at) AS last_charge_at, s.failure_reason, s.onchain_address,
          api_time(s.created_at) AS "created_at!", api_time(s.updated_at) AS "updated_at!",
-         p.label AS p_label, p.amount::text AS "p_amount!", p.mint AS p_mint,
+         p.label AS p_label, (p.amount - COALESCE(p.meter_cap, 0))::text AS "p_amount!", p.mint AS p_mint,
          p.interval_seconds AS p_interval_seconds, c.wallet_address AS c_wallet_address,
          c.label AS c_label
     FROM subscriptions s JOIN plans p ON p.id = s.plan_id JOIN customers c ON c.id = s.customer_id
@@ -50,7 +50,7 @@ const listSubscriptionsByStatus = sql<IListSubscriptionsByStatusQuery>`
          api_time(s.cancelled_at) AS cancelled_at, api_time(s.revoked_at) AS revoked_at,
          api_time(s.last_charge_at) AS last_charge_at, s.failure_reason, s.onchain_address,
          api_time(s.created_at) AS "created_at!", api_time(s.updated_at) AS "updated_at!",
-         p.label AS p_label, p.amount::text AS "p_amount!", p.mint AS p_mint,
+         p.label AS p_label, (p.amount - COALESCE(p.meter_cap, 0))::text AS "p_amount!", p.mint AS p_mint,
          p.interval_seconds AS p_interval_seconds, c.wallet_address AS c_wallet_address,
          c.label AS c_label
     FROM subscriptions s JOIN plans p ON p.id = s.plan_id JOIN customers c ON c.id = s.customer_id

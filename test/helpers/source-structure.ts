@@ -49,6 +49,7 @@ export const MODULES = {
     'refunds',
     'settings',
     'subscriptions',
+    'usage',
     'webhooks',
     'x402',
   ],

@@ -56,6 +56,8 @@ export const claimDueAll = sql<IClaimDueAllQuery>`
       FROM subscriptions s JOIN plans p ON p.id = s.plan_id
       JOIN customers c ON c.id = s.customer_id
      WHERE s.status = 'Active' AND s.current_period_end <= $now! AND s.scheme = 'program'
+       AND (s.periods_charged = 0
+            OR s.current_period_end + make_interval(secs => p.usage_grace_seconds) <= $now!)
        AND NOT EXISTS (
          SELECT 1 FROM charge_attempts o
           WHERE o.subscription_id = s.id AND o.period = s.periods_charged + 1
@@ -81,6 +83,7 @@ export const claimDueAll = sql<IClaimDueAllQuery>`
   )
   SELECT a.id AS "id!", a.merchant_id AS "merchant_id!", a.subscription_id AS "subscription_id!",
          a.period AS "period!", a.amount::text AS "amount!", p.amount::text AS "price!",
+         p.meter_name IS NOT NULL AS "metered!",
          a.mint AS "mint!", a.state AS "state!", a.signature, a.transaction,
          a.last_valid_block_height::text AS last_valid_block_height,
          s.status AS "s_status!", s.revoked_at IS NOT NULL AS "s_revoked!",
@@ -114,6 +117,8 @@ export const claimDueOneAtATime = sql<IClaimDueOneAtATimeQuery>`
       FROM subscriptions s JOIN plans p ON p.id = s.plan_id
       JOIN customers c ON c.id = s.customer_id
      WHERE s.status = 'Active' AND s.current_period_end <= $now! AND s.scheme = 'token-delegate'
+       AND (s.periods_charged = 0
+            OR s.current_period_end + make_interval(secs => p.usage_grace_seconds) <= $now!)
        AND NOT EXISTS (
          SELECT 1 FROM charge_attempts o
           WHERE o.subscription_id = s.id AND o.period = s.periods_charged + 1
@@ -142,6 +147,7 @@ export const claimDueOneAtATime = sql<IClaimDueOneAtATimeQuery>`
   )
   SELECT a.id AS "id!", a.merchant_id AS "merchant_id!", a.subscription_id AS "subscription_id!",
          a.period AS "period!", a.amount::text AS "amount!", p.amount::text AS "price!",
+         p.meter_name IS NOT NULL AS "metered!",
          a.mint AS "mint!", a.state AS "state!", a.signature, a.transaction,
          a.last_valid_block_height::text AS last_valid_block_height,
          s.status AS "s_status!", s.revoked_at IS NOT NULL AS "s_revoked!",
@@ -189,6 +195,8 @@ export const claimDueOne = sql<IClaimDueOneQuery>`
       FROM subscriptions s JOIN plans p ON p.id = s.plan_id
       JOIN customers c ON c.id = s.customer_id
      WHERE s.status = 'Active' AND s.current_period_end <= $now!
+       AND (s.periods_charged = 0
+            OR s.current_period_end + make_interval(secs => p.usage_grace_seconds) <= $now!)
        AND s.id = $subscriptionId!
        AND NOT EXISTS (
          SELECT 1 FROM charge_attempts o
@@ -216,6 +224,7 @@ export const claimDueOne = sql<IClaimDueOneQuery>`
   )
   SELECT a.id AS "id!", a.merchant_id AS "merchant_id!", a.subscription_id AS "subscription_id!",
          a.period AS "period!", a.amount::text AS "amount!", p.amount::text AS "price!",
+         p.meter_name IS NOT NULL AS "metered!",
          a.mint AS "mint!", a.state AS "state!", a.signature, a.transaction,
          a.last_valid_block_height::text AS last_valid_block_height,
          s.status AS "s_status!", s.revoked_at IS NOT NULL AS "s_revoked!",
@@ -248,6 +257,7 @@ export const resumeStale = sql<IResumeStaleQuery>`
   )
   SELECT a.id AS "id!", a.merchant_id AS "merchant_id!", a.subscription_id AS "subscription_id!",
          a.period AS "period!", a.amount::text AS "amount!", p.amount::text AS "price!",
+         p.meter_name IS NOT NULL AS "metered!",
          a.mint AS "mint!", a.state AS "state!", a.signature, a.transaction,
          a.last_valid_block_height::text AS last_valid_block_height,
          s.status AS "s_status!", s.revoked_at IS NOT NULL AS "s_revoked!",
@@ -265,6 +275,7 @@ export const resumeStale = sql<IResumeStaleQuery>`
 export const failedWithBytes = sql<IFailedWithBytesQuery>`
   SELECT a.id AS "id!", a.merchant_id AS "merchant_id!", a.subscription_id AS "subscription_id!",
          a.period AS "period!", a.amount::text AS "amount!", p.amount::text AS "price!",
+         p.meter_name IS NOT NULL AS "metered!",
          a.mint AS "mint!", a.state AS "state!", a.signature, a.transaction,
          a.last_valid_block_height::text AS last_valid_block_height,
          s.status AS "s_status!", s.revoked_at IS NOT NULL AS "s_revoked!",

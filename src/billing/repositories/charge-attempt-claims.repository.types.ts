@@ -18,6 +18,7 @@ export interface IClaimDueAllResult {
   last_valid_block_height: string | null;
   merchant_id: string;
   merchant_wallet: string;
+  metered: boolean;
   mint: string;
   period: number;
   price: string;
@@ -59,6 +60,7 @@ export interface IClaimDueOneAtATimeResult {
   last_valid_block_height: string | null;
   merchant_id: string;
   merchant_wallet: string;
+  metered: boolean;
   mint: string;
   period: number;
   price: string;
@@ -104,6 +106,7 @@ export interface IClaimDueOneResult {
   last_valid_block_height: string | null;
   merchant_id: string;
   merchant_wallet: string;
+  metered: boolean;
   mint: string;
   period: number;
   price: string;
@@ -143,6 +146,7 @@ export interface IResumeStaleResult {
   last_valid_block_height: string | null;
   merchant_id: string;
   merchant_wallet: string;
+  metered: boolean;
   mint: string;
   period: number;
   price: string;
@@ -179,6 +183,7 @@ export interface IFailedWithBytesResult {
   last_valid_block_height: string | null;
   merchant_id: string;
   merchant_wallet: string;
+  metered: boolean;
   mint: string;
   period: number;
   price: string;

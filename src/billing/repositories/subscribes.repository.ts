@@ -19,7 +19,10 @@ export type PlanTerms = Omit<IPlanTermsResult, 'mint'> & { mint: MintSymbol };
 /** The plan with its merchant's wallet and name (the amount's text is never null: forced). */
 const planTerms = sql<IPlanTermsQuery>`
   SELECT p.id, p.merchant_id, p.label, p.mint, p.amount::text AS "amount!", p.interval_seconds,
-         p.active, m.wallet_address AS merchant_wallet, m.name AS merchant_name
+         p.active, m.wallet_address AS merchant_wallet, m.name AS merchant_name, p.meter_name,
+         p.meter_unit_price::text AS meter_unit_price, p.meter_unit_size::text AS meter_unit_size,
+         p.meter_included_units::text AS meter_included_units, p.meter_cap::text AS meter_cap,
+         p.usage_grace_seconds
     FROM plans p JOIN merchants m ON m.id = p.merchant_id WHERE p.id = $planId!`;
 
 /** The wallet's live (Active or PastDue) subscription to the plan. */

@@ -15,7 +15,13 @@ export interface IPlanTermsResult {
   merchant_id: string;
   merchant_name: string;
   merchant_wallet: string;
+  meter_cap: string | null;
+  meter_included_units: string | null;
+  meter_name: string | null;
+  meter_unit_price: string | null;
+  meter_unit_size: string | null;
   mint: string;
+  usage_grace_seconds: number;
 }
 
 /** 'PlanTerms' query type */

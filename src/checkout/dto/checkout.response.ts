@@ -1,6 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { INVOICE_STATUSES, type InvoiceStatus } from '../../invoices/invoice-status';
 import { LineItemResponse } from '../../invoices/dto/invoice.response';
+import { MeterResponse } from '../../plans/dto/plan.response';
 import { MINT_SYMBOLS, type MintSymbol } from '../../solana/mints';
 
 /** Solana Pay transaction request, GET: what the wallet shows before asking for the account. */
@@ -95,8 +96,15 @@ export class CheckoutPlanResponse {
   merchantName!: string;
   @ApiProperty({ enum: MINT_SYMBOLS })
   mint!: MintSymbol;
-  /** Charged every interval. @example "9.99" */
+  /**
+   * The most each period charges: the price, or with a meter its fixed fee plus the meter's cap
+   * (what the subscriber authorises). @example "9.99"
+   */
   amount!: string;
+  /** With a meter, the fixed fee each period's usage is added to; else `amount`. @example "9.99" */
+  fixedAmount!: string;
+  /** Usage charged on top of the fixed fee, at most its cap a period; null: none. */
+  meter!: MeterResponse | null;
   /** @example 2592000 */
   intervalSeconds!: number;
   /** `false`: no new subscribers. */

@@ -138,7 +138,10 @@ export class CheckoutPages {
     const plan = await this.checkout.plan(id);
     const every = everyText(plan.intervalSeconds);
     const money = (amount: string) => displayAmount(amount, plan.mint);
-    const price = `${money(plan.amount)} every ${every}`;
+    const meter = plan.meter;
+    const price = meter
+      ? `${money(plan.fixedAmount)} every ${every} + usage (at most ${money(meter.cap)})`
+      : `${money(plan.amount)} every ${every}`;
     const until =
       plan.authorizedPeriods !== null
         ? new Date(
@@ -165,9 +168,18 @@ export class CheckoutPages {
             }`
         : html`<p>
             ${plan.merchantName} may collect
-            <strong>${money(plan.amount)} every ${every}</strong> from your token account, until you
-            cancel. The first payment is taken now.
+            <strong>${meter ? 'up to ' : ''}${money(plan.amount)} every ${every}</strong> from your
+            token account, until you cancel. The first payment is taken now.
           </p>`;
+    const usage = meter
+      ? html`<p class="usage">
+          Each payment is the fixed fee of ${money(plan.fixedAmount)} plus what you used of
+          <strong>${meter.name}</strong> in the period before: ${money(meter.unitPrice)} for every
+          ${units(meter.unitSize)} beyond the first ${units(meter.includedUnits)} of each period,
+          <strong>never more than ${money(meter.cap)} for usage</strong>, so never more than
+          ${money(plan.amount)} in one payment. Usage beyond that is not charged.
+        </p>`
+      : null;
     const link = encodeURL({
       link: new URL(`${this.config.publicBaseUrl}/api/checkout/plans/${plan.id}/transaction`),
     }).toString();
@@ -178,7 +190,7 @@ export class CheckoutPages {
       ${
         plan.active
           ? html`<h2>What you authorise</h2>
-              ${authorises}
+              ${authorises} ${usage}
               <button type="button" data-action="subscribe" data-plan="${plan.id}">
                 Subscribe with a browser wallet
               </button>
@@ -299,6 +311,11 @@ export class CheckoutPages {
 const ISSUER_NOTES_TIMEOUT_MS = 2_000;
 
 /** "7.5%" from 750 basis points. */
+/** A quantity of usage units as words: "1 unit", "1000 units", "0.5 units". */
+function units(quantity: string): string {
+  return `${quantity} ${quantity === '1' ? 'unit' : 'units'}`;
+}
+
 function formatBps(bps: number): string {
   return `${formatAmount(BigInt(bps), 2)}%`;
 }

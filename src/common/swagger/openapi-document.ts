@@ -68,6 +68,8 @@ const OPERATION_IDS: Record<string, string> = {
   CreditNoteDocumentsController_creditNote: 'getCreditNotePdf',
   DocumentsController_invoice: 'getInvoicePdf',
   DocumentsController_receipt: 'getInvoiceReceiptPdf',
+  UsageController_ingest: 'createUsageEvents',
+  UsageController_current: 'getSubscriptionUsage',
   X402Controller_supported: 'getFacilitatorSupported',
   X402Controller_verify: 'verifyFacilitatorPayment',
   X402Controller_settle: 'settleFacilitatorPayment',

@@ -28,3 +28,31 @@ export function IsPositiveAmount(max?: bigint, options?: ValidationOptions): Pro
       },
     });
 }
+
+/**
+ * A quantity of usage units as a decimal string: as an amount (no sign, no exponent, at most 6
+ * decimal places), greater than zero unless `zero` allows it.
+ */
+export function IsQuantity(
+  opts: { zero?: boolean } = {},
+  options?: ValidationOptions,
+): PropertyDecorator {
+  return (target: object, propertyName: string | symbol) =>
+    registerDecorator({
+      name: 'isQuantity',
+      target: target.constructor,
+      propertyName: propertyName as string,
+      options,
+      validator: {
+        validate(value: unknown): boolean {
+          if (amountProblem(value) !== null) return false;
+          return opts.zero === true || parseAmount(value as string) > 0n;
+        },
+        defaultMessage(args): string {
+          const problem = amountProblem(args?.value);
+          if (problem) return problem.replace('"9.99"', '"1.5"');
+          return 'must be greater than 0';
+        },
+      },
+    });
+}

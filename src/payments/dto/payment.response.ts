@@ -9,7 +9,9 @@ import {
 
 /** A metered charge's breakdown (docs/usage.md): amounts in the mint's units, exact decimals. */
 export class UsageBreakdownResponse {
-  /** The plan's fixed fee for the period. @example "10.00" */
+  /** The period whose usage this charge billed (the one before the charge's). @example 2 */
+  usagePeriod!: number;
+  /** The plan's fixed fee, charged for the charge's period. @example "10" */
   fixed!: string;
   /** @example "api_calls" */
   meter!: string;

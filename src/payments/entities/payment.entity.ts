@@ -30,6 +30,8 @@ export type PaymentKind = (typeof PAYMENT_KINDS)[number];
 
 /** A metered charge's breakdown (docs/usage.md): base units and units as decimal text. */
 export interface UsageBreakdown {
+  /** The period whose usage the charge billed (the one before the charge's). */
+  usagePeriod: number;
   fixed: string;
   meter: string;
   units: string;

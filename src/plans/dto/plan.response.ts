@@ -1,6 +1,27 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { MINT_SYMBOLS, type MintSymbol } from '../../solana/mints';
 
+/** A plan's meter (docs/usage.md): amounts and units as exact decimal strings. */
+export class MeterResponse {
+  /** @example "api_calls" */
+  name!: string;
+
+  /** The price of one block of `unitSize` units. @example "0.002" */
+  unitPrice!: string;
+
+  /** @example "1" */
+  unitSize!: string;
+
+  /** @example "1000" */
+  includedUnits!: string;
+
+  /** The most one period's usage is charged. @example "50" */
+  cap!: string;
+
+  /** @example 3600 */
+  graceSeconds!: number;
+}
+
 export class PlanResponse {
   /** @example "5d0c2a9e-1b4f-4e8a-9a43-7c6f1e2d3b4a" */
   id!: string;
@@ -15,8 +36,20 @@ export class PlanResponse {
   @ApiProperty({ enum: MINT_SYMBOLS })
   mint!: MintSymbol;
 
-  /** Charged each period, a canonical decimal string. @example "9.99" */
+  /**
+   * Charged each period, a canonical decimal string; with a meter, the fixed fee the period's
+   * usage is added to. @example "9.99"
+   */
   amount!: string;
+
+  /** Usage charged on top of `amount` (`POST /api/usage-events`); null: none. */
+  meter!: MeterResponse | null;
+
+  /**
+   * The most one period may charge (`amount` plus the meter's cap): what a subscriber
+   * authorises each period. @example "9.99"
+   */
+  maxAmountPerPeriod!: string;
 
   /** @example 2592000 */
   intervalSeconds!: number;

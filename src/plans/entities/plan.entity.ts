@@ -22,9 +22,37 @@ export class Plan extends BaseEntity {
   @Property({ type: 'string', length: 8 })
   mint!: string;
 
-  /** Base units of the mint (6 decimals), charged each period. */
+  /**
+   * Base units of the mint (6 decimals): the most one period's charge may pull, what every
+   * on-chain authorisation commits to. A plan without a meter charges it each period; a metered
+   * plan charges `amount - meterCap` (its fixed fee) plus its usage, at most `meterCap`.
+   */
   @Property({ type: new BigIntType('bigint') })
   amount!: bigint;
+
+  /** The meter's name (docs/usage.md); null: the plan is not metered. */
+  @Property({ type: 'string', length: 64, nullable: true })
+  meterName: string | null = null;
+
+  /** The price of one block of `meterUnitSize` units beyond the included ones (base units). */
+  @Property({ type: new BigIntType('bigint'), nullable: true })
+  meterUnitPrice: bigint | null = null;
+
+  /** Units per priced block, in millionths of a unit (1,000,000: priced per unit). */
+  @Property({ type: new BigIntType('bigint'), nullable: true })
+  meterUnitSize: bigint | null = null;
+
+  /** Units each period includes, in millionths of a unit. */
+  @Property({ type: new BigIntType('bigint'), nullable: true })
+  meterIncludedUnits: bigint | null = null;
+
+  /** The most one period's usage is charged (base units): what the customer authorises for it. */
+  @Property({ type: new BigIntType('bigint'), nullable: true })
+  meterCap: bigint | null = null;
+
+  /** How long after a period ends its late usage still counts (0 without a meter). */
+  @Property({ type: 'integer', default: 0 })
+  usageGraceSeconds: number = 0;
 
   @Property({ type: 'integer' })
   intervalSeconds!: number;
