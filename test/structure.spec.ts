@@ -128,7 +128,10 @@ describe('source structure', () => {
 
   it('every table has one owner, whose module holds its entity', () => {
     const tables = sources.flatMap((s) =>
-      [...s.text.matchAll(/@Entity\(\{ tableName: '([a-z0-9_]+)' \}\)/g)].map((m) => [m[1], s.module]),
+      [...s.text.matchAll(/@Entity\(\{ tableName: '([a-z0-9_]+)' \}\)/g)].map((m) => [
+        m[1],
+        s.module,
+      ]),
     );
     expect(Object.fromEntries(tables)).toEqual(TABLE_OWNERS);
   });
