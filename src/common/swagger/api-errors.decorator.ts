@@ -15,7 +15,7 @@ const EXAMPLE_MESSAGES: Record<ErrorCode, string> = {
   CREDIT_EXCEEDS_DUE:
     'At most 12.5 USDC is still due on this invoice: a credit note can take off no more',
   USAGE_PERIOD_CLOSED:
-    "Usage for a period that is over and past its grace (or already charged) is not counted",
+    'Usage for a period that is over and past its grace (or already charged) is not counted',
   IDEMPOTENCY_KEY_REUSED:
     'This Idempotency-Key was used with another request (path or body); use a new key',
   PAYLOAD_TOO_LARGE: 'Request body is too large',
