@@ -104,7 +104,7 @@ async function usageEvents() {
   const batch = (b: number) =>
     Array.from({ length: BATCH }, (_, i) => ({
       id: `ev-${b}-${i}`,
-      subscriptionId: ids[(b * BATCH + i) % SUBSCRIPTIONS],
+      subscriptionId: ids[(i + 7 * (b + 1)) % SUBSCRIPTIONS],
       meter: 'calls',
       quantity: '1',
       timestamp,

@@ -220,6 +220,40 @@ describe('x402 pay per request', () => {
     ).toBe('NOT_FOUND');
   });
 
+  it('a payer without the money: verify says insufficient_funds; settle sends it, the node refuses it, the settlement fails with its fee given back', async () => {
+    const requirements = await requirementsOf();
+    const poor = Keypair.generate();
+    fund(t, poor.publicKey.toBase58(), { symbol: 'USDC', amount: 1n });
+    const transaction = await handMade(poor);
+    const body = {
+      x402Version: 2,
+      paymentPayload: payloadOf(requirements, transaction),
+      paymentRequirements: requirements,
+    };
+    const verdict = await t.http.post('/x402/verify').set(acme.auth).send(body).expect(200);
+    expect(verdict.body).toEqual({
+      isValid: false,
+      invalidReason: 'insufficient_funds',
+      payer: poor.publicKey.toBase58(),
+    });
+    const spent = async () =>
+      (await t.http.get('/x402/fee-budget').set(acme.auth).expect(200)).body.spentLamports;
+    const before = await spent();
+    const settle = await t.http.post('/x402/settle').set(acme.auth).send(body).expect(200);
+    expect(settle.body).toMatchObject({
+      success: false,
+      errorReason: 'invalid_transaction_state',
+      transaction: '',
+    });
+    expect(await spent()).toBe(before);
+    const [settlement] = await t.sql<{ status: string }>(
+      `SELECT status FROM x402_settlements WHERE payer = $1`,
+      [poor.publicKey.toBase58()],
+    );
+    expect(settlement.status).toBe('Failed');
+    expect(await billing.balance(poor.publicKey.toBase58())).toBe(1n);
+  });
+
   it('a replayed payment is refused: the same PAYMENT-SIGNATURE again gets 402 and settles nothing', async () => {
     const payer = await agent();
     expect((await payer.pay(`${resourceUrl}/weather`)).status).toBe(200);
@@ -400,7 +434,7 @@ describe('x402 pay per request', () => {
 
   it("the merchant's daily fee budget is counted and enforced: past it, settle answers fee_budget_exceeded and sends nothing", async () => {
     const settled = await t.sql<{ fee: string }>(
-      `SELECT sum(network_fee)::text AS fee FROM x402_settlements WHERE merchant_id = $1`,
+      `SELECT sum(network_fee)::text AS fee FROM x402_settlements WHERE merchant_id = $1 AND status = 'Settled'`,
       [acme.id],
     );
     const budget = (await t.http.get('/x402/fee-budget').set(acme.auth).expect(200)).body;

@@ -88,7 +88,11 @@ export interface ExactPayments {
   readonly feePayer: string;
   /** x402's reason this facilitator does not serve a kind of payment, or null when it does. */
   unserved(scheme: string, network: string): string | null;
-  check(terms: ExactTerms): Promise<ExactVerdict>;
+  /**
+   * The scheme's checks, and the service key's signature. `simulate` (verify): the chain must
+   * run it as well; settle sends it with the node's preflight instead.
+   */
+  check(terms: ExactTerms, simulate?: boolean): Promise<ExactVerdict>;
 }
 
 /** What became of a sent transaction. */

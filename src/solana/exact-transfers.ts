@@ -9,6 +9,7 @@ import { Commitment, Connection, PublicKey, VersionedTransaction } from '@solana
 import bs58 from 'bs58';
 import { createPublicKey, verify as cryptoVerify } from 'node:crypto';
 import type { SolanaCluster } from '../config/app-config';
+import type { BlockhashCache } from './blockhash-cache';
 import type { ExactPayments, ExactTerms, ExactVerdict } from './chain.port';
 import { networkFee } from './compute-budget';
 import { ataOf } from './mint-resolver';
@@ -21,7 +22,7 @@ const SET_COMPUTE_UNIT_PRICE = 3;
 const TRANSFER_CHECKED = 12;
 /** The most compute units a payment may ask the fee payer to buy (a transfer uses ~6-30k). */
 export const EXACT_MAX_COMPUTE_UNITS = 200_000;
-/** A blockhash lives 150 blocks: a transaction cannot land past this many above the height now. */
+/** A blockhash lives 150 blocks (and one). */
 const BLOCKHASH_LIFETIME = 151;
 const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
 
@@ -77,8 +78,9 @@ export class ExactTransfers implements ExactPayments {
 
   constructor(
     private readonly connection: Connection,
-    options: { commitment: Commitment; cluster: SolanaCluster },
     private readonly signer: ServiceSigner,
+    options: { commitment: Commitment; cluster: SolanaCluster },
+    private readonly blockhashes: BlockhashCache,
   ) {
     this.commitment = options.commitment;
     this.network = X402_NETWORKS[options.cluster];
@@ -93,24 +95,27 @@ export class ExactTransfers implements ExactPayments {
     return network === this.network ? null : 'invalid_network';
   }
 
-  async check(terms: ExactTerms): Promise<ExactVerdict> {
+  async check(terms: ExactTerms, simulate = true): Promise<ExactVerdict> {
     const shape = this.shape(terms);
     if (!shape.ok) return { valid: false, reason: shape.reason, payer: shape.payer };
     const { tx, payer } = shape;
     const message = Buffer.from(tx.message.serialize());
     tx.signatures[0] = this.signer.signMessage(message);
-    const [simulated, height] = await Promise.all([
-      this.connection.simulateTransaction(tx, {
+    if (simulate) {
+      const simulated = await this.connection.simulateTransaction(tx, {
         sigVerify: true,
         replaceRecentBlockhash: false,
         commitment: this.commitment,
-      }),
-      this.connection.getBlockHeight(this.commitment),
-    ]);
-    const error = simulated.value.err;
-    if (error) {
-      return { valid: false, reason: simulationReason(error, simulated.value.logs), payer };
+      });
+      const error = simulated.value.err;
+      if (error) {
+        return { valid: false, reason: simulationReason(error, simulated.value.logs), payer };
+      }
     }
+    // The transaction's blockhash is at most as new as the chain's newest: it cannot land past
+    // the newest's last valid height, read from the cache (plus its lifetime again, in case the
+    // client's blockhash is newer than the cache's): a bound, never an expiry declared early.
+    const { lastValidBlockHeight } = await this.blockhashes.get();
     const transaction = Buffer.from(tx.serialize()).toString('base64');
     return {
       valid: true,
@@ -118,7 +123,7 @@ export class ExactTransfers implements ExactPayments {
       signed: {
         signature: bs58.encode(tx.signatures[0]),
         transaction,
-        lastValidBlockHeight: height + BLOCKHASH_LIFETIME,
+        lastValidBlockHeight: lastValidBlockHeight + BLOCKHASH_LIFETIME,
       },
       networkFee: networkFee(transaction),
     };

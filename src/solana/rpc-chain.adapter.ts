@@ -150,7 +150,7 @@ export class RpcChainAdapter extends ChainPort {
       'token-delegate': new TokenDelegateScheme(context),
     };
     this.scheme = options.scheme;
-    this.exactPayments = new ExactTransfers(connection, options, this.signer);
+    this.exactPayments = new ExactTransfers(connection, this.signer, options, this.blockhashes);
     this.approval = this.schemes[this.scheme].approval;
   }
 

@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, HttpStatus } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { MerchantId } from '../common/decorators/current-merchant.decorator';
 import { IdParam } from '../common/decorators/id-param.decorator';
 import { ErrorCode } from '../common/errors/error-codes';
@@ -13,6 +13,7 @@ import { IdempotentPost } from '../idempotency/idempotent-post.decorator';
 import type { IdempotencyClaim } from '../idempotency/idempotency.service';
 import { IngestUsageDto } from './dto/usage.dto';
 import { IngestUsageResponse, SubscriptionUsageResponse } from './dto/usage.response';
+import { UsageBatch, UsageBatchPipe } from './usage-batch';
 import { UsageService } from './usage.service';
 
 @ApiTags('Usage')
@@ -30,6 +31,7 @@ export class UsageController {
   @IdempotentPost('usage-events')
   @HttpCode(HttpStatus.OK)
   @ApiOperation({ summary: 'Report usage events' })
+  @ApiBody({ type: IngestUsageDto })
   @ApiOkResponse({ type: IngestUsageResponse })
   @ApiJsonBodyErrors(
     [ErrorCode.VALIDATION_ERROR, "events[0]: u1: the subscription's meter is api_calls"],
@@ -38,7 +40,7 @@ export class UsageController {
   )
   ingest(
     @MerchantId() merchantId: string,
-    @Body() body: IngestUsageDto,
+    @Body(UsageBatchPipe) body: UsageBatch,
     @Idempotency() claim?: IdempotencyClaim,
   ): Promise<IngestUsageResponse> {
     return this.usage.ingest(merchantId, body, claim);

@@ -20,12 +20,13 @@ import { EventsService } from '../events/events.service';
 import { IdempotencyClaim, IdempotencyService } from '../idempotency/idempotency.service';
 import type { UsageBreakdown } from '../payments/entities/payment.entity';
 import { meterOf } from '../plans/plan.mapper';
-import { IngestUsageDto, UsageEventDto } from './dto/usage.dto';
+import type { UsageEventDto } from './dto/usage.dto';
 import {
   IngestedEventResponse,
   IngestUsageResponse,
   SubscriptionUsageResponse,
 } from './dto/usage.response';
+import type { UsageBatch } from './usage-batch';
 import { EventColumns, MeteredSubscription, UsageRepository } from './usage.repository';
 
 /** How far ahead of the service's clock an event's timestamp may be (clocks drift). */
@@ -92,7 +93,7 @@ export class UsageService {
    */
   async ingest(
     merchantId: string,
-    input: IngestUsageDto,
+    input: UsageBatch,
     claim?: IdempotencyClaim,
   ): Promise<IngestUsageResponse> {
     const shape = input.events.flatMap((e, i) =>

@@ -90,7 +90,8 @@ export class X402Service {
    * settled or being settled is `duplicate_settlement`, on any instance.
    */
   async settle(merchantId: string, body: X402RequestDto): Promise<X402SettleResponse> {
-    const checked = await this.check(merchantId, body);
+    // Checked as verify does, but not simulated again: the node's preflight runs it at the send.
+    const checked = await this.check(merchantId, body, false);
     const refused = (errorReason: string, payer = checked.payer): X402SettleResponse => ({
       success: false,
       errorReason,
@@ -176,8 +177,9 @@ export class X402Service {
         await this.fail(record, 'expired', true);
         return 'settlement_expired';
       case 'rejected':
-        // Refused by the node; bytes whose signatures verify are settled by signature later.
-        if (!outcome.replaceable) return 'settlement_pending';
+        // Refused by the node's preflight: these bytes were sent once, by this settlement only
+        // (a second settle of them is refused, and the payer cannot send them without the
+        // service key's signature), so they can never land: nothing was spent.
         await this.fail(record, outcome.error, true);
         return 'invalid_transaction_state';
       default:
@@ -241,7 +243,7 @@ export class X402Service {
   }
 
   /** The scheme's checks, after the requirements are held to what this facilitator serves. */
-  private async check(merchantId: string, body: X402RequestDto): Promise<Checked> {
+  private async check(merchantId: string, body: X402RequestDto, simulate = true): Promise<Checked> {
     const requirements = body.paymentRequirements;
     const invalid = (reason: string): Checked => ({ valid: false, reason, payer: '' });
     if (body.x402Version !== 2 || body.paymentPayload.x402Version !== 2) {
@@ -262,16 +264,19 @@ export class X402Service {
     const mint = await this.mintAt(requirements.asset);
     if (!mint) return invalid(ExactReason.mintMismatch);
     try {
-      const verdict = await this.chain.exactPayments.check({
-        transaction: body.paymentPayload.payload.transaction,
-        mint,
-        amount: BigInt(requirements.amount),
-        payTo: requirements.payTo,
-        memo: typeof extra.memo === 'string' ? extra.memo : null,
-        maxComputeUnitPriceMicroLamports: BigInt(
-          this.config.X402_MAX_COMPUTE_UNIT_PRICE_MICRO_LAMPORTS,
-        ),
-      });
+      const verdict = await this.chain.exactPayments.check(
+        {
+          transaction: body.paymentPayload.payload.transaction,
+          mint,
+          amount: BigInt(requirements.amount),
+          payTo: requirements.payTo,
+          memo: typeof extra.memo === 'string' ? extra.memo : null,
+          maxComputeUnitPriceMicroLamports: BigInt(
+            this.config.X402_MAX_COMPUTE_UNIT_PRICE_MICRO_LAMPORTS,
+          ),
+        },
+        simulate,
+      );
       return verdict.valid ? { ...verdict, mint } : verdict;
     } catch (error) {
       this.logger.warn(`x402 check could not reach the chain: ${String(error)}`);

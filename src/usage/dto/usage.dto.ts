@@ -47,8 +47,14 @@ export class UsageEventDto {
   @IsQuantity()
   quantity!: string;
 
-  /** When, ISO 8601: the event counts toward the period this falls in. @example "2026-11-27T10:15:30Z" */
+  /**
+   * When, ISO 8601 date and time with its offset (`Z` or `±hh:mm`): the event counts toward the
+   * period this falls in. @example "2026-11-27T10:15:30Z"
+   */
   @IsISO8601({ strict: true, strictSeparator: true })
+  @Matches(/T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/, {
+    message: 'timestamp must be a date and time with its offset (Z or ±hh:mm)',
+  })
   timestamp!: string;
 }
 
