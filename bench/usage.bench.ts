@@ -64,7 +64,13 @@ runBench(async () => {
 async function usageEvents() {
   const db = await startDatabase();
   const { merchant, apiKey } = createMerchant(db.url);
-  const server = await startServer(db.url, { env: { LOG_LEVEL: 'warn' } });
+  const server = await startServer(db.url, {
+    env: { LOG_LEVEL: 'warn' },
+    // BENCH_PROFILE=dir: the service's CPU profile of the run (`--cpu-prof`), to read in DevTools.
+    nodeArgs: process.env.BENCH_PROFILE
+      ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`]
+      : undefined,
+  });
   const auth = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
   const plan = await request(`${server.base}/api/plans`, {
     method: 'POST',

@@ -222,6 +222,10 @@ describe('Metered subscriptions', () => {
     expect(closed.body.error.code).toBe('USAGE_PERIOD_CLOSED');
     expect(JSON.stringify(closed.body.error.details)).toContain('late-2');
     expect((await usage(sub.id)).units).toBe('7');
+    // An event counted before, sent again now that its period is charged: still a duplicate.
+    const retried = (await report([event('a1', sub.id, '50', periodEnd - 1000)]).expect(200))
+      .body as Ingested;
+    expect(retried).toMatchObject({ accepted: 0, duplicates: 1 });
     // p2-2 was not written: sent again on its own, it is accepted (not a duplicate).
     expect((await report([event('p2-2', sub.id, '1')]).expect(200)).body.accepted).toBe(1);
   });

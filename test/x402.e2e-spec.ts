@@ -43,6 +43,19 @@ interface Line {
   resourceUrl: string | null;
 }
 
+const MEMO = new PublicKey('MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr');
+const LIGHTHOUSE = new PublicKey('L2TExMFKdjpN9kozasaurPirfHy9P8sbXoAN1qA3S95');
+const memo = (text: string, signer?: PublicKey) =>
+  new TransactionInstruction({
+    programId: MEMO,
+    keys: signer ? [{ pubkey: signer, isSigner: true, isWritable: false }] : [],
+    data: Buffer.from(text),
+  });
+const withReference = (ix: TransactionInstruction, reference?: PublicKey) => {
+  if (reference) ix.keys.push({ pubkey: reference, isSigner: false, isWritable: false });
+  return ix;
+};
+
 const listen = (server: Server) =>
   new Promise<string>((resolve) =>
     server.listen(0, '127.0.0.1', () =>
@@ -114,8 +127,8 @@ describe('x402 pay per request', () => {
         LOCALNET_FINALITY_SLOTS: '0',
         WATCH_INTERVAL_MS: '3600000',
         CHARGE_RUN_INTERVAL_MS: '3600000',
-        // Two payments' fees (10,001 lamports each) and not a third.
-        X402_DAILY_FEE_BUDGET_LAMPORTS: '25000',
+        // Three payments' fees (10,001 lamports each) and not a fourth.
+        X402_DAILY_FEE_BUDGET_LAMPORTS: '35000',
       },
     });
     billing = billingHelpers(t);
@@ -189,6 +202,17 @@ describe('x402 pay per request', () => {
       await t.http.post('/api/customers').set(acme.auth).send({ walletAddress: wallet }).expect(201)
     ).body as { id: string };
     const before = await billing.balance(acme.walletAddress);
+    // An Open invoice: the payment watcher reads the merchant's receiving account meanwhile.
+    await t.http
+      .post('/api/invoices')
+      .set(acme.auth)
+      .send({
+        walletAddress: Keypair.generate().publicKey.toBase58(),
+        mint: 'USDC',
+        lineItems: [{ description: 'Work', quantity: 1, unitAmount: '5' }],
+      })
+      .expect(201);
+    await billing.run();
 
     const paid = await payer.pay(`${resourceUrl}/weather`);
     expect(paid.status).toBe(200);
@@ -213,6 +237,11 @@ describe('x402 pay per request', () => {
       [acme.id],
     );
     expect(events.map((e) => e.payload.data.object.id)).toEqual([line.id]);
+    // The payment watcher reads the transfer in the receiving account, and leaves it to x402:
+    // one line for it, not an unattributed one as well.
+    await billing.run();
+    const all = (await t.http.get('/api/payments').set(acme.auth).expect(200)).body as Line[];
+    expect(all.filter((l) => l.signature === settled.transaction)).toEqual([line]);
     // Another merchant sees none of it.
     expect(await ledger(other)).toEqual([]);
     expect(
@@ -220,7 +249,7 @@ describe('x402 pay per request', () => {
     ).toBe('NOT_FOUND');
   });
 
-  it('a payer without the money: verify says insufficient_funds; settle sends it, the node refuses it, the settlement fails with its fee given back', async () => {
+  it('a payer without the money: verify says insufficient_funds; settle sends it, the node refuses it: the settlement stays Pending (settled by its signature), nothing moves', async () => {
     const requirements = await requirementsOf();
     const poor = Keypair.generate();
     fund(t, poor.publicKey.toBase58(), { symbol: 'USDC', amount: 1n });
@@ -242,15 +271,17 @@ describe('x402 pay per request', () => {
     const settle = await t.http.post('/x402/settle').set(acme.auth).send(body).expect(200);
     expect(settle.body).toMatchObject({
       success: false,
-      errorReason: 'invalid_transaction_state',
+      errorReason: 'settlement_pending',
       transaction: '',
     });
-    expect(await spent()).toBe(before);
-    const [settlement] = await t.sql<{ status: string }>(
-      `SELECT status FROM x402_settlements WHERE payer = $1`,
+    // Its fee stays counted until its blockhash expires (a copy sent through another RPC URL
+    // could still land); then the reconciler fails it and gives the fee back.
+    const [settlement] = await t.sql<{ status: string; network_fee: string }>(
+      `SELECT status, network_fee::text FROM x402_settlements WHERE payer = $1`,
       [poor.publicKey.toBase58()],
     );
-    expect(settlement.status).toBe('Failed');
+    expect(settlement.status).toBe('Pending');
+    expect(BigInt(await spent())).toBe(BigInt(before) + BigInt(settlement.network_fee));
     expect(await billing.balance(poor.publicKey.toBase58())).toBe(1n);
   });
 
@@ -311,6 +342,8 @@ describe('x402 pay per request', () => {
       mint?: PublicKey;
       extra?: TransactionInstruction[];
       tamper?: boolean;
+      /** An account more on the transfer (as a Solana Pay reference rides). */
+      reference?: PublicKey;
     } = {},
   ) => {
     const feePayer = new PublicKey(billing.chain.servicePublicKey);
@@ -323,14 +356,17 @@ describe('x402 pay per request', () => {
       instructions: [
         ComputeBudgetProgram.setComputeUnitLimit({ units: 20_000 }),
         ComputeBudgetProgram.setComputeUnitPrice({ microLamports: change.price ?? 1 }),
-        createTransferCheckedInstruction(
-          change.transfer?.source ?? getAssociatedTokenAddressSync(mint, owner),
-          mint,
-          change.transfer?.destination ??
-            getAssociatedTokenAddressSync(mint, new PublicKey(acme.walletAddress)),
-          change.transfer?.authority ?? owner,
-          BigInt(PRICE),
-          6,
+        withReference(
+          createTransferCheckedInstruction(
+            change.transfer?.source ?? getAssociatedTokenAddressSync(mint, owner),
+            mint,
+            change.transfer?.destination ??
+              getAssociatedTokenAddressSync(mint, new PublicKey(acme.walletAddress)),
+            change.transfer?.authority ?? owner,
+            BigInt(PRICE),
+            6,
+          ),
+          change.reference,
         ),
         ...(change.extra ?? []),
       ],
@@ -375,6 +411,22 @@ describe('x402 pay per request', () => {
           ],
         };
       },
+    ],
+    [
+      "an account more on the transfer (an invoice's reference riding along)",
+      'invalid_exact_svm_payload_no_transfer_instruction',
+      () => ({ reference: Keypair.generate().publicKey }),
+    ],
+    [
+      'a Lighthouse instruction in the sixth place (only a Memo may be there)',
+      'invalid_exact_svm_payload_unknown_optional_instruction',
+      () => ({
+        extra: [
+          memo('0123456789abcdef0123456789abcdef'),
+          memo('second'),
+          new TransactionInstruction({ programId: LIGHTHOUSE, keys: [], data: Buffer.from([1]) }),
+        ],
+      }),
     ],
     [
       "another wallet's account as the destination",
@@ -434,15 +486,16 @@ describe('x402 pay per request', () => {
 
   it("the merchant's daily fee budget is counted and enforced: past it, settle answers fee_budget_exceeded and sends nothing", async () => {
     const settled = await t.sql<{ fee: string }>(
-      `SELECT sum(network_fee)::text AS fee FROM x402_settlements WHERE merchant_id = $1 AND status = 'Settled'`,
+      `SELECT sum(network_fee)::text AS fee FROM x402_settlements
+        WHERE merchant_id = $1 AND status <> 'Failed'`,
       [acme.id],
     );
     const budget = (await t.http.get('/x402/fee-budget').set(acme.auth).expect(200)).body;
     expect(budget).toMatchObject({
-      budgetLamports: '25000',
+      budgetLamports: '35000',
       spentLamports: settled[0].fee,
     });
-    expect(BigInt(budget.remainingLamports)).toBe(25_000n - BigInt(settled[0].fee));
+    expect(BigInt(budget.remainingLamports)).toBe(35_000n - BigInt(settled[0].fee));
 
     const requirements = await requirementsOf();
     const payer = await agent();
@@ -495,6 +548,36 @@ describe('x402 pay per request', () => {
       isValid: true,
       payer: payer.keypair.publicKey.toBase58(),
     });
+  });
+
+  it('a payer whose payments landed and failed three times today is refused (payer_failures_exceeded) before anything is sent', async () => {
+    const requirements = await requirementsOf();
+    const payer = await agent();
+    const wallet = payer.keypair.publicKey.toBase58();
+    // Setup (not what is under test): three settlements of this payer that landed and failed.
+    for (let i = 0; i < 3; i++) {
+      await t.sql(
+        `INSERT INTO x402_settlements (id, created_at, updated_at, merchant_id, status, signature,
+           transaction, last_valid_block_height, network, payer, mint, amount, network_fee, error)
+         VALUES (gen_random_uuid(), now(), now(), $1, 'Failed', $2, '', 0, $3, $4, 'USDC', 1,
+           10001, 'landed: {"InstructionError":[2,{"Custom":1}]}')`,
+        [acme.id, `failed-${wallet.slice(0, 20)}-${i}`, NETWORK, wallet],
+      );
+    }
+    const payment = await payer.scheme.createPaymentPayload(2, requirements);
+    const settle = await t.http
+      .post('/x402/settle')
+      .set(acme.auth)
+      .send({
+        x402Version: 2,
+        paymentPayload: payloadOf(requirements, payment.payload.transaction as string),
+        paymentRequirements: requirements,
+      })
+      .expect(200);
+    expect(settle.body).toMatchObject({ success: false, errorReason: 'payer_failures_exceeded' });
+    expect(await billing.balance(wallet)).toBe(10n * USDC);
+    const rows = await t.sql(`SELECT 1 FROM x402_settlements WHERE payer = $1`, [wallet]);
+    expect(rows).toHaveLength(3);
   });
 
   it('malformed bodies are a 400 with the field named, and lose nothing', async () => {
@@ -555,5 +638,22 @@ describe('x402 pay per request', () => {
       isValid: false,
       invalidReason: 'invalid_exact_svm_payload_transaction_could_not_be_decoded',
     });
+    // An amount past what the ledger holds (2^63 - 1 base units), in a well-formed payment:
+    // refused, not a 500.
+    const requirements = { ...(await requirementsOf()), amount: '9223372036854775808' };
+    const payer = await agent();
+    const payment = await payer.scheme.createPaymentPayload(2, requirements);
+    for (const route of ['/x402/verify', '/x402/settle']) {
+      const huge = await t.http
+        .post(route)
+        .set(acme.auth)
+        .send({
+          x402Version: 2,
+          paymentPayload: payloadOf(requirements, payment.payload.transaction as string),
+          paymentRequirements: requirements,
+        })
+        .expect(200);
+      expect(JSON.stringify(huge.body)).toContain('invalid_payment_requirements');
+    }
   });
 });

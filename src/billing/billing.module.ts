@@ -5,6 +5,7 @@ import { InvoicesModule } from '../invoices/invoices.module';
 import { PaymentsModule } from '../payments/payments.module';
 import { RefundsModule } from '../refunds/refunds.module';
 import { UsageModule } from '../usage/usage.module';
+import { X402Module } from '../x402/x402.module';
 import { AuthModule } from '../auth/auth.module';
 import { SubscriptionsModule } from '../subscriptions/subscriptions.module';
 import { BillingMetrics } from './billing-metrics';
@@ -42,6 +43,7 @@ import { UnreadSignatures } from './unread-signatures';
     PaymentsModule,
     RefundsModule,
     UsageModule,
+    X402Module,
     AuthModule,
     SubscriptionsModule,
   ],

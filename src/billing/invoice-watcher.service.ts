@@ -9,6 +9,7 @@ import { PaymentsService } from '../payments/payments.service';
 import { ChainPort, SignatureEntry } from '../solana/chain.port';
 import { MINT_SYMBOLS } from '../solana/mints';
 import { SubscriptionsService } from '../subscriptions/subscriptions.service';
+import { X402Service } from '../x402/x402.service';
 import { ChainCursors, CursorRow, WalkBudget } from './chain-cursors';
 import { ChainCursorsRepository } from './repositories/chain-cursors.repository';
 import { ChargeAttemptsRepository } from './repositories/charge-attempts.repository';
@@ -78,6 +79,7 @@ export class InvoiceWatcherService {
     private readonly invoicePayments: InvoicePaymentsService,
     private readonly cursors: ChainCursors,
     private readonly subscriptions: SubscriptionsService,
+    private readonly x402: X402Service,
   ) {}
 
   /** One sweep: payments, finality, then overdue and expired invoices. */
@@ -148,7 +150,7 @@ export class InvoiceWatcherService {
 
   /**
    * Merchant-account transactions, oldest first: what each brought the account goes to the
-   * invoices' rules, except the service's own charges. @returns those it could not settle: a
+   * invoices' rules, except the service's own charges and the x402 payments it settled. @returns those it could not settle: a
    * transaction the RPC lists but does not serve, or one whose recording failed (the walk parks
    * them and goes on; later sweeps try them again, and recording is idempotent).
    */
@@ -161,9 +163,15 @@ export class InvoiceWatcherService {
     const unread = entries.filter((_, i) => !reads[i].served);
     const receipts = reads.flatMap((read) => (read.served && read.receipt ? [read.receipt] : []));
     if (receipts.length === 0) return unread;
-    const charges = await this.attempts.chargeSignatures(receipts.map((r) => r.signature));
+    const signatures = receipts.map((r) => r.signature);
+    // The service's own charges, and the x402 payments it settles (each recorded once, as a
+    // `per_request` line, by the x402 module: written before it is sent, so never missed here).
+    const [charges, settlements] = await Promise.all([
+      this.attempts.chargeSignatures(signatures),
+      this.x402.settlementSignatures(signatures),
+    ]);
     for (const receipt of receipts) {
-      if (charges.has(receipt.signature)) continue;
+      if (charges.has(receipt.signature) || settlements.has(receipt.signature)) continue;
       try {
         const pulledFrom = await this.subscriptions.atOnchainAddresses(
           cursor.merchant_id,

@@ -99,11 +99,11 @@ export class ExactTransfers implements ExactPayments {
     const shape = this.shape(terms);
     if (!shape.ok) return { valid: false, reason: shape.reason, payer: shape.payer };
     const { tx, payer } = shape;
-    const message = Buffer.from(tx.message.serialize());
-    tx.signatures[0] = this.signer.signMessage(message);
     if (simulate) {
+      // Without the service key's signature (the payer's was verified above): bytes it signed
+      // leave the process only to be sent, by settle.
       const simulated = await this.connection.simulateTransaction(tx, {
-        sigVerify: true,
+        sigVerify: false,
         replaceRecentBlockhash: false,
         commitment: this.commitment,
       });
@@ -116,6 +116,7 @@ export class ExactTransfers implements ExactPayments {
     // the newest's last valid height, read from the cache (plus its lifetime again, in case the
     // client's blockhash is newer than the cache's): a bound, never an expiry declared early.
     const { lastValidBlockHeight } = await this.blockhashes.get();
+    tx.signatures[0] = this.signer.signMessage(Buffer.from(tx.message.serialize()));
     const transaction = Buffer.from(tx.serialize()).toString('base64');
     return {
       valid: true,
@@ -141,6 +142,13 @@ export class ExactTransfers implements ExactPayments {
       return { ok: false, reason: ExactReason.lookupTables, payer: '' };
     }
     const keys = message.staticAccountKeys.map((key) => key.toBase58());
+    const indexes = message.compiledInstructions.flatMap((ix) => [
+      ix.programIdIndex,
+      ...ix.accountKeyIndexes,
+    ]);
+    if (indexes.some((index) => index >= keys.length)) {
+      return { ok: false, reason: ExactReason.undecodable, payer: '' };
+    }
     const instructions: Instruction[] = message.compiledInstructions.map((ix) => ({
       program: keys[ix.programIdIndex],
       accounts: ix.accountKeyIndexes.map((index) => keys[index]),
@@ -162,8 +170,11 @@ export class ExactTransfers implements ExactPayments {
     }
     if (!isTransferChecked(transfer)) return refuse(ExactReason.noTransfer);
     const optional = instructions.slice(3);
-    const known = [MEMO_PROGRAM_ID.toBase58(), LIGHTHOUSE_PROGRAM];
-    if (optional.some((ix) => !known.includes(ix.program))) {
+    // Instructions 4 and 5: Lighthouse (wallets' own guards) or Memo; 6: Memo only.
+    const memo = MEMO_PROGRAM_ID.toBase58();
+    const allowed = (ix: Instruction, i: number) =>
+      ix.program === memo || (i < 2 && ix.program === LIGHTHOUSE_PROGRAM);
+    if (!optional.every(allowed)) {
       return refuse(ExactReason.unknownInstruction);
     }
     const [source, mint, destination, authority] = transfer.accounts;
@@ -198,7 +209,9 @@ function isTransferChecked(ix: Instruction | undefined): ix is Instruction {
     ix !== undefined &&
     ix.data.length === 10 &&
     ix.data[0] === TRANSFER_CHECKED &&
-    ix.accounts.length >= 4 &&
+    // Source, mint, destination, authority: nothing more (an extra account would ride along
+    // as, say, an invoice's reference).
+    ix.accounts.length === 4 &&
     (ix.program === 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA' ||
       ix.program === 'TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb')
   );

@@ -10,6 +10,8 @@ const METER = /^[a-z0-9_.-]{1,64}$/;
 /** ISO 8601 date and time with an offset (`Z` or `±hh:mm`), as `IsISO8601({strict})` reads it. */
 const TIMESTAMP =
   /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-](\d{2}):(\d{2}))$/;
+/** Offsets in use run from -12:00 to +14:00: none is 15 hours or more (PostgreSQL's limit). */
+const MAX_OFFSET_HOURS = 14;
 const FIELDS = new Set(['id', 'subscriptionId', 'customerId', 'meter', 'quantity', 'timestamp']);
 
 /**
@@ -95,7 +97,8 @@ function isTimestamp(value: string): boolean {
   const [year, month, day, hour, minute, second] = m.slice(1, 7).map((v) => Number(v ?? 0));
   const offsetHours = m[7] === undefined ? 0 : Number(m[7]);
   const offsetMinutes = m[8] === undefined ? 0 : Number(m[8]);
-  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  const daysInMonth = month === 2 ? (leap ? 29 : 28) : [4, 6, 9, 11].includes(month) ? 30 : 31;
   return (
     month >= 1 &&
     month <= 12 &&
@@ -104,9 +107,8 @@ function isTimestamp(value: string): boolean {
     hour <= 23 &&
     minute <= 59 &&
     second <= 59 &&
-    offsetHours <= 23 &&
-    offsetMinutes <= 59 &&
-    !Number.isNaN(Date.parse(value))
+    offsetHours <= MAX_OFFSET_HOURS &&
+    offsetMinutes <= 59
   );
 }
 

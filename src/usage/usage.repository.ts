@@ -62,6 +62,7 @@ const openPeriods = sql<IOpenPeriodsQuery>`
   INSERT INTO usage_periods (subscription_id, period, merchant_id, created_at, updated_at)
   SELECT u.subscription_id, u.period, $merchantId!, $at!, $at!
     FROM unnest($subscriptionIds!::uuid[], $periods!::int[]) AS u(subscription_id, period)
+   ORDER BY u.subscription_id, u.period
   ON CONFLICT (subscription_id, period) DO NOTHING`;
 
 /**
@@ -152,8 +153,17 @@ export class UsageRepository {
     periods: { subscriptionId: string; period: number }[],
     at: Date,
   ): Promise<{ subscriptionId: string; period: number }[]> {
-    const subscriptionIds = periods.map((p) => p.subscriptionId);
-    const numbers = periods.map((p) => p.period);
+    // In one order (subscription, period): two batches opening the same new periods never
+    // wait on each other crosswise (a deadlock).
+    const sorted = [...periods].sort((a, b) =>
+      a.subscriptionId === b.subscriptionId
+        ? a.period - b.period
+        : a.subscriptionId < b.subscriptionId
+          ? -1
+          : 1,
+    );
+    const subscriptionIds = sorted.map((p) => p.subscriptionId);
+    const numbers = sorted.map((p) => p.period);
     await openPeriods.run({ merchantId, subscriptionIds, periods: numbers, at }, tx);
     const held = await lockPeriods.run({ subscriptionIds, periods: numbers }, tx);
     return held

@@ -104,17 +104,15 @@ export class UsageService {
     if (shape.length > 0) throw new ValidationError('Each event names its subscription', shape);
     const now = this.clock.now();
     return this.db.transaction(async (tx) => {
-      const ids = input.events.map((e) => e.id);
-      const taken = await this.usage.existing(tx, merchantId, ids);
-      const seen = new Set<string>();
-      // Events new to the service, each once (a batch that repeats an id counts it once).
-      const fresh = input.events.filter((e) => {
-        if (taken.has(e.id) || seen.has(e.id)) return false;
-        seen.add(e.id);
-        return true;
-      });
-      const placed = await this.place(tx, merchantId, fresh, now);
-      const written = new Set(await this.write(tx, merchantId, placed, now));
+      // Each id once (a batch that repeats an id counts it once, as its first occurrence).
+      const index = new Map<string, number>();
+      input.events.forEach((e, i) => index.has(e.id) || index.set(e.id, i));
+      const unique = input.events.filter((e, i) => index.get(e.id) === i);
+      const { placed, refused } = await this.place(tx, merchantId, unique, index, now);
+      const { written, closed } = await this.write(tx, merchantId, placed, index, now);
+      // Only a batch with refusals reads which ids were taken before: a duplicate is never
+      // refused, whatever became of its subscription or period since.
+      await this.refuseUnlessTaken(tx, merchantId, [...refused, ...closed]);
       const byId = new Map(placed.map((p) => [p.event.id, p]));
       const events: IngestedEventResponse[] = input.events.map((e) => {
         const at = byId.get(e.id);
@@ -242,61 +240,77 @@ export class UsageService {
     };
   }
 
-  /**
-   * Each fresh event with its subscription and period, or the batch refused with every reason.
-   */
+  /** Each event with its subscription and period, or why it cannot be counted. */
   private async place(
     tx: SqlTx,
     merchantId: string,
-    fresh: UsageEventDto[],
+    events: UsageEventDto[],
+    index: Map<string, number>,
     now: Date,
-  ): Promise<Placed[]> {
-    if (fresh.length === 0) return [];
-    const subscriptionIds = [...new Set(fresh.flatMap((e) => e.subscriptionId ?? []))];
-    const customerIds = [...new Set(fresh.flatMap((e) => e.customerId ?? []))];
+  ): Promise<{ placed: Placed[]; refused: Refusal[] }> {
+    const subscriptionIds = [...new Set(events.flatMap((e) => e.subscriptionId ?? []))];
+    const customerIds = [...new Set(events.flatMap((e) => e.customerId ?? []))];
     const rows = await this.usage.subscriptions(tx, merchantId, subscriptionIds, customerIds);
     const byId = new Map(rows.map((r) => [r.id, r]));
-    const missing: FieldError[] = [];
-    const invalid: FieldError[] = [];
-    const late: FieldError[] = [];
     const placed: Placed[] = [];
-    for (const [i, event] of fresh.entries()) {
-      const field = `events[${i}]`;
+    const refused: Refusal[] = [];
+    const refuse = (event: UsageEventDto, kind: Refusal['kind'], message: string) =>
+      refused.push({ event, kind, error: { field: `events[${index.get(event.id)}]`, message } });
+    for (const event of events) {
       const subscription = event.subscriptionId
         ? byId.get(event.subscriptionId)
-        : this.ofCustomer(rows, event, field, invalid);
-      if (subscription === null) continue; // ambiguous: reported
+        : this.ofCustomer(rows, event);
+      if (typeof subscription === 'string') {
+        refuse(event, 'invalid', `${event.id}: ${subscription}`);
+        continue;
+      }
       if (!subscription) {
-        missing.push({ field, message: `${event.id}: no such subscription or customer` });
+        refuse(event, 'missing', `${event.id}: no such subscription or customer`);
         continue;
       }
-      const problem = this.problem(subscription, event, now);
+      const at = Date.parse(event.timestamp);
+      const problem = this.problem(subscription, event, at, now);
       if (problem) {
-        invalid.push({ field, message: `${event.id}: ${problem}` });
+        refuse(event, 'invalid', `${event.id}: ${problem}`);
         continue;
       }
-      const period = this.periodOf(subscription, Date.parse(event.timestamp), now.getTime());
+      const period = this.periodOf(subscription, at, now.getTime());
       if (period === null) {
-        late.push({ field, message: `${event.id}: its period is over and past its grace` });
+        refuse(event, 'late', `${event.id}: its period is over and past its grace`);
         continue;
       }
       placed.push({ event, subscription, period });
     }
-    if (missing.length > 0) {
-      throw new DomainError(ErrorCode.NOT_FOUND, 'Subscription not found', missing);
-    }
-    if (invalid.length > 0) throw new ValidationError('Some events cannot be counted', invalid);
-    if (late.length > 0) throw new UsagePeriodClosedError(late);
-    return placed;
+    return { placed, refused };
   }
 
-  /** The customer's one live subscription with the event's meter (null: several, reported). */
+  /**
+   * Refuses the batch for the refusals whose event was not taken before (a duplicate is
+   * skipped, never refused): a 404 for what does not exist, else a 400, else a 409 for the late.
+   */
+  private async refuseUnlessTaken(tx: SqlTx, merchantId: string, refused: Refusal[]) {
+    if (refused.length === 0) return;
+    const taken = await this.usage.existing(
+      tx,
+      merchantId,
+      refused.map((r) => r.event.id),
+    );
+    const real = refused.filter((r) => !taken.has(r.event.id));
+    const of = (kind: Refusal['kind']) => real.filter((r) => r.kind === kind).map((r) => r.error);
+    if (of('missing').length > 0) {
+      throw new DomainError(ErrorCode.NOT_FOUND, 'Subscription not found', of('missing'));
+    }
+    if (of('invalid').length > 0) {
+      throw new ValidationError('Some events cannot be counted', of('invalid'));
+    }
+    if (of('late').length > 0) throw new UsagePeriodClosedError(of('late'));
+  }
+
+  /** The customer's one live subscription with the event's meter (a string: why not one). */
   private ofCustomer(
     rows: MeteredSubscription[],
     event: UsageEventDto,
-    field: string,
-    invalid: FieldError[],
-  ): MeteredSubscription | null | undefined {
+  ): MeteredSubscription | string | undefined {
     const matches = rows.filter(
       (r) =>
         r.customer_id === event.customerId &&
@@ -304,22 +318,23 @@ export class UsageService {
         (r.status === 'Active' || r.status === 'PastDue'),
     );
     if (matches.length > 1) {
-      invalid.push({
-        field,
-        message: `${event.id}: the customer has several subscriptions with meter ${event.meter}: name the subscription`,
-      });
-      return null;
+      return `the customer has several subscriptions with meter ${event.meter}: name the subscription`;
     }
     return matches[0];
   }
 
-  private problem(s: MeteredSubscription, event: UsageEventDto, now: Date): string | null {
+  private problem(
+    s: MeteredSubscription,
+    event: UsageEventDto,
+    at: number,
+    now: Date,
+  ): string | null {
     if (s.meter_name === null) return 'the subscription is not metered';
     if (s.meter_name !== event.meter) return `the subscription's meter is ${s.meter_name}`;
     if (s.status !== 'Active' && s.status !== 'PastDue') {
       return `the subscription is ${s.status}: usage is no longer counted`;
     }
-    if (Date.parse(event.timestamp) > now.getTime() + FUTURE_SKEW_MS) {
+    if (at > now.getTime() + FUTURE_SKEW_MS) {
       return 'its timestamp is in the future';
     }
     return null;
@@ -337,32 +352,27 @@ export class UsageService {
     return null;
   }
 
-  /** The events in one statement, after holding their periods; a closed one refuses the batch. */
+  /**
+   * Holds the events' periods, then writes, in one statement, the events of the open ones (an
+   * id taken before is skipped): @returns the ids written, and the events of closed periods.
+   */
   private async write(
     tx: SqlTx,
     merchantId: string,
     placed: Placed[],
+    index: Map<string, number>,
     now: Date,
-  ): Promise<string[]> {
-    if (placed.length === 0) return [];
+  ): Promise<{ written: Set<string>; closed: Refusal[] }> {
+    if (placed.length === 0) return { written: new Set(), closed: [] };
+    const key = (p: Placed) => `${p.subscription.id}:${p.period}`;
     const periods = new Map(
-      placed.map((p) => [
-        `${p.subscription.id}:${p.period}`,
-        { subscriptionId: p.subscription.id, period: p.period },
-      ]),
+      placed.map((p) => [key(p), { subscriptionId: p.subscription.id, period: p.period }]),
     );
-    const closed = await this.usage.holdPeriods(tx, merchantId, [...periods.values()], now);
-    if (closed.length > 0) {
-      const shut = new Set(closed.map((c) => `${c.subscriptionId}:${c.period}`));
-      throw new UsagePeriodClosedError(
-        placed
-          .filter((p) => shut.has(`${p.subscription.id}:${p.period}`))
-          .map((p) => ({
-            field: 'events',
-            message: `${p.event.id}: period ${p.period} was charged already`,
-          })),
-      );
-    }
+    const shut = new Set(
+      (await this.usage.holdPeriods(tx, merchantId, [...periods.values()], now)).map(
+        (c) => `${c.subscriptionId}:${c.period}`,
+      ),
+    );
     const columns: EventColumns = {
       eventIds: [],
       subscriptionIds: [],
@@ -371,16 +381,37 @@ export class UsageService {
       periods: [],
       occurredAt: [],
     };
-    for (const { event, subscription, period } of placed) {
-      columns.eventIds.push(event.id);
-      columns.subscriptionIds.push(subscription.id);
-      columns.meters.push(event.meter);
-      columns.quantities.push(parseAmount(event.quantity).toString());
-      columns.periods.push(period);
-      columns.occurredAt.push(event.timestamp);
+    const closed: Refusal[] = [];
+    for (const p of placed) {
+      if (shut.has(key(p))) {
+        closed.push({
+          event: p.event,
+          kind: 'late',
+          error: {
+            field: `events[${index.get(p.event.id)}]`,
+            message: `${p.event.id}: period ${p.period} was charged already`,
+          },
+        });
+        continue;
+      }
+      columns.eventIds.push(p.event.id);
+      columns.subscriptionIds.push(p.subscription.id);
+      columns.meters.push(p.event.meter);
+      columns.quantities.push(parseAmount(p.event.quantity).toString());
+      columns.periods.push(p.period);
+      columns.occurredAt.push(p.event.timestamp);
     }
-    return this.usage.insert(tx, merchantId, columns, now);
+    const written =
+      columns.eventIds.length > 0 ? await this.usage.insert(tx, merchantId, columns, now) : [];
+    return { written: new Set(written), closed };
   }
+}
+
+/** An event that cannot be counted, and why (unless it was taken before: a duplicate). */
+interface Refusal {
+  event: UsageEventDto;
+  kind: 'missing' | 'invalid' | 'late';
+  error: FieldError;
 }
 
 interface Placed {

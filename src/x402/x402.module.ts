@@ -17,5 +17,6 @@ import { X402Service } from './x402.service';
   imports: [CustomersModule, EventsModule, MerchantsModule, PaymentsModule],
   controllers: [X402Controller],
   providers: [X402Reconciler, X402Repository, X402Service],
+  exports: [X402Service],
 })
 export class X402Module {}

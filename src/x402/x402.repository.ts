@@ -6,10 +6,12 @@ import type {
   IFailSettlementQuery,
   IFeeSpentQuery,
   IInsertSettlementQuery,
+  ILandedFailuresQuery,
   IPendingSettlementsQuery,
   IPendingSettlementsResult,
   IReleaseFeeQuery,
   ISettleSettlementQuery,
+  ISettlementSignaturesQuery,
   ISpendFeeQuery,
 } from './x402.repository.types';
 
@@ -73,6 +75,16 @@ const failSettlement = sql<IFailSettlementQuery>`
    WHERE id = $id! AND status = 'Pending'
   RETURNING to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS "day!"`;
 
+/** A payer's settlements to the merchant that landed and failed in the day before `at`. */
+const landedFailures = sql<ILandedFailuresQuery>`
+  SELECT count(*)::int AS "failures!" FROM x402_settlements
+   WHERE merchant_id = $merchantId! AND payer = $payer! AND status = 'Failed'
+     AND error LIKE 'landed: %' AND created_at > $at!::timestamptz - interval '1 day'`;
+
+/** Which of these signatures are settlements'. */
+const settlementSignatures = sql<ISettlementSignaturesQuery>`
+  SELECT signature FROM x402_settlements WHERE signature = ANY($signatures!::text[])`;
+
 /** Pending settlements older than `before` (their sender is gone or slow), oldest first. */
 const pendingSettlements = sql<IPendingSettlementsQuery>`
   SELECT id, merchant_id, signature, last_valid_block_height::text AS "last_valid_block_height!",
@@ -126,6 +138,17 @@ export class X402Repository {
   async fail(tx: SqlTx, id: string, error: string, at: Date): Promise<string | null> {
     const [row] = await failSettlement.run({ id, error, at }, tx);
     return row?.day ?? null;
+  }
+
+  async landedFailures(tx: SqlTx, merchantId: string, payer: string, at: Date): Promise<number> {
+    const [row] = await landedFailures.run({ merchantId, payer, at }, tx);
+    return row.failures;
+  }
+
+  async signatures(signatures: string[]): Promise<Set<string>> {
+    if (signatures.length === 0) return new Set();
+    const rows = await settlementSignatures.run({ signatures }, this.db);
+    return new Set(rows.map((r) => r.signature));
   }
 
   pending(before: Date, limit: number): Promise<PendingSettlement[]> {

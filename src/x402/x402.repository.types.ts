@@ -3,6 +3,8 @@ export type DateOrString = Date | string;
 
 export type NumberOrString = number | string;
 
+export type stringArray = (string)[];
+
 /** 'InsertSettlement' parameters type */
 export interface IInsertSettlementParams {
   amount: NumberOrString;
@@ -116,6 +118,40 @@ export interface IFailSettlementResult {
 export interface IFailSettlementQuery {
   params: IFailSettlementParams;
   result: IFailSettlementResult;
+}
+
+/** 'LandedFailures' parameters type */
+export interface ILandedFailuresParams {
+  at: Date | string;
+  merchantId: string;
+  payer: string;
+}
+
+/** 'LandedFailures' return type */
+export interface ILandedFailuresResult {
+  failures: number;
+}
+
+/** 'LandedFailures' query type */
+export interface ILandedFailuresQuery {
+  params: ILandedFailuresParams;
+  result: ILandedFailuresResult;
+}
+
+/** 'SettlementSignatures' parameters type */
+export interface ISettlementSignaturesParams {
+  signatures: stringArray;
+}
+
+/** 'SettlementSignatures' return type */
+export interface ISettlementSignaturesResult {
+  signature: string;
+}
+
+/** 'SettlementSignatures' query type */
+export interface ISettlementSignaturesQuery {
+  params: ISettlementSignaturesParams;
+  result: ISettlementSignaturesResult;
 }
 
 /** 'PendingSettlements' parameters type */

@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { Clock } from '../common/clock';
+import { MAX_AMOUNT_UNITS } from '../common/money';
 import { AppConfig } from '../config/app-config';
 import { Db } from '../database/db';
 import { CustomersService } from '../customers/customers.service';
@@ -38,6 +39,13 @@ type Checked =
 
 /** Rolls back a settlement's row when its fee does not fit the day's budget. */
 class OverBudget extends Error {}
+/** Rolls back a settlement's row for a payer past its failures. */
+class TooManyFailures extends Error {}
+
+/** How a settlement that landed and failed is marked (`error`): its fee was paid. */
+const LANDED_FAILED = 'landed: ';
+/** A payer's payments that may land and fail in a day before its settlements are refused. */
+export const MAX_LANDED_FAILURES_PER_DAY = 3;
 
 const utcDay = (at: Date): string => at.toISOString().slice(0, 10);
 
@@ -132,6 +140,10 @@ export class X402Service {
           at,
         });
         if (!inserted) return false;
+        // A payer whose payments keep failing on-chain (each one's fee paid) is refused for a
+        // day: they cannot spend the merchant's budget on transactions that move nothing.
+        const failures = await this.settlements.landedFailures(tx, merchantId, payer, at);
+        if (failures >= MAX_LANDED_FAILURES_PER_DAY) throw new TooManyFailures();
         const spent = await this.settlements.spendFee(
           tx,
           merchantId,
@@ -144,6 +156,7 @@ export class X402Service {
       });
     } catch (error) {
       if (error instanceof OverBudget) return refused('fee_budget_exceeded');
+      if (error instanceof TooManyFailures) return refused('payer_failures_exceeded');
       throw error;
     }
     if (!written) return refused('duplicate_settlement');
@@ -171,21 +184,31 @@ export class X402Service {
         await this.recordLanded(record, outcome.slot, outcome.finalized);
         return 'settled';
       case 'failed':
-        await this.fail(record, outcome.error, false);
+        // It landed and failed: its fee was paid (counted against the payer's failures too).
+        await this.fail(record, `${LANDED_FAILED}${outcome.error}`, false);
         return 'invalid_transaction_state';
       case 'expired':
         await this.fail(record, 'expired', true);
         return 'settlement_expired';
       case 'rejected':
-        // Refused by the node's preflight: these bytes were sent once, by this settlement only
-        // (a second settle of them is refused, and the payer cannot send them without the
-        // service key's signature), so they can never land: nothing was spent.
+        // Refused by a node: bytes whose signatures do not verify can never land (failed, the
+        // fee given back); otherwise a copy handed to another RPC URL before may still land,
+        // so it stays Pending and is settled by its signature (the reconciler).
+        if (!outcome.replaceable) return 'settlement_pending';
         await this.fail(record, outcome.error, true);
         return 'invalid_transaction_state';
       default:
         this.logger.warn(`x402 settlement ${record.signature} not confirmed yet: settled later`);
         return 'settlement_pending';
     }
+  }
+
+  /**
+   * Which of these signatures are x402 settlements (of any merchant, in any state): the
+   * payment watcher leaves them to this module, which records each once.
+   */
+  settlementSignatures(signatures: string[]): Promise<Set<string>> {
+    return this.settlements.signatures(signatures);
   }
 
   /** The merchant's fee budget today (UTC). */
@@ -251,6 +274,8 @@ export class X402Service {
     }
     const unserved = this.chain.exactPayments.unserved(requirements.scheme, requirements.network);
     if (unserved) return invalid(unserved);
+    if (BigInt(requirements.amount) > MAX_AMOUNT_UNITS)
+      return invalid('invalid_payment_requirements');
     if (!sameRequirements(body.paymentPayload.accepted, requirements)) {
       return invalid('invalid_payment_requirements');
     }

@@ -48,11 +48,12 @@ export class UsageEventDto {
   quantity!: string;
 
   /**
-   * When, ISO 8601 date and time with its offset (`Z` or `±hh:mm`): the event counts toward the
+   * When, ISO 8601 date and time with its offset (`Z` or `±hh:mm`, at most 14 hours): the event
+   * counts toward the
    * period this falls in. @example "2026-11-27T10:15:30Z"
    */
   @IsISO8601({ strict: true, strictSeparator: true })
-  @Matches(/T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/, {
+  @Matches(/T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-](0\d|1[0-4]):[0-5]\d)$/, {
     message: 'timestamp must be a date and time with its offset (Z or ±hh:mm)',
   })
   timestamp!: string;
