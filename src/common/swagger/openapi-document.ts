@@ -237,6 +237,7 @@ function normalizeSchema(schema: SchemaLike): void {
 }
 
 const BASE58_IDS = new Set(['onchainId']);
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function normalizeProperty(name: string, property: SchemaLike): void {
   // Every number of this API is a whole number (money travels as decimal strings), so `number`
@@ -245,8 +246,9 @@ function normalizeProperty(name: string, property: SchemaLike): void {
   if (property.type === 'string' && !property.format) {
     // An invoice's `onchainId` is base58 (a public key), the one `…Id` that is no UUID.
     if ((name === 'id' || /Id$/.test(name)) && !BASE58_IDS.has(name)) {
-      // Event ids are `evt_<uuid>`: not a bare UUID.
-      if (!(typeof property.example === 'string' && property.example.startsWith('evt_'))) {
+      // An id whose example is no UUID is not one: an event's `evt_<uuid>`, a usage event's
+      // own id (the merchant's).
+      if (!(typeof property.example === 'string' && !UUID.test(property.example))) {
         property.format = 'uuid';
       }
     }

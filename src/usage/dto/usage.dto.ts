@@ -49,8 +49,7 @@ export class UsageEventDto {
 
   /**
    * When, ISO 8601 date and time with its offset (`Z` or `±hh:mm`, at most 14 hours): the event
-   * counts toward the
-   * period this falls in. @example "2026-11-27T10:15:30Z"
+   * counts toward the period this falls in. @example "2026-11-27T10:15:30Z"
    */
   @IsISO8601({ strict: true, strictSeparator: true })
   @Matches(/T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-](0\d|1[0-4]):[0-5]\d)$/, {
