@@ -390,6 +390,7 @@ describe('Webhook delivery across restarts and instances', () => {
         'email-delivery',
         'retention',
         'webhook-delivery',
+        'x402.reconcile',
       ]);
       expect(await settled(worker, eventId, 1)).toMatchObject({ status: 'delivered' });
       expect(receiver.forEvent(eventId)).toHaveLength(1);
