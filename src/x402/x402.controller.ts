@@ -48,7 +48,7 @@ export class X402Controller {
   @ApiOperation({ summary: 'x402: verify a payment' })
   @ApiOkResponse({ type: X402VerifyResponse })
   @ApiJsonBodyErrors(
-    [ErrorCode.VALIDATION_ERROR, 'paymentRequirements.amount: must be a positive integer'],
+    [ErrorCode.VALIDATION_ERROR, 'paymentRequirements.amount: must be a positive integer of base units'],
     CHAIN_DOWN,
   )
   verify(

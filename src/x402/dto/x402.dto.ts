@@ -30,7 +30,7 @@ export class X402RequirementsDto {
 
   /** Base units of the asset, an integer. @example "10000" */
   @IsString()
-  @Matches(/^[1-9][0-9]{0,18}$/, { message: 'amount: must be a positive integer of base units' })
+  @Matches(/^[1-9][0-9]{0,18}$/, { message: 'must be a positive integer of base units' })
   amount!: string;
 
   /** The mint's address. @example "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v" */
