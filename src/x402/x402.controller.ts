@@ -48,7 +48,10 @@ export class X402Controller {
   @ApiOperation({ summary: 'x402: verify a payment' })
   @ApiOkResponse({ type: X402VerifyResponse })
   @ApiJsonBodyErrors(
-    [ErrorCode.VALIDATION_ERROR, 'paymentRequirements.amount: must be a positive integer of base units'],
+    [
+      ErrorCode.VALIDATION_ERROR,
+      'paymentRequirements.amount: must be a positive integer of base units',
+    ],
     CHAIN_DOWN,
   )
   verify(
