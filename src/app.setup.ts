@@ -171,18 +171,20 @@ const USAGE_BATCH_BODY_BYTES = 512 * 1024;
  * (e.g. `POST /api/settings/api-keys`).
  */
 function jsonBody(config: AppConfig): (req: Request, res: Response, next: NextFunction) => void {
-  const parser = (limit: number) =>
+  const parser = (limit: number, reviver?: typeof refuseProtoKeys) =>
     express.json({
       limit,
       // Any JSON value parses; the validation pipe then says "the body must be a JSON object"
       // for `null`, `"hello"` or `[]` (a strict parser would answer with a raw JSON syntax
       // message).
       strict: false,
-      reviver: refuseProtoKeys,
+      reviver,
       verify: requireUtf8,
     });
-  const parse = parser(config.MAX_BODY_BYTES);
-  // A batch of 1,000 usage events is larger than any other request (docs/usage.md).
+  const parse = parser(config.MAX_BODY_BYTES, refuseProtoKeys);
+  // A batch of 1,000 usage events is larger than any other request (docs/usage.md). Its body
+  // never reaches a DTO: the global pipe's walk refuses a forbidden key, and the batch's own
+  // check every key it does not declare, so the reviver (3-4x the parse's time) is left out.
   const parseBatch = parser(Math.max(config.MAX_BODY_BYTES, USAGE_BATCH_BODY_BYTES));
   return (req, res, next) => {
     if (req.method === 'GET' || req.method === 'HEAD') return next();

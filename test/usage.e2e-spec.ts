@@ -334,6 +334,22 @@ describe('Metered subscriptions', () => {
       expect(res.body.error.code).toBe(code);
       expect(JSON.stringify(res.body.error)).toContain(text);
     }
+    // Keys that could reach an object's prototype are refused, written as raw JSON.
+    for (const key of ['__proto__', 'constructor', 'prototype']) {
+      const raw = JSON.stringify({ events: [event('p1', sub.id, '1')] }).replace(
+        '"id":',
+        `"${key}":{"polluted":true},"id":`,
+      );
+      const res = await t.http
+        .post('/api/usage-events')
+        .set(acme.auth)
+        .set('content-type', 'application/json')
+        .send(raw)
+        .expect(400);
+      expect(res.body.error.code).toBe('VALIDATION_ERROR');
+      expect(JSON.stringify(res.body.error)).toContain(key);
+    }
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     // Another merchant's subscription is not found, and its usage is not shown.
     const foreign = await report([event('f1', sub.id, '1')], other).expect(404);
     expect(foreign.body.error.code).toBe('NOT_FOUND');
