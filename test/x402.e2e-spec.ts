@@ -120,6 +120,12 @@ describe('x402 pay per request', () => {
     accepted,
     payload: { transaction },
   });
+  /** The facilitator's request body: the payment and the requirements it answers. */
+  const bodyOf = (requirements: PaymentRequirements, transaction: string) => ({
+    x402Version: 2,
+    paymentPayload: payloadOf(requirements, transaction),
+    paymentRequirements: requirements,
+  });
 
   beforeAll(async () => {
     t = await createTestApp({
@@ -254,11 +260,7 @@ describe('x402 pay per request', () => {
     const poor = Keypair.generate();
     fund(t, poor.publicKey.toBase58(), { symbol: 'USDC', amount: 1n });
     const transaction = await handMade(poor);
-    const body = {
-      x402Version: 2,
-      paymentPayload: payloadOf(requirements, transaction),
-      paymentRequirements: requirements,
-    };
+    const body = bodyOf(requirements, transaction);
     const verdict = await t.http.post('/x402/verify').set(acme.auth).send(body).expect(200);
     expect(verdict.body).toEqual({
       isValid: false,
@@ -314,11 +316,7 @@ describe('x402 pay per request', () => {
     const verdict = await t.http
       .post('/x402/verify')
       .set(acme.auth)
-      .send({
-        x402Version: 2,
-        paymentPayload: payloadOf(requirements, short.payload.transaction as string),
-        paymentRequirements: requirements,
-      })
+      .send(bodyOf(requirements, short.payload.transaction as string))
       .expect(200);
     expect(verdict.body).toEqual({
       isValid: false,
@@ -457,11 +455,7 @@ describe('x402 pay per request', () => {
     fund(t, service, { symbol: 'USDC', amount: 5n * USDC });
     const serviceBefore = await billing.balance(service);
     const transaction = await handMade(payer.keypair, change(payer.keypair));
-    const body = {
-      x402Version: 2,
-      paymentPayload: payloadOf(requirements, transaction),
-      paymentRequirements: requirements,
-    };
+    const body = bodyOf(requirements, transaction);
     const settle = await t.http.post('/x402/settle').set(acme.auth).send(body).expect(200);
     expect(settle.body).toMatchObject({ success: false, errorReason: reason, transaction: '' });
     expect((await present(body.paymentPayload)).status).toBe(402);
@@ -475,11 +469,7 @@ describe('x402 pay per request', () => {
     const verdict = await t.http
       .post('/x402/verify')
       .set(acme.auth)
-      .send({
-        x402Version: 2,
-        paymentPayload: payloadOf(requirements, await handMade(payer.keypair)),
-        paymentRequirements: requirements,
-      })
+      .send(bodyOf(requirements, await handMade(payer.keypair)))
       .expect(200);
     expect(verdict.body).toEqual({ isValid: true, payer: payer.keypair.publicKey.toBase58() });
   });
@@ -503,11 +493,7 @@ describe('x402 pay per request', () => {
     const settle = await t.http
       .post('/x402/settle')
       .set(acme.auth)
-      .send({
-        x402Version: 2,
-        paymentPayload: payloadOf(requirements, payment.payload.transaction as string),
-        paymentRequirements: requirements,
-      })
+      .send(bodyOf(requirements, payment.payload.transaction as string))
       .expect(200);
     expect(settle.body).toEqual({
       success: false,
@@ -530,11 +516,7 @@ describe('x402 pay per request', () => {
       t.http
         .post('/x402/verify')
         .set(merchant.auth)
-        .send({
-          x402Version: 2,
-          paymentPayload: payloadOf(reqs, payment.payload.transaction as string),
-          paymentRequirements: reqs,
-        })
+        .send(bodyOf(reqs, payment.payload.transaction as string))
         .expect(200);
     // Acme's payment presented with another merchant's key: payTo is not that merchant's wallet.
     expect((await ask(requirements, other)).body).toMatchObject({
@@ -568,11 +550,7 @@ describe('x402 pay per request', () => {
     const settle = await t.http
       .post('/x402/settle')
       .set(acme.auth)
-      .send({
-        x402Version: 2,
-        paymentPayload: payloadOf(requirements, payment.payload.transaction as string),
-        paymentRequirements: requirements,
-      })
+      .send(bodyOf(requirements, payment.payload.transaction as string))
       .expect(200);
     expect(settle.body).toMatchObject({ success: false, errorReason: 'payer_failures_exceeded' });
     expect(await billing.balance(wallet)).toBe(10n * USDC);
@@ -647,11 +625,7 @@ describe('x402 pay per request', () => {
       const huge = await t.http
         .post(route)
         .set(acme.auth)
-        .send({
-          x402Version: 2,
-          paymentPayload: payloadOf(requirements, payment.payload.transaction as string),
-          paymentRequirements: requirements,
-        })
+        .send(bodyOf(requirements, payment.payload.transaction as string))
         .expect(200);
       expect(JSON.stringify(huge.body)).toContain('invalid_payment_requirements');
     }
