@@ -134,7 +134,7 @@ export class UsageService {
   /**
    * What a metered subscription's charge of `period` is: its fixed fee, plus the usage of the
    * period before, closed now (or as frozen by a try before this one) and charged up to the
-   * cap. The first charge is the fixed fee alone. `maxAmount` is the plan's `amount`.
+   * cap. The first charge is the fixed fee alone.
    */
   async chargeOf(charge: {
     merchantId: string;
