@@ -1,0 +1,162 @@
+import { Client } from 'pg';
+import {
+  claimDueAll,
+  claimDueOneAtATime,
+} from '../src/billing/repositories/charge-attempt-claims.repository';
+import { randomWallet } from './helpers/test-app';
+import { createTestDatabase } from './setup/test-database';
+
+const WALLETS = 400;
+const PLANS = 10; // per scheme: every wallet subscribed to each
+/** Charges of the wave already under way (claimed by this or another instance). */
+const IN_FLIGHT = 150;
+const LIMIT = 8;
+
+interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  'Index Name'?: string;
+  'Actual Rows': number;
+  'Actual Loops': number;
+  Plans?: PlanNode[];
+}
+
+/** Every node of a plan, depth first. */
+function nodesOf(node: PlanNode): PlanNode[] {
+  return [node, ...(node.Plans ?? []).flatMap(nodesOf)];
+}
+
+/**
+ * A charge run claims due subscriptions a batch at a time, oldest first. The claim must read
+ * about as many due subscriptions as it claims, whatever PostgreSQL believes about how many
+ * are due: subscriptions fall due by the clock, in waves (everyone who subscribed on the 1st),
+ * between two ANALYZEs. With the other tables joined in the walk, a planner that took the due
+ * subscriptions for one row read every one of them on every claim (3 000-4 000 rows, 20-90 ms a
+ * claim in `npm run bench:engine`), on every instance.
+ */
+describe('the charge claim on a wave of due subscriptions the statistics have not seen', () => {
+  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let sql: Client;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    sql = new Client({ connectionString: db.url });
+    await sql.connect();
+    const [merchant] = (
+      await sql.query<{ id: string }>(
+        `INSERT INTO merchants (id, created_at, updated_at, name, wallet_address, webhook_secret)
+         VALUES (gen_random_uuid(), now(), now(), 'Acme', $1, 'whsec_x') RETURNING id`,
+        [randomWallet()],
+      )
+    ).rows;
+    await sql.query(
+      `INSERT INTO customers (id, merchant_id, wallet_address, created_at, updated_at)
+       SELECT gen_random_uuid(), $1, w, now(), now() FROM unnest($2::text[]) AS t(w)`,
+      [merchant.id, Array.from({ length: WALLETS }, randomWallet)],
+    );
+    for (const scheme of ['token-delegate', 'program']) {
+      for (let p = 0; p < PLANS; p++) {
+        const [plan] = (
+          await sql.query<{ id: string }>(
+            `INSERT INTO plans (id, merchant_id, label, mint, amount, interval_seconds, active,
+               onchain_plan_id, created_at, updated_at)
+             VALUES (gen_random_uuid(), $1, $2, 'USDC', 1000000, 2592000, true, $2, now(), now())
+             RETURNING id`,
+            [merchant.id, `${scheme} ${p}`],
+          )
+        ).rows;
+        // Subscribed a month ago, charged once, next due tomorrow.
+        await sql.query(
+          `INSERT INTO subscriptions (id, merchant_id, plan_id, customer_id, status,
+             current_period_end, onchain_address, authorized_amount, charged_amount,
+             periods_charged, last_charge_at, created_at, updated_at, scheme)
+           SELECT gen_random_uuid(), $1, $2, c.id, 'Active', now() + interval '1 day',
+                  c.wallet_address, 12000000, 1000000, 1, now() - interval '30 days',
+                  now() - interval '30 days', now() - interval '30 days', $3
+             FROM customers c WHERE c.merchant_id = $1`,
+          [merchant.id, plan.id, scheme],
+        );
+      }
+    }
+    // Each was charged once, a month ago.
+    await sql.query(
+      `INSERT INTO charge_attempts (id, created_at, updated_at, merchant_id, subscription_id,
+         period, amount, mint, state)
+       SELECT gen_random_uuid(), now() - interval '30 days', now() - interval '30 days',
+              s.merchant_id, s.id, 1, 1000000, 'USDC', 'succeeded'
+         FROM subscriptions s`,
+    );
+    // The statistics as the last ANALYZE saw them: nothing due; then the wave falls due, and a
+    // run is under way: some of it claimed already.
+    await sql.query('VACUUM ANALYZE customers, plans, subscriptions, charge_attempts');
+    await sql.query(`UPDATE subscriptions SET current_period_end = now() - interval '1 minute'`);
+    await sql.query(
+      `INSERT INTO charge_attempts (id, created_at, updated_at, merchant_id, subscription_id,
+         period, amount, mint, state, lease_until, lease_owner)
+       SELECT gen_random_uuid(), now(), now(), s.merchant_id, s.id, 2, 1000000, 'USDC',
+              'pending', now() + interval '30 seconds', 'another'
+         FROM subscriptions s WHERE s.scheme = 'token-delegate'
+        ORDER BY s.current_period_end, s.id LIMIT $1`,
+      [IN_FLIGHT],
+    );
+  });
+
+  afterAll(async () => {
+    await sql.end();
+    await db.drop();
+  });
+
+  /** The claim's plan as it ran (`EXPLAIN ANALYZE`, rolled back): its scans of `subscriptions`. */
+  async function subscriptionScans(
+    statement: typeof claimDueAll | typeof claimDueOneAtATime,
+    params: Record<string, unknown>,
+  ): Promise<{ claimed: number; scans: PlanNode[] }> {
+    await sql.query('BEGIN');
+    try {
+      let plan: PlanNode | undefined;
+      await (statement as typeof claimDueAll).run(params as never, {
+        query: async (text: string, values: unknown[]) => {
+          const result = await sql.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${text}`, values);
+          plan = (result.rows[0] as { 'QUERY PLAN': { Plan: PlanNode }[] })['QUERY PLAN'][0].Plan;
+          return { rows: [], rowCount: 0 };
+        },
+      });
+      const nodes = nodesOf(plan!);
+      const insert = nodes.find((n) => n['Node Type'] === 'ModifyTable');
+      return {
+        claimed: insert?.['Actual Rows'] ?? 0,
+        scans: nodes.filter((n) => n['Relation Name'] === 'subscriptions'),
+      };
+    } finally {
+      await sql.query('ROLLBACK');
+    }
+  }
+
+  const claimParams = { now: new Date(), leaseSeconds: 30, owner: 'plan-test' };
+
+  it('under the token-delegate scheme (one per wallet) reads a few times what it claims, not every due subscription', async () => {
+    const { claimed, scans } = await subscriptionScans(claimDueOneAtATime, {
+      ...claimParams,
+      busy: [],
+      candidateLimit: LIMIT * 4,
+      limit: LIMIT,
+    });
+    expect(claimed).toBe(LIMIT);
+    // The due walk reads at most the candidates it looks at (4 x the limit); each other scan of
+    // `subscriptions` is a look-up of one claimed row or of its wallet's siblings.
+    const read = scans.reduce((sum, n) => sum + n['Actual Rows'] * n['Actual Loops'], 0);
+    expect(read).toBeLessThan(WALLETS);
+    const walk = scans.find((n) => n['Index Name'] === 'subscriptions_due_idx');
+    expect(walk?.['Actual Rows']).toBe(LIMIT * 4);
+  });
+
+  it('under the Subscriptions program reads what it claims', async () => {
+    const { claimed, scans } = await subscriptionScans(claimDueAll, {
+      ...claimParams,
+      limit: LIMIT,
+    });
+    expect(claimed).toBe(LIMIT);
+    const read = scans.reduce((sum, n) => sum + n['Actual Rows'] * n['Actual Loops'], 0);
+    expect(read).toBeLessThanOrEqual(LIMIT * 2);
+  });
+});
