@@ -71,6 +71,8 @@ const ONLY = process.env.BENCH_ONLY;
 /** BENCH_PG_STATEMENTS=1: pg_stat_statements on, and each service round prints its top statements. */
 const PG_STATEMENTS = process.env.BENCH_PG_STATEMENTS === '1';
 const COUNT_RPC = process.env.BENCH_COUNT_RPC === '1';
+/** BENCH_PG_SETTINGS='a=1 b=2': more PostgreSQL settings (e.g. auto_explain's, to read plans). */
+const PG_SETTINGS = (process.env.BENCH_PG_SETTINGS ?? '').split(/\s+/).filter(Boolean);
 /** As the service's default `CHARGE_CONCURRENCY`: charges in flight per instance. */
 const IN_FLIGHT = 64;
 const MERCHANTS = 4;
@@ -88,6 +90,8 @@ const CEILING_IN_FLIGHT = 4;
 const STATUS_BATCH = 256;
 /** Anchor rounds that pull from every subscriber: the ceiling and the bare client, twice each. */
 const ANCHOR_ROUNDS = 4n;
+/** Plans released to warm each configuration's instances up before its measured round. */
+const WARM_UP_PLANS = Number(process.env.BENCH_WARM_UP_PLANS ?? 2);
 
 interface Plan {
   id: string;
@@ -219,9 +223,12 @@ const cpuLine = (cpu: Cpu) =>
   `CPU ms per charge: service ${cpu.service.toFixed(2)}, PostgreSQL ${cpu.postgres.toFixed(2)}, chain ${cpu.chain.toFixed(2)}, bench client ${cpu.client.toFixed(2)}`;
 
 runBench(async () => {
-  const database = await startDatabase(
-    PG_STATEMENTS ? { settings: ['shared_preload_libraries=pg_stat_statements'] } : {},
-  );
+  const database = await startDatabase({
+    settings: [
+      ...(PG_STATEMENTS ? ['shared_preload_libraries=pg_stat_statements'] : []),
+      ...PG_SETTINGS,
+    ],
+  });
   const localnet = await startLocalnet();
   const db = new Client({ connectionString: database.url });
   await db.connect();
@@ -440,6 +447,19 @@ async function chargeRuns(
 
   const succeeded = () =>
     count(db, `SELECT count(*) AS n FROM charge_attempts WHERE state = 'succeeded'`);
+  // What the service rounds (warm-ups included) were given to charge: one period of each
+  // released plan's subscriptions.
+  let releasedTotal = 0n;
+  const release = async (released: typeof plans) => {
+    releasedTotal += BigInt(subscribers.length) * sumOf(released.map((p) => p.amount));
+    return (
+      await db.query<{ at: Date }>(
+        `UPDATE subscriptions SET current_period_end = now() WHERE plan_id = ANY($1::uuid[])
+         RETURNING now() AS at`,
+        [released.map((p) => p.id)],
+      )
+    ).rows[0].at;
+  };
   const serviceRound = async (instances: number, round: 0 | 1) => {
     // BENCH_COUNT_RPC=1: the instances' RPC goes through the counting proxy (which costs this
     // process CPU, so the rates of such a run are not the figures).
@@ -461,19 +481,27 @@ async function chargeRuns(
         }),
       );
     }
+    // Warm-up, not measured: a fifth as many charges (two plans of the other half), so each
+    // instance is measured as a long-running one is (its code optimised by V8, its mints, plan
+    // simulations and connections made), not paying its first seconds inside the window.
+    const warmUp = perRound(round === 0 ? 1 : 0).slice(0, WARM_UP_PLANS);
+    if (warmUp.length > 0) {
+      const from = await succeeded();
+      await release(warmUp);
+      await until(
+        async () => (await succeeded()) - from >= warmUp.length * subscribers.length,
+        120_000,
+        () => 'the warm-up charges did not all settle',
+        500,
+      );
+    }
     const before = await succeeded();
     proxy?.take();
     const cpu = meter.start(servers.map((s) => s.child.pid!));
     const statsBefore = await tableStats(db);
     if (PG_STATEMENTS) await db.query('SELECT pg_stat_statements_reset()');
     const started = performance.now();
-    const released = (
-      await db.query<{ at: Date }>(
-        `UPDATE subscriptions SET current_period_end = now() WHERE plan_id = ANY($1::uuid[])
-         RETURNING now() AS at`,
-        [perRound(round).map((p) => p.id)],
-      )
-    ).rows[0].at;
+    const released = await release(perRound(round));
     let last = before;
     let lastProgress = Date.now();
     await until(
@@ -543,12 +571,11 @@ async function chargeRuns(
   const one = { ...one1, rate: median([one1.rate, one2.rate]) };
   const three = { ...three1, rate: median([three1.rate, three2.rate]) };
 
-  // Exactly once, on the chain: the merchants received the four anchor rounds plus two periods
-  // of every subscription, and the ledger says the same.
+  // Exactly once, on the chain: the merchants received the four anchor rounds plus one period of
+  // every subscription per release (two per subscription, and the warm-ups'), and the ledger
+  // says the same.
   const received = sumOf(await balances()) - sumOf(start);
-  const expected =
-    anchorTotal * BigInt(subscribers.length) +
-    2n * BigInt(subscribers.length) * sumOf(plans.map((p) => p.amount));
+  const expected = anchorTotal * BigInt(subscribers.length) + releasedTotal;
   const ledger = BigInt(
     (
       await db.query<{ s: string }>(

@@ -6,6 +6,7 @@ import bs58 from 'bs58';
 import { ChildProcess, execFileSync, spawn, SpawnOptions, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
+  appendFileSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -95,7 +96,13 @@ export async function startDatabase(options: { settings?: string[] } = {}): Prom
   execFileSync('chmod', ['755', tmp]);
   const pg = process.env.BENCH_DATABASE_URL
     ? undefined
-    : await startEmbeddedPostgres(join(tmp, 'postgres'), { settings: options.settings });
+    : await startEmbeddedPostgres(join(tmp, 'postgres'), {
+        settings: options.settings,
+        // BENCH_PG_LOG=file: the server's log there (e.g. auto_explain's plans).
+        log: process.env.BENCH_PG_LOG
+          ? (line) => appendFileSync(process.env.BENCH_PG_LOG!, `${line}\n`)
+          : undefined,
+      });
   const server = (process.env.BENCH_DATABASE_URL ?? pg!.serverUrl).replace(/\/$/, '');
   let made = 0;
   const fresh = async () => {
