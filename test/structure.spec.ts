@@ -12,6 +12,7 @@ import {
   MODULES,
   readSources,
   source,
+  eagerStatementTags,
   executorsOutsideRepositories,
   sqlOutsideRepositories,
   tablesIn,
@@ -126,6 +127,10 @@ describe('source structure', () => {
     expect(executorsOutsideRepositories(sources)).toEqual([]);
   });
 
+  it('statements are parsed on first use, not as their module loads (src/database/typed-sql.ts)', () => {
+    expect(eagerStatementTags(sources)).toEqual([]);
+  });
+
   it('every table has one owner, whose module holds its entity', () => {
     const tables = sources.flatMap((s) =>
       [...s.text.matchAll(/@Entity\(\{ tableName: '([a-z0-9_]+)' \}\)/g)].map((m) => [
@@ -170,6 +175,21 @@ describe('source structure', () => {
       expect(executorsOutsideRepositories(planted)).toEqual([
         'billing/charges.ts',
         'portal/portal.service.ts',
+      ]);
+    });
+
+    it("pgtyped's own tag, which parses a statement as its module loads", () => {
+      const planted = tree(
+        ['email/a.repository.ts', "import { sql } from '@pgtyped/runtime';"],
+        ['email/b.repository.ts', "import { sql as typed } from '@pgtyped/runtime';"],
+        ['email/c.ts', "import type { TaggedQuery } from '@pgtyped/runtime';"],
+        ['email/d.ts', "import { type IDatabaseConnection } from '@pgtyped/runtime';"],
+        ['email/e.repository.ts', "import { sql } from '../database/typed-sql';"],
+        ['database/typed-sql.ts', "import { sql as parse } from '@pgtyped/runtime';"],
+      );
+      expect(eagerStatementTags(planted)).toEqual([
+        'email/a.repository.ts',
+        'email/b.repository.ts',
       ]);
     });
 

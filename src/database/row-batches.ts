@@ -1,6 +1,7 @@
 import { EntityManager } from '@mikro-orm/postgresql';
 import type { ClientBase } from 'pg';
-import type { IDatabaseConnection, TaggedQuery } from '@pgtyped/runtime';
+import type { IDatabaseConnection } from '@pgtyped/runtime';
+import type { TypedQuery } from './typed-sql';
 import { withoutNullabilityHints } from './pg-transaction';
 
 /** Rows per `FETCH`: about 1 MB of JSON for the widest list. */
@@ -19,7 +20,7 @@ export type CursorStatement<TRow> =
  * numbered text and bindings, and maps its rows (a `"name!"` column read as `name`).
  */
 export function typedCursor<T extends { params: unknown; result: unknown }>(
-  query: TaggedQuery<T>,
+  query: TypedQuery<T>,
   params: T['params'],
 ): CursorStatement<T['result']> {
   return { stream: (connection) => query.stream(params, connection) };

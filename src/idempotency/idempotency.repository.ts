@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { sql } from '@pgtyped/runtime';
+import { sql } from '../database/typed-sql';
 import { Db } from '../database/db';
 import type { SqlTx } from '../database/pg-transaction';
 import type {

@@ -1,4 +1,4 @@
-import { sql } from '@pgtyped/runtime';
+import { sql } from '../database/typed-sql';
 import type { ListPage } from '../common/pagination';
 import type { Db } from '../database/db';
 import { escapeLike } from '../database/sql';

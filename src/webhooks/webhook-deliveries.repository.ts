@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { sql } from '@pgtyped/runtime';
+import { sql } from '../database/typed-sql';
 import { Db } from '../database/db';
 import type { DeliveryStatus } from '../events/delivery-status';
 import {

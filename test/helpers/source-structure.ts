@@ -208,6 +208,24 @@ export function executorsOutsideRepositories(sources: readonly SourceFile[]): st
 }
 
 /**
+ * Files (specs aside) that take a value from `@pgtyped/runtime`, as `import { sql } from
+ * '@pgtyped/runtime'` does: pgtyped's own tag parses its statement when the module loads (~6 ms
+ * each). Statements are tagged with `src/database/typed-sql.ts`'s `sql`, parsed on first use;
+ * only that file takes pgtyped's, and types may be imported anywhere.
+ */
+export function eagerStatementTags(sources: readonly SourceFile[]): string[] {
+  const VALUE_IMPORT = /import\s+(?!type\b)[^;]*?from\s+'@pgtyped\/runtime'/;
+  return sources
+    .filter((s) => !isSpec(s) && s.path.split(sep).join('/') !== 'database/typed-sql.ts')
+    .filter((s) => {
+      const imports = code(s.text).match(new RegExp(VALUE_IMPORT.source, 'g')) ?? [];
+      // `import { type A, type B } from` takes no value either.
+      return imports.some((i) => !/^import\s*\{(?:\s*type\s+\w+\s*,?)+\s*\}/.test(i));
+    })
+    .map((s) => s.path.split(sep).join('/'));
+}
+
+/**
  * A scheme branch or a chain format: a comparison with a scheme, a branch on one (`if`,
  * `switch`), a scheme's name as a literal, or a memo format (`subscribe:v1:`, `revoke:v1:`,
  * `plan:v1:`). A subscription's scheme is data (`subscriptions.scheme`) that code passes to

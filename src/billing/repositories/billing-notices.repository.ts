@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { sql } from '@pgtyped/runtime';
+import { sql } from '../../database/typed-sql';
 import type { SqlTx } from '../../database/pg-transaction';
 import type { IRecipientQuery, IRecipientResult } from './billing-notices.repository.types';
 

@@ -1,4 +1,4 @@
-import { sql } from '@pgtyped/runtime';
+import { sql } from '../../database/typed-sql';
 import type { SubscriptionScheme } from '../../config/app-config';
 import type { Db } from '../../database/db';
 import type { MintSymbol } from '../../solana/mints';

@@ -1,4 +1,4 @@
-import { sql } from '@pgtyped/runtime';
+import { sql } from '../../database/typed-sql';
 import type {
   IAddNetworkFeeQuery,
   IClearExpiredTryQuery,
