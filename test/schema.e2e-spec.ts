@@ -14,17 +14,24 @@ describe('Database schema', () => {
       expect(diff.trim()).toBe('');
       const pending = await orm.getMigrator().getPendingMigrations();
       expect(pending).toEqual([]);
-      // The delivery queue's autovacuum thresholds, which the entities cannot express.
-      const [queue] = await orm.em
-        .getConnection()
-        .execute<{ reloptions: string[] }[]>(
-          `SELECT reloptions FROM pg_class WHERE relname = 'webhook_deliveries'`,
-        );
-      expect([...queue.reloptions].sort()).toEqual([
+      // The outboxes' storage settings, which the entities cannot express: the delivery queue's
+      // autovacuum thresholds, and both queues' free space per page (for their leases).
+      const options = async (table: string) => {
+        const [row] = await orm.em
+          .getConnection()
+          .execute<{ reloptions: string[] }[]>(
+            `SELECT reloptions FROM pg_class WHERE relname = ?`,
+            [table],
+          );
+        return [...row.reloptions].sort();
+      };
+      expect(await options('webhook_deliveries')).toEqual([
         'autovacuum_analyze_scale_factor=0.01',
         'autovacuum_analyze_threshold=200',
         'autovacuum_vacuum_scale_factor=0.02',
+        'fillfactor=80',
       ]);
+      expect(await options('email_outbox')).toEqual(['fillfactor=80']);
     } finally {
       await orm.close(true);
       await db.drop();

@@ -81,6 +81,8 @@ const latestForInvoices = sql<ILatestForInvoicesQuery>`
 /**
  * Leases up to `limit` messages due at `now` (domain time), oldest due first, counting the
  * attempt. The lease is the database's real time, so moving the domain clock never frees it.
+ * It changes no indexed column (`updated_at` is the result's to set): a heap-only tuple, as a
+ * webhook delivery's lease (`claimDeliveries`).
  */
 const claimDue = sql<IClaimDueQuery>`
   WITH due AS (
@@ -92,7 +94,7 @@ const claimDue = sql<IClaimDueQuery>`
        FOR UPDATE SKIP LOCKED
   )
   UPDATE email_outbox e
-     SET attempts = e.attempts + 1, lock_token = $lockToken!, updated_at = $now!,
+     SET attempts = e.attempts + 1, lock_token = $lockToken!,
          leased_until = now() + $leaseMs!::int * interval '1 millisecond'
     FROM due WHERE e.id = due.id
   RETURNING e.id, e.merchant_id, e.invoice_id, e.lock_token AS "lock_token!", e.attempts,
