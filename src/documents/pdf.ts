@@ -1,4 +1,3 @@
-import PDFDocument from 'pdfkit';
 import type { DocumentView } from './invoice-document';
 
 const MARGIN = 50;
@@ -11,7 +10,10 @@ const GREY = '#555555';
  * reading order (title, facts, lines, totals, transactions), so `pdftotext` reads it back whole.
  * `createdAt` fixes the document's own metadata date, so the same record renders the same bytes.
  */
-export function renderPdf(view: DocumentView, createdAt: Date): Promise<Buffer> {
+export async function renderPdf(view: DocumentView, createdAt: Date): Promise<Buffer> {
+  // PDFKit is loaded when a document is first asked for: loading it took ~100 ms of every
+  // process's start (docs/performance.md, start-up).
+  const { default: PDFDocument } = await import('pdfkit');
   const doc = new PDFDocument({
     size: 'A4',
     margin: MARGIN,
