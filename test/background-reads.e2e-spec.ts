@@ -2,19 +2,8 @@ import { ChainCursorsRepository } from '../src/billing/repositories/chain-cursor
 import { InvoiceWatchRepository } from '../src/billing/repositories/invoice-watch.repository';
 import type { Db } from '../src/database/db';
 import { withoutNullabilityHints } from '../src/database/pg-transaction';
+import { type PlanNode, planNodes } from './helpers/query-plans';
 import { createTestApp, randomWallet, TestApp, TestMerchant } from './helpers/test-app';
-
-/** A node of an `EXPLAIN (FORMAT JSON)` plan. */
-interface PlanNode {
-  'Node Type': string;
-  'Relation Name'?: string;
-  'Index Name'?: string;
-  'Actual Rows': number;
-  'Actual Loops': number;
-  Plans?: PlanNode[];
-}
-
-const nodes = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).flatMap(nodes)];
 
 /**
  * The invoice watcher's reads follow what is due, not what exists (the production issue): the
@@ -67,7 +56,7 @@ describe('Background reads proportional to what is due', () => {
       `EXPLAIN (ANALYZE, FORMAT JSON) ${seen!.text}`,
       seen!.values,
     );
-    return nodes(plan[0].Plan);
+    return planNodes(plan[0].Plan);
   }
 
   it('the overdue sweep reads the invoices not yet marked, through their own index', async () => {

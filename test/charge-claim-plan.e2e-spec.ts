@@ -3,6 +3,7 @@ import {
   claimDueAll,
   claimDueOneAtATime,
 } from '../src/billing/repositories/charge-attempt-claims.repository';
+import { type PlanNode, planNodes } from './helpers/query-plans';
 import { randomWallet } from './helpers/test-app';
 import { createTestDatabase } from './setup/test-database';
 
@@ -11,20 +12,6 @@ const PLANS = 10; // per scheme: every wallet subscribed to each
 /** Charges of the wave already under way (claimed by this or another instance). */
 const IN_FLIGHT = 150;
 const LIMIT = 8;
-
-interface PlanNode {
-  'Node Type': string;
-  'Relation Name'?: string;
-  'Index Name'?: string;
-  'Actual Rows': number;
-  'Actual Loops': number;
-  Plans?: PlanNode[];
-}
-
-/** Every node of a plan, depth first. */
-function nodesOf(node: PlanNode): PlanNode[] {
-  return [node, ...(node.Plans ?? []).flatMap(nodesOf)];
-}
 
 /**
  * A charge run claims due subscriptions a batch at a time, oldest first. The claim must read
@@ -121,7 +108,7 @@ describe('the charge claim on a wave of due subscriptions the statistics have no
           return { rows: [], rowCount: 0 };
         },
       });
-      const nodes = nodesOf(plan!);
+      const nodes = planNodes(plan!);
       const insert = nodes.find((n) => n['Node Type'] === 'ModifyTable');
       return {
         claimed: insert?.['Actual Rows'] ?? 0,
