@@ -9,8 +9,8 @@ export type TypedQuery<T extends { params: unknown; result: unknown }> = Pick<
 /**
  * pgtyped's `sql` tag (the generator finds statements by this name), parsed on first use rather
  * than when its module loads. pgtyped parses each statement with an ANTLR grammar, ~6 ms each:
- * the service's 200 statements made half of the time it took to load its modules (1.2-1.5 s of
- * 2.6-3.0 s), in every process and every test file, for statements most processes never run.
+ * the service's 200 statements made half of the time it took to load its modules (1.1-1.3 s of
+ * 2.4-2.7 s, measured idle), in every process and test file, for statements most never run.
  */
 export function sql<T extends { params: unknown; result: unknown }>(
   strings: TemplateStringsArray,
