@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import express from 'express';
+import express, { type Express } from 'express';
 import helmet from 'helmet';
 import type { AddressInfo } from 'node:net';
 import { HELMET_OPTIONS } from '../src/app.setup';
@@ -24,6 +24,16 @@ describe('Platform: health, request ids, docs', () => {
 
   it('GET /health/live answers without touching anything', async () => {
     expect((await t.http.get('/health/live').expect(200)).body).toEqual({ status: 'ok' });
+  });
+
+  it("groups the routes: the app's router holds none of them, each request tries its group's", async () => {
+    const router = (t.app.getHttpAdapter().getInstance() as Express).router;
+    expect(router.stack.filter((layer) => layer.route !== undefined)).toEqual([]);
+    // routed through the groups, any case, and a path no group knows is still the D1 404
+    expect((await t.http.get('/HEALTH/live').expect(200)).body).toEqual({ status: 'ok' });
+    await t.http.get('/api/customers').set(m.auth).expect(200);
+    const unknown = await t.http.get('/nowhere/at/all').expect(404);
+    expect(unknown.body.error.code).toBe('NOT_FOUND');
   });
 
   it('every response carries an x-request-id; a safe incoming one is echoed', async () => {

@@ -1,6 +1,8 @@
 import type { NestApplicationOptions } from '@nestjs/common';
 import { ExpressAdapter } from '@nestjs/platform-express';
+import type { Express } from 'express';
 import { createServer, RequestListener } from 'node:http';
+import { groupRoutes } from './route-index';
 
 /** How often the server looks for requests past their time (Node's default is 30 s). */
 const CHECK_INTERVAL_MS = 1_000;
@@ -10,6 +12,9 @@ const CHECK_INTERVAL_MS = 1_000;
  * within `requestTimeoutMs`, else Node answers 408 and closes the connection. Node checks every
  * 30 s by default, which would let a slow client hold a connection up to 30 s past the bound;
  * here it checks every second.
+ *
+ * Nest sets the not-found handler once every route is registered: the routes are grouped by
+ * their first segments then (`groupRoutes`), so a request tries only its group's routes.
  */
 export class BoundedExpressAdapter extends ExpressAdapter {
   constructor(private readonly requestTimeoutMs: number) {
@@ -27,5 +32,13 @@ export class BoundedExpressAdapter extends ExpressAdapter {
       this.getInstance<RequestListener>(),
     );
     this.setHttpServer(server);
+  }
+
+  override setNotFoundHandler(
+    handler: Parameters<ExpressAdapter['setNotFoundHandler']>[0],
+    prefix?: string,
+  ): void {
+    groupRoutes(this.getInstance<Express>().router);
+    super.setNotFoundHandler(handler, prefix);
   }
 }
