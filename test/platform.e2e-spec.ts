@@ -27,7 +27,8 @@ describe('Platform: health, request ids, docs', () => {
   });
 
   it("groups the routes: the app's router holds none of them, each request tries its group's", async () => {
-    const router = (t.app.getHttpAdapter().getInstance() as Express).router;
+    const server: Express = t.app.getHttpAdapter().getInstance();
+    const router = server.router;
     expect(router.stack.filter((layer) => layer.route !== undefined)).toEqual([]);
     // routed through the groups, any case, and a path no group knows is still the D1 404
     expect((await t.http.get('/HEALTH/live').expect(200)).body).toEqual({ status: 'ok' });
