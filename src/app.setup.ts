@@ -75,15 +75,40 @@ function transactionRequestCors(): (req: Request, res: Response, next: NextFunct
  * Helmet decides the same headers for every request (no nonce, nothing read from the request),
  * so it runs once here and each response gets the list it wrote: running its dozen middlewares
  * per request cost the trivial route about a tenth of its CPU (docs/performance.md).
+ *
+ * The JSON API (`/api/`, `/health`, `/x402/`) gets the headers that mean something for a
+ * response that is not a page (`API_HEADERS`: no sniffing, no framing, no cross-origin read, no
+ * referrer, HTTPS only, and the same CSP), with helmet's values; the headers that only a
+ * browsing context reads (COOP, Origin-Agent-Cluster, DNS prefetch, the IE and Flash ones) are
+ * left to the pages, as the OWASP REST cheat sheet lists them. Each header is a cost on every
+ * request of the API (docs/performance.md). Any other path, in any case, gets helmet's whole
+ * set: the prefixes are compared as written.
  */
 function securityHeaders(): (req: Request, res: Response, next: NextFunction) => void {
   const strict = headersOf(helmet(HELMET_OPTIONS.strict));
   const docs = headersOf(helmet(HELMET_OPTIONS.docs));
+  const api = strict.filter(([name]) => API_HEADERS.has(name.toLowerCase()));
   return (req, res, next) => {
-    const headers = req.url.startsWith('/docs') ? docs : strict;
+    const url = req.url;
+    const headers = isApiPath(url) ? api : url.startsWith('/docs') ? docs : strict;
     for (let i = 0; i < headers.length; i++) res.setHeader(headers[i][0], headers[i][1]);
     next();
   };
+}
+
+/** Helmet's headers a JSON API response carries (see `securityHeaders`). */
+export const API_HEADERS: ReadonlySet<string> = new Set([
+  'content-security-policy',
+  'cross-origin-resource-policy',
+  'referrer-policy',
+  'strict-transport-security',
+  'x-content-type-options',
+  'x-frame-options',
+]);
+
+/** The JSON API's paths, as written (a page is never under them). */
+export function isApiPath(url: string): boolean {
+  return url.startsWith('/api/') || url.startsWith('/health') || url.startsWith('/x402/');
 }
 
 const CSP_DIRECTIVES = {

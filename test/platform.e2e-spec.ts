@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import express, { type Express } from 'express';
 import helmet from 'helmet';
 import type { AddressInfo } from 'node:net';
-import { HELMET_OPTIONS } from '../src/app.setup';
+import { API_HEADERS, HELMET_OPTIONS } from '../src/app.setup';
 import { ApiKeysService } from '../src/auth/api-keys.service';
 import { createTestApp, TestApp, TestMerchant } from './helpers/test-app';
 
@@ -50,7 +50,7 @@ describe('Platform: health, request ids, docs', () => {
     expect(unsafe.body.error.requestId).toBe(unsafe.headers['x-request-id']);
   });
 
-  it("sends helmet's headers on every response, exactly as helmet run per request would", async () => {
+  it("sends helmet's headers, exactly as helmet run per request would: all on pages, the API's set on the JSON API", async () => {
     // A reference: plain express running helmet on each request, with the service's options.
     const reference = express();
     const [strict, docs] = [helmet(HELMET_OPTIONS.strict), helmet(HELMET_OPTIONS.docs)];
@@ -61,23 +61,44 @@ describe('Platform: health, request ids, docs', () => {
     const server = reference.listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const paths = {
+      api: ['/health/live', '/api/nope', '/api/customers', '/x402/supported'],
+      pages: [
+        '/docs/',
+        '/checkout/invoices/inv_nope',
+        '/portal/nope',
+        '/nowhere',
+        '/API/customers',
+      ],
+    };
     try {
-      for (const path of ['/health/live', '/api/nope', '/api/customers', '/docs/']) {
+      for (const path of [...paths.api, ...paths.pages]) {
         const expected = Object.fromEntries((await fetch(`${base}${path}`)).headers);
         const got = await t.http.get(path);
         // Every header helmet sets (the reference sends little else), with helmet's value.
-        const names = Object.keys(expected).filter(
+        const helmets = Object.keys(expected).filter(
           (h) => !['date', 'connection', 'keep-alive', 'content-length'].includes(h),
         );
-        expect(names.length).toBeGreaterThanOrEqual(10);
+        expect(helmets.length).toBeGreaterThanOrEqual(12);
+        const names = paths.api.includes(path)
+          ? helmets.filter((name) => API_HEADERS.has(name))
+          : helmets;
         for (const name of names)
           expect([path, name, got.headers[name]]).toEqual([path, name, expected[name]]);
+        if (paths.api.includes(path)) {
+          expect(names).toHaveLength(API_HEADERS.size);
+          // the headers only a browsing context reads stay on the pages
+          for (const name of helmets.filter((h) => !API_HEADERS.has(h)))
+            expect([path, name, got.headers[name]]).toEqual([path, name, undefined]);
+        }
       }
       const page = await t.http.get('/docs/');
       expect(page.headers['content-security-policy']).toContain("style-src 'self' 'unsafe-inline'");
       const api = await t.http.get('/health/live');
-      expect(api.headers['content-security-policy']).toContain("style-src 'self';");
+      expect(api.headers['content-security-policy']).toContain("default-src 'none'");
+      expect(api.headers['x-content-type-options']).toBe('nosniff');
       expect(api.headers['x-frame-options']).toBe('DENY');
+      expect(api.headers['cross-origin-opener-policy']).toBeUndefined();
     } finally {
       server.close();
     }
