@@ -1,4 +1,6 @@
 import express from 'express';
+import { Agent, createServer, request as httpRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import pino from 'pino';
 import {
@@ -77,6 +79,46 @@ describe('requestLogger', () => {
     ]);
   });
 
+  it('logs a request whose client left before its answer once, as aborted, and tells onDone', async () => {
+    const raw: string[] = [];
+    const logger = createRootLogger('info', { write: (line: string) => void raw.push(line) });
+    const told: number[] = [];
+    const app = express();
+    app.use(requestLogger(logger, (_req, res) => void told.push(res.statusCode)));
+    let answer: (() => void) | undefined;
+    app.get('/slow', (_req, res) => {
+      answer = () => void res.json({ late: true });
+    });
+    app.get('/ok', (_req, res) => void res.json({ ok: true }));
+    const server = await listening(createServer(app));
+    const { port } = server.address() as AddressInfo;
+    try {
+      // one connection: a request answered, then one its client gives up on
+      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+      await new Promise<void>((resolve, reject) =>
+        httpRequest({ port, path: '/ok', agent }, (res) => res.resume().on('end', resolve))
+          .on('error', reject)
+          .end(),
+      );
+      const slow = httpRequest({ port, path: '/slow', agent }).on('error', () => undefined);
+      slow.end();
+      await until(() => answer !== undefined);
+      slow.destroy();
+      await until(() => raw.length === 2);
+      answer?.(); // too late: the connection is gone
+      agent.destroy();
+      await new Promise((r) => setTimeout(r, 50));
+      const lines = raw.map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(lines).toEqual([
+        expect.objectContaining({ level: 30, url: '/ok', msg: 'request completed' }),
+        expect.objectContaining({ level: 40, url: '/slow', msg: 'request aborted' }),
+      ]);
+      expect(told).toHaveLength(2);
+    } finally {
+      server.close();
+    }
+  });
+
   it('below the configured level, writes nothing', async () => {
     const raw: string[] = [];
     const logger = createRootLogger('warn', { write: (line: string) => void raw.push(line) });
@@ -88,6 +130,15 @@ describe('requestLogger', () => {
     expect(raw).toEqual([]);
   });
 });
+
+function listening(server: Server): Promise<Server> {
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
+
+async function until(condition: () => boolean): Promise<void> {
+  for (let i = 0; i < 200 && !condition(); i++) await new Promise((r) => setTimeout(r, 10));
+  expect(condition()).toBe(true);
+}
 
 describe('formatAccessLine', () => {
   const entries: [string, AccessEntry][] = [
