@@ -30,10 +30,14 @@ class MemoryOutbox extends OutboxWorker<Job, string> {
   /** The `lock_token` each leased job is held under (a hand-back under another one is refused). */
   readonly leases = new Map<string, string>();
   maxInFlightSeen = 0;
+  /** The most sends seen under way at once, per merchant. */
+  readonly maxPerMerchant = new Map<string, number>();
 
   constructor(options: {
     concurrency: number;
     cap?: number;
+    /** Bursts past the cap for a key whose attempts come back `sent` within this many ms. */
+    fastMs?: number;
     resultBatch?: number;
     resultIntervalMs?: number;
     shutdownGraceMs?: number;
@@ -44,7 +48,16 @@ class MemoryOutbox extends OutboxWorker<Job, string> {
         channel: 'memory',
         pollIntervalMs: 3_600_000,
         concurrency: options.concurrency,
-        fairness: options.cap ? { key: (job) => job.merchant, cap: options.cap } : undefined,
+        fairness: options.cap
+          ? {
+              key: (job) => job.merchant,
+              cap: options.cap,
+              burst:
+                options.fastMs === undefined
+                  ? undefined
+                  : { fastMs: options.fastMs, answered: (outcome) => outcome === 'sent' },
+            }
+          : undefined,
         resultBatch: options.resultBatch ?? 100,
         resultIntervalMs: options.resultIntervalMs,
       },
@@ -75,6 +88,11 @@ class MemoryOutbox extends OutboxWorker<Job, string> {
 
   protected send(job: Job): Promise<string> {
     this.maxInFlightSeen = Math.max(this.maxInFlightSeen, this.sending.size + 1);
+    const mine = [...this.sending.keys()].filter((id) => id.startsWith(`${job.merchant}-`)).length;
+    this.maxPerMerchant.set(
+      job.merchant,
+      Math.max(this.maxPerMerchant.get(job.merchant) ?? 0, mine + 1),
+    );
     return new Promise((resolve) => this.sending.set(job.id, resolve));
   }
 
@@ -93,6 +111,16 @@ class MemoryOutbox extends OutboxWorker<Job, string> {
     this.returned.push(...handed);
     this.queue.unshift(...handed);
     return Promise.resolve(handed.map((job) => job.id));
+  }
+
+  /** Wakes the loop, as a NOTIFY of a newly queued row does. */
+  notify(): void {
+    (this as unknown as { wake(): void }).wake();
+  }
+
+  /** The merchant's sends under way. */
+  sendingOf(merchant: string): string[] {
+    return [...this.sending.keys()].filter((id) => id.startsWith(`${merchant}-`));
   }
 
   finish(id: string, outcome = 'sent'): void {
@@ -156,6 +184,70 @@ describe('OutboxWorker: the delivery loop webhooks and e-mail share', () => {
     // Down to half (two): it claims again, up to its cap.
     outbox.finish(slow()[0]);
     await until(() => slow().length === 4);
+  });
+
+  /** Finishes the merchant's sends one at a time (each answered at once) until `done()`. */
+  async function drain(merchant: string, done: () => boolean, outcome = 'sent'): Promise<void> {
+    for (let i = 0; i < 200 && !done(); i++) {
+      const [id] = outbox.sendingOf(merchant);
+      if (id !== undefined) outbox.finish(id, outcome);
+      await new Promise((r) => setTimeout(r, 2));
+    }
+  }
+
+  it('a merchant that answers fast with more due bursts past its cap, leaving `cap` slots to the others', async () => {
+    outbox = new MemoryOutbox({ concurrency: 8, cap: 2, fastMs: 1_000 });
+    outbox.queue.push(...jobs('a', 60));
+    outbox.onApplicationBootstrap();
+    // Its first attempts (its cap's worth) answered fast, it fills every slot but the others' share.
+    await drain('a', () => outbox.sendingOf('a').length >= 6);
+    expect(outbox.sendingOf('a')).toHaveLength(6);
+    // Another merchant's events come: its share is free, at once.
+    outbox.queue.push(...jobs('b', 3));
+    outbox.notify();
+    await until(() => outbox.sendingOf('b').length === 2);
+    expect(outbox.sending.size).toBe(8);
+    // Never more than `concurrency - cap` for the one bursting.
+    await drain('a', () => outbox.written.length >= 40);
+    expect(outbox.maxPerMerchant.get('a')).toBe(6);
+    expect(outbox.maxInFlightSeen).toBe(8);
+  });
+
+  it.each([
+    ['answers slowly', 20, 'sent', 40],
+    ['fails fast', 1_000, 'failed', 0],
+  ])(
+    'a merchant whose endpoint %s never goes past its cap',
+    async (_name, fastMs, outcome, delay) => {
+      outbox = new MemoryOutbox({ concurrency: 8, cap: 2, fastMs });
+      outbox.queue.push(...jobs('a', 12));
+      outbox.onApplicationBootstrap();
+      for (let i = 0; i < 12; i++) {
+        await until(() => outbox.sendingOf('a').length > 0);
+        await new Promise((r) => setTimeout(r, delay));
+        outbox.finish(outbox.sendingOf('a')[0], outcome);
+        await new Promise((r) => setTimeout(r, 2));
+      }
+      await until(() => outbox.written.length === 12);
+      expect(outbox.maxPerMerchant.get('a')).toBe(2);
+    },
+  );
+
+  it('a merchant with a send hanging past `fastMs` does not burst, however fast the others come back', async () => {
+    outbox = new MemoryOutbox({ concurrency: 8, cap: 2, fastMs: 200 });
+    outbox.queue.push(...jobs('a', 20));
+    outbox.onApplicationBootstrap();
+    await until(() => outbox.sending.size === 2); // a-0 (which hangs) and a-1
+    await new Promise((r) => setTimeout(r, 100));
+    outbox.finish('a-1'); // answered within 200 ms
+    await until(() => outbox.sending.has('a-2'));
+    await new Promise((r) => setTimeout(r, 150));
+    // a-2 answered within 200 ms too: two fast answers in a row, the cap's worth. But a-0 has
+    // hung for 250 ms: the merchant gets its share, not the spare slots.
+    outbox.finish('a-2');
+    await until(() => outbox.sending.has('a-3'));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(outbox.sendingOf('a').sort()).toEqual(['a-0', 'a-3']);
   });
 
   it("a finished send frees its merchant's room at once, before its result is written", async () => {

@@ -23,7 +23,7 @@ export interface OutboxResult<Job, Outcome> {
 }
 
 /** How one outbox is worked. */
-export interface OutboxOptions<Job> {
+export interface OutboxOptions<Job, Outcome> {
   /** The background job's name (logs, the schedule). */
   readonly name: string;
   /** The NOTIFY channel a new row is announced on. */
@@ -36,8 +36,19 @@ export interface OutboxOptions<Job> {
   /**
    * Fairness: sends under way per key (a merchant) are capped at `cap`; a key whose claim filled
    * its room claims again when it is back to half of it.
+   *
+   * `burst`: a key with more due than its cap whose endpoint answers fast (its last `cap`
+   * attempts answered, each within `fastMs`, and none of its sends under way older than that)
+   * may also fill the slots no share needs: `cap` slots always stay free for the other keys'
+   * shares, so the keys bursting together hold at most `concurrency - cap`. A key that stops
+   * answering fast holds what it has until those sends end (at most their timeout) and is back
+   * to its cap from its next claim.
    */
-  readonly fairness?: { readonly key: (job: Job) => string; readonly cap: number };
+  readonly fairness?: {
+    readonly key: (job: Job) => string;
+    readonly cap: number;
+    readonly burst?: { readonly fastMs: number; readonly answered: (outcome: Outcome) => boolean };
+  };
   /**
    * At most this many results go in one write; while as many wait to be written, nothing more
    * is claimed.
@@ -93,8 +104,17 @@ export abstract class OutboxWorker<Job extends OutboxJob, Outcome>
   private readonly handedBack = new Set<string>();
   /** Sends under way per fairness key. */
   private readonly sendingByKey = new Map<string, number>();
-  /** Keys whose last claim filled their room (more of theirs may be due). */
-  private readonly atCap = new Set<string>();
+  /**
+   * Keys whose last claim filled their room (more of theirs may be due), each with the count of
+   * sends under way at which it claims again (half the room it was given).
+   */
+  private readonly atCap = new Map<string, number>();
+  /** When each send under way began (`performance.now()`), by id. */
+  private readonly sendStarted = new Map<string, number>();
+  /** Per key, its attempts in a row that were answered fast (bursts). */
+  private readonly fastStreak = new Map<string, number>();
+  /** Keys whose last claim gave them all the room they had: more of theirs may be due. */
+  private readonly wanting = new Set<string>();
   private running = false;
   private pumping?: Promise<void>;
   private wakeAgain = false;
@@ -111,7 +131,7 @@ export abstract class OutboxWorker<Job extends OutboxJob, Outcome>
   private lastWriteAt = -Infinity;
 
   protected constructor(
-    private readonly options: OutboxOptions<Job>,
+    private readonly options: OutboxOptions<Job, Outcome>,
     protected readonly clock: Clock,
     private readonly listener: PgListener,
     private readonly background: BackgroundWork,
@@ -208,31 +228,87 @@ export abstract class OutboxWorker<Job extends OutboxJob, Outcome>
           break;
         }
         const busy = new Map(this.sendingByKey);
+        // A bursting key's extra slots are passed as fewer sends under way: the claim gives
+        // each key `cap` minus what it is told.
+        const rooms = this.burstRooms(free);
+        const told = new Map(busy);
+        for (const [key, room] of rooms) told.set(key, fairness!.cap - room);
         let claimed: Job[];
         try {
-          claimed = await this.claim(free, busy);
+          claimed = await this.claim(free, told);
         } catch (error) {
           this.logger.warn({ err: error }, `Could not claim (${this.options.name}); will retry`);
           return;
         }
         this.backlog = claimed.length === free;
-        for (const job of claimed) {
-          this.start(job);
-          if (!fairness) continue;
-          const key = fairness.key(job);
-          const count = (busy.get(key) ?? 0) + 1;
-          busy.set(key, count);
-          if (count >= fairness.cap) this.atCap.add(key);
-        }
+        for (const job of claimed) this.start(job);
+        if (fairness) this.noteClaim(claimed, busy, told, free);
         if (!this.backlog) break;
       }
     } while (this.wakeAgain && this.running);
+  }
+
+  /**
+   * After a claim: a key that got all the room it was given has more due (it claims again at
+   * half of what it may hold, and may burst); one that got less has nothing more due.
+   */
+  private noteClaim(
+    claimed: readonly Job[],
+    busy: ReadonlyMap<string, number>,
+    told: ReadonlyMap<string, number>,
+    limit: number,
+  ): void {
+    const { key, cap } = this.options.fairness!;
+    const got = new Map<string, number>();
+    for (const job of claimed) got.set(key(job), (got.get(key(job)) ?? 0) + 1);
+    for (const k of new Set([...got.keys(), ...this.wanting])) {
+      const before = busy.get(k) ?? 0;
+      const room = cap - (told.get(k) ?? before);
+      const taken = got.get(k) ?? 0;
+      if (taken >= room && taken > 0) {
+        this.wanting.add(k);
+        this.atCap.set(k, Math.floor((before + room) / 2));
+      } else if (taken < room && claimed.length < limit) {
+        this.wanting.delete(k);
+      }
+    }
+  }
+
+  /**
+   * The room of each bursting key in the next claim (see `OutboxOptions.fairness.burst`): the
+   * slots beyond `cap` kept free for the others' shares, split between the keys that want more
+   * and answer fast, and never less than a key's own share.
+   */
+  private burstRooms(free: number): Map<string, number> {
+    const rooms = new Map<string, number>();
+    const fairness = this.options.fairness;
+    const burst = fairness?.burst;
+    if (!fairness || !burst || this.wanting.size === 0) return rooms;
+    const budget = free - fairness.cap;
+    if (budget <= 0) return rooms;
+    const now = performance.now();
+    const slow = new Set<string>();
+    for (const [id, started] of this.sendStarted) {
+      const job = this.sendsUnderWay.get(id);
+      if (job && now - started > burst.fastMs) slow.add(fairness.key(job));
+    }
+    const fast = [...this.wanting].filter(
+      (k) => !slow.has(k) && (this.fastStreak.get(k) ?? 0) >= fairness.cap,
+    );
+    if (fast.length === 0) return rooms;
+    const share = Math.floor(budget / fast.length);
+    for (const k of fast) {
+      const own = fairness.cap - (this.sendingByKey.get(k) ?? 0);
+      if (share > own) rooms.set(k, share);
+    }
+    return rooms;
   }
 
   private start(job: Job): void {
     const key = this.options.fairness?.key(job);
     if (key !== undefined) this.sendingByKey.set(key, (this.sendingByKey.get(key) ?? 0) + 1);
     this.sendsUnderWay.set(job.id, job);
+    this.sendStarted.set(job.id, performance.now());
     const task: Promise<void> = this.attempt(job, key).finally(() => this.inFlight.delete(task));
     this.inFlight.set(task, job);
   }
@@ -241,17 +317,29 @@ export abstract class OutboxWorker<Job extends OutboxJob, Outcome>
    * A send ended: its slot and its key's share are free at once, not when its result is written
    * (holding them through the batched write and its commit left the endpoint idle that long).
    */
-  private sent(job: Job, key: string | undefined): void {
+  private sent(job: Job, key: string | undefined, outcome?: Outcome): void {
     this.sendsUnderWay.delete(job.id);
+    const started = this.sendStarted.get(job.id) ?? performance.now();
+    this.sendStarted.delete(job.id);
     let released = false;
     if (key !== undefined) {
       const left = (this.sendingByKey.get(key) ?? 1) - 1;
       if (left > 0) this.sendingByKey.set(key, left);
       else this.sendingByKey.delete(key);
-      // A key that reached its cap claims again at half of it (claiming per finished send
+      // A key that filled its room claims again at half of it (claiming per finished send
       // would cost a query each).
-      released = this.atCap.has(key) && left <= Math.floor(this.options.fairness!.cap / 2);
+      const at = this.atCap.get(key);
+      released = at !== undefined && left <= at;
       if (released) this.atCap.delete(key);
+      const burst = this.options.fairness?.burst;
+      if (burst) {
+        const fast =
+          outcome !== undefined &&
+          burst.answered(outcome) &&
+          performance.now() - started <= burst.fastMs;
+        if (fast) this.fastStreak.set(key, (this.fastStreak.get(key) ?? 0) + 1);
+        else this.fastStreak.delete(key);
+      }
     }
     if (this.backlog || released) this.wake();
   }
@@ -259,11 +347,11 @@ export abstract class OutboxWorker<Job extends OutboxJob, Outcome>
   /** One attempt and its result written. Never throws. */
   private async attempt(job: Job, key: string | undefined): Promise<void> {
     try {
-      let outcome: Outcome;
+      let outcome: Outcome | undefined;
       try {
         outcome = await this.send(job);
       } finally {
-        this.sent(job, key);
+        this.sent(job, key, outcome);
       }
       this.attempted?.(job, outcome);
       await this.complete(job, outcome);

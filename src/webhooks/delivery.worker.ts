@@ -30,6 +30,12 @@ const RESULT_BATCH = 500;
  */
 const RESULT_INTERVAL_MS = 25;
 
+/**
+ * A merchant's endpoint answers fast when its POSTs are answered 2xx within this: then, with a
+ * backlog, it may use the slots no other merchant's share needs (`OutboxOptions.fairness`).
+ */
+const BURST_FAST_MS = 1_000;
+
 interface Outcome {
   status: DeliveryStatus;
   httpStatus: number | null;
@@ -78,7 +84,11 @@ export class WebhookDeliveryWorker extends OutboxWorker<ClaimedDelivery, Outcome
         pollIntervalMs: config.WEBHOOK_POLL_INTERVAL_MS,
         concurrency: config.WEBHOOK_CONCURRENCY,
         minClaim: Math.max(1, Math.floor(config.WEBHOOK_CONCURRENCY / 4)),
-        fairness: { key: (delivery) => delivery.merchant_id, cap: perMerchantCap },
+        fairness: {
+          key: (delivery) => delivery.merchant_id,
+          cap: perMerchantCap,
+          burst: { fastMs: BURST_FAST_MS, answered: (outcome) => outcome.status === 'delivered' },
+        },
         resultBatch: RESULT_BATCH,
         resultIntervalMs: RESULT_INTERVAL_MS,
       },
