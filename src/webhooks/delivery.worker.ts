@@ -58,8 +58,10 @@ const METRIC_OUTCOME: Record<DeliveryStatus, DeliveryOutcome> = {
  * `SKIP LOCKED`, lease, wake on NOTIFY, batched results). It wakes when a delivery is queued (any
  * instance), when an attempt finishes while more work is waiting, and every
  * `WEBHOOK_POLL_INTERVAL_MS` for retries that come due. It keeps up to `WEBHOOK_CONCURRENCY`
- * POSTs in flight, at most a quarter of them for one merchant, so one slow endpoint cannot hog
- * it. Scheduling uses the domain clock; leases, signature timestamps and HTTP timeouts real time.
+ * POSTs in flight; a merchant's share is a quarter of them, so one slow endpoint cannot hog it,
+ * and a merchant whose endpoint answers fast may burst into the slots no share needs (up to
+ * three quarters: `BURST_FAST_MS`). Scheduling uses the domain clock; leases, signature
+ * timestamps and HTTP timeouts real time.
  */
 @Injectable()
 export class WebhookDeliveryWorker extends OutboxWorker<ClaimedDelivery, Outcome> {
