@@ -438,6 +438,37 @@ describe('Webhook delivery across restarts and instances', () => {
     },
   );
 
+  it('a merchant whose endpoint answers fast bursts past its share, up to three quarters of the slots', async () => {
+    const api = await createTestApp({
+      env: { ...HEALTHY, ROLE: 'api' },
+      databaseUrl: database.url,
+    });
+    const sink = await new WebhookReceiver().start();
+    sink.behaviour = { status: 200, delayMs: 20 };
+    let worker: Awaited<ReturnType<typeof createTestApp>> | undefined;
+    try {
+      const m = await api.createMerchant();
+      await setEndpoint(api, m, sink.url);
+      const ids = await Promise.all(
+        Array.from({ length: 80 }, (_, i) => createCustomer(api, m, `B${i}`)),
+      );
+      // 8 slots, a share of 2: the merchant's first answers come back fast, so it fills the
+      // slots no one else needs, all but a share's worth.
+      worker = await createTestApp({
+        env: { ROLE: 'worker', WEBHOOK_POLL_INTERVAL_MS: '60000', WEBHOOK_CONCURRENCY: '8' },
+        databaseUrl: database.url,
+      });
+      await sink.waitForCount(80, 10_000);
+      expect(sink.received.map((r) => r.body.id).sort()).toEqual([...ids].sort());
+      expect(sink.maxConcurrent).toBeGreaterThan(2);
+      expect(sink.maxConcurrent).toBeLessThanOrEqual(6);
+    } finally {
+      await worker?.close();
+      await api.close();
+      await sink.stop();
+    }
+  });
+
   it('loses nothing when the receiver is down and the service restarts in between', async () => {
     const first = await createTestApp({ env: HEALTHY, databaseUrl: database.url });
     const m = await first.createMerchant();

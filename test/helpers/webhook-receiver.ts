@@ -9,8 +9,12 @@ export interface ReceivedWebhook {
   receivedAt: number;
 }
 
-/** How the receiver answers: a status (and headers), or `hang` (never answers). */
-export type Behaviour = { status: number; headers?: Record<string, string> } | 'hang';
+/**
+ * How the receiver answers: a status (and headers), after `delayMs` if given, or `hang` (never
+ * answers).
+ */
+export type Behaviour =
+  { status: number; headers?: Record<string, string>; delayMs?: number } | 'hang';
 
 /**
  * A real HTTP webhook endpoint on loopback. It records every POST (raw body and headers) and
@@ -20,6 +24,9 @@ export type Behaviour = { status: number; headers?: Record<string, string> } | '
 export class WebhookReceiver {
   readonly received: ReceivedWebhook[] = [];
   behaviour: Behaviour = { status: 200 };
+  /** The most POSTs it has held unanswered at once. */
+  maxConcurrent = 0;
+  private concurrent = 0;
   private server?: Server;
   private port = 0;
   private readonly hung = new Set<ServerResponse>();
@@ -30,6 +37,8 @@ export class WebhookReceiver {
 
   async start(): Promise<this> {
     const server = createServer((req, res) => {
+      this.maxConcurrent = Math.max(this.maxConcurrent, ++this.concurrent);
+      res.on('close', () => this.concurrent--);
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
@@ -45,8 +54,12 @@ export class WebhookReceiver {
           this.hung.add(res);
           return;
         }
-        res.writeHead(behaviour.status, behaviour.headers ?? {});
-        res.end('ok');
+        const answer = () => {
+          res.writeHead(behaviour.status, behaviour.headers ?? {});
+          res.end('ok');
+        };
+        if (behaviour.delayMs) setTimeout(answer, behaviour.delayMs);
+        else answer();
       });
     });
     await new Promise<void>((resolve) => server.listen(this.port, '127.0.0.1', resolve));
