@@ -119,7 +119,9 @@ describe('the charge claim on a wave of due subscriptions the statistics have no
     }
   }
 
-  const claimParams = { now: new Date(), leaseSeconds: 30, owner: 'plan-test' };
+  /** From the front of what is due (`DueWalk`'s start). */
+  const front = { afterDue: '-infinity', afterId: '00000000-0000-0000-0000-000000000000' };
+  const claimParams = { now: new Date(), leaseSeconds: 30, owner: 'plan-test', ...front };
 
   it('under the token-delegate scheme (one per wallet) reads a few times what it claims, not every due subscription', async () => {
     const { claimed, scans } = await subscriptionScans(claimDueOneAtATime, {
@@ -135,6 +137,31 @@ describe('the charge claim on a wave of due subscriptions the statistics have no
     expect(read).toBeLessThan(WALLETS);
     const walk = scans.find((n) => n['Index Name'] === 'subscriptions_due_idx');
     expect(walk?.['Actual Rows']).toBe(LIMIT * 4);
+  });
+
+  it('walks on from where the last claim stopped, not past the charges under way again', async () => {
+    const params = { ...claimParams, busy: [], candidateLimit: LIMIT * 4, limit: LIMIT };
+    const dueWalk = (scans: PlanNode[]) =>
+      scans.find((n) => n['Index Name'] === 'subscriptions_due_idx');
+    // From the front, the walk reads every charge under way (they sit there until they settle).
+    const fromFront = dueWalk((await subscriptionScans(claimDueOneAtATime, params)).scans);
+    expect(fromFront?.['Rows Removed by Filter']).toBe(IN_FLIGHT);
+    // The last claim stopped after them: the next reads none of them.
+    const {
+      rows: [last],
+    } = await sql.query<{ due: string; id: string }>(
+      `SELECT current_period_end::text AS due, id FROM subscriptions
+        WHERE scheme = 'token-delegate' ORDER BY current_period_end, id OFFSET $1 LIMIT 1`,
+      [IN_FLIGHT - 1],
+    );
+    const { claimed, scans } = await subscriptionScans(claimDueOneAtATime, {
+      ...params,
+      afterDue: last.due,
+      afterId: last.id,
+    });
+    expect(claimed).toBe(LIMIT);
+    expect(dueWalk(scans)?.['Rows Removed by Filter'] ?? 0).toBe(0);
+    expect(dueWalk(scans)?.['Actual Rows']).toBe(LIMIT * 4);
   });
 
   it('under the Subscriptions program reads what it claims', async () => {

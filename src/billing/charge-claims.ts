@@ -4,7 +4,11 @@ import { hostname } from 'node:os';
 import { Clock } from '../common/clock';
 import { AppConfig } from '../config/app-config';
 import { ChainPort, type ChargeInput } from '../solana/chain.port';
-import { AttemptRow, ChargeAttemptsRepository } from './repositories/charge-attempts.repository';
+import {
+  AttemptRow,
+  ChargeAttemptsRepository,
+  DueWalk,
+} from './repositories/charge-attempts.repository';
 
 /**
  * How charge attempts are taken up: due periods claimed (an attempt row per subscription and
@@ -37,12 +41,14 @@ export class ChargeClaims {
    * that could only wait for it, each holding a lane. Both are cheap: a look-up of the wallet's
    * other attempts on every candidate cost 130 index scans a charge. A sibling in another
    * instance's hands is waited for by `walletReservation`. (`subscriptionId`: a customer's first
-   * charge is claimed as it is.)
+   * charge is claimed as it is.) `walk`: where a run's claims have got to (`DueWalk`); each
+   * claim walks on from there rather than from the front.
    */
   async claimDue(
     limit: number,
     subscriptionId?: string,
     busy: string[] = [],
+    walk?: DueWalk,
   ): Promise<AttemptRow[]> {
     const now = this.clock.now();
     // Token-delegate subscriptions (any deployment may hold them: a subscription keeps its
@@ -56,7 +62,13 @@ export class ChargeClaims {
       busy,
       leaseSeconds: this.config.CHARGE_LEASE_SECONDS,
       owner: this.instance,
+      walk,
     });
+  }
+
+  /** Where a run's claims start: the front of what is due (`DueWalk`). */
+  walk(): DueWalk {
+    return new DueWalk();
   }
 
   /**

@@ -101,6 +101,7 @@ export class ChargeRunService {
     });
     addResults(result, followed);
     this.metrics.chargesSettled(followed);
+    const walk = this.claims.walk();
     await drainBatches(
       this.config.CHARGE_CONCURRENCY,
       // Only as many as there are free lanes: a claimed attempt is worked on at once, within its
@@ -111,7 +112,7 @@ export class ChargeRunService {
         const rows = await this.claims.resumeStale(size, this.leases.ids);
         if (rows.length < size) {
           const busy = [...this.leases.wallets, ...rows.map(walletKey)];
-          rows.push(...(await this.claims.claimDue(size - rows.length, undefined, busy)));
+          rows.push(...(await this.claims.claimDue(size - rows.length, undefined, busy, walk)));
         }
         result.attempts += rows.length;
         this.metrics.chargesTakenUp(rows.length);

@@ -5,6 +5,8 @@ export interface PlanNode {
   'Index Name'?: string;
   'Actual Rows': number;
   'Actual Loops': number;
+  /** Rows the node read and its filter dropped. */
+  'Rows Removed by Filter'?: number;
   Plans?: PlanNode[];
 }
 

@@ -4,9 +4,12 @@ import type { Db } from '../../database/db';
 import type { MintSymbol } from '../../solana/mints';
 import type { ChargeAttemptState } from '../entities/charge-attempt.entity';
 import type { WalletReservation } from './wallet-reservations.repository';
+import { type DueWalk, walkOn } from './due-walk';
 import type {
   IClaimDueAllQuery,
+  IClaimDueAllResult,
   IClaimDueOneAtATimeQuery,
+  IClaimDueOneAtATimeResult,
   IClaimDueOneQuery,
   IFailedWithBytesQuery,
   IResumeStaleQuery,
@@ -61,13 +64,14 @@ export const claimDueAll = sql<IClaimDueAllQuery>`
     SELECT s.id, s.merchant_id, s.plan_id, s.periods_charged + 1 AS period, s.current_period_end
       FROM subscriptions s
      WHERE s.status = 'Active' AND s.current_period_end <= $now! AND s.scheme = 'program'
+       AND (s.current_period_end, s.id) > ($afterDue!::timestamptz, $afterId!::uuid)
        AND (s.periods_charged = 0
             OR s.current_period_end + make_interval(secs => (
                  SELECT p.usage_grace_seconds FROM plans p WHERE p.id = s.plan_id)) <= $now!)
        AND COALESCE((SELECT o.state FROM charge_attempts o
                       WHERE o.subscription_id = s.id AND o.period = s.periods_charged + 1), '')
            NOT IN ('pending', 'sent')
-     ORDER BY s.current_period_end
+     ORDER BY s.current_period_end, s.id
      LIMIT $limit!
      FOR UPDATE SKIP LOCKED
   ), due AS (
@@ -95,12 +99,14 @@ export const claimDueAll = sql<IClaimDueAllQuery>`
          s.customer_id AS "s_customer_id!", s.plan_id AS "s_plan_id!",
          s.scheme AS "s_scheme!", s.authorized_amount::text AS "s_authorized_amount!",
          s.charged_amount::text AS "s_charged_amount!", s.created_at AS "s_created_at!",
-         c.wallet_address AS "subscriber!", m.wallet_address AS "merchant_wallet!"
+         c.wallet_address AS "subscriber!", m.wallet_address AS "merchant_wallet!",
+         s.current_period_end::text AS "due_at!", (SELECT count(*) FROM candidates)::int AS "walked!"
     FROM claimed a
     JOIN subscriptions s ON s.id = a.subscription_id
     JOIN plans p ON p.id = s.plan_id
     JOIN customers c ON c.id = s.customer_id
-    JOIN merchants m ON m.id = a.merchant_id`;
+    JOIN merchants m ON m.id = a.merchant_id
+   ORDER BY s.current_period_end, s.id`;
 
 /**
  * `claimDueAll` for the subscriptions under the token-delegate scheme (a subscription keeps the
@@ -121,6 +127,7 @@ export const claimDueOneAtATime = sql<IClaimDueOneAtATimeQuery>`
            s.current_period_end
       FROM subscriptions s
      WHERE s.status = 'Active' AND s.current_period_end <= $now! AND s.scheme = 'token-delegate'
+       AND (s.current_period_end, s.id) > ($afterDue!::timestamptz, $afterId!::uuid)
        AND (s.periods_charged = 0
             OR s.current_period_end + make_interval(secs => (
                  SELECT p.usage_grace_seconds FROM plans p WHERE p.id = s.plan_id)) <= $now!)
@@ -129,7 +136,7 @@ export const claimDueOneAtATime = sql<IClaimDueOneAtATimeQuery>`
            NOT IN ('pending', 'sent')
        AND NOT ((SELECT c.wallet_address || ':' || p.mint FROM customers c, plans p
                   WHERE c.id = s.customer_id AND p.id = s.plan_id) = ANY($busy!::text[]))
-     ORDER BY s.current_period_end
+     ORDER BY s.current_period_end, s.id
      LIMIT $candidateLimit!
      FOR UPDATE SKIP LOCKED
   ), due AS (
@@ -137,7 +144,7 @@ export const claimDueOneAtATime = sql<IClaimDueOneAtATimeQuery>`
         SELECT k.*, p.amount, p.mint, c.wallet_address AS wallet FROM candidates k
           JOIN plans p ON p.id = k.plan_id JOIN customers c ON c.id = k.customer_id) j
        ORDER BY wallet, mint, current_period_end, id) one
-      ORDER BY current_period_end LIMIT $limit!
+      ORDER BY current_period_end, id LIMIT $limit!
   ), claimed AS (
   INSERT INTO charge_attempts AS a (id, created_at, updated_at, merchant_id, subscription_id,
     period, amount, mint, state, tries, lease_until, lease_owner)
@@ -163,7 +170,8 @@ export const claimDueOneAtATime = sql<IClaimDueOneAtATimeQuery>`
          s.charged_amount::text AS "s_charged_amount!", s.created_at AS "s_created_at!",
          c.wallet_address AS "subscriber!", m.wallet_address AS "merchant_wallet!",
          w."reserved!" AS "r_reserved!", w."in_flight!" AS "r_in_flight!",
-         w."siblings!" AS "r_siblings!", w."fingerprint!" AS "r_fingerprint!"
+         w."siblings!" AS "r_siblings!", w."fingerprint!" AS "r_fingerprint!",
+         s.current_period_end::text AS "due_at!", (SELECT count(*) FROM candidates)::int AS "walked!"
     FROM claimed a
     JOIN subscriptions s ON s.id = a.subscription_id
     JOIN plans p ON p.id = s.plan_id
@@ -188,7 +196,8 @@ export const claimDueOneAtATime = sql<IClaimDueOneAtATimeQuery>`
          AND (inflight.state = 'sent' OR (inflight.state = 'pending' AND inflight.signature IS NOT NULL))
        CROSS JOIN LATERAL (SELECT s.status IN ('Active', 'PastDue') AND s.revoked_at IS NULL AS live) l
        WHERE c.wallet_address = r.wallet AND p.mint = r.mint AND s.scheme = 'token-delegate' AND (l.live OR inflight.id IS NOT NULL)
-   ) w`;
+   ) w
+   ORDER BY s.current_period_end, s.id`;
 
 /**
  * `claimDueAll` for one subscription only (a customer's first charge, claimed as it is). Its
@@ -313,6 +322,8 @@ export interface DueClaim {
   busy: string[];
   leaseSeconds: number;
   owner: string;
+  /** Where each scheme's walk of the due subscriptions starts; the front when absent. */
+  walk?: DueWalk;
 }
 
 /**
@@ -323,34 +334,69 @@ export interface DueClaim {
  * (`FOR UPDATE OF s SKIP LOCKED`) in the same statement as its writes.
  */
 export async function claimDueRows(db: Db, claim: DueClaim): Promise<AttemptRow[]> {
-  const { now, limit, subscriptionId, oneAtATime, busy, leaseSeconds, owner } = claim;
+  const { now, limit, subscriptionId, oneAtATime, busy, leaseSeconds, owner, walk } = claim;
   // Mint, state and scheme are the service's (text columns: typed `string`).
   if (subscriptionId) {
     const params = { now, subscriptionId, busy: oneAtATime ? busy : [], limit };
     return claimDueOne.run({ ...params, leaseSeconds, owner }, db) as Promise<AttemptRow[]>;
   }
-  const delegated = oneAtATime ? await claimDueDelegated(db, claim) : [];
-  if (delegated.length >= limit) return delegated;
-  const program = (await claimDueAll.run(
-    { now, limit: limit - delegated.length, leaseSeconds, owner },
-    db,
-  )) as AttemptRow[];
-  return [...delegated, ...program];
-}
-
-/** `claimDueOneAtATime`: the token-delegate ones, at most one per wallet and mint. */
-async function claimDueDelegated(db: Db, claim: DueClaim): Promise<AttemptRow[]> {
-  const { now, limit, busy, leaseSeconds, owner } = claim;
-  // Siblings of one wallet among the candidates are left for later: look further ahead.
-  const params = { now, busy, candidateLimit: limit * 4, limit, leaseSeconds, owner };
-  const rows = await claimDueOneAtATime.run(params, db);
-  return rows.map(({ r_reserved, r_in_flight, r_siblings, r_fingerprint, ...row }) => ({
-    ...(row as AttemptRow),
-    seen: {
-      reserved: BigInt(r_reserved),
-      inFlight: r_in_flight,
-      siblings: r_siblings,
-      fingerprint: r_fingerprint,
-    },
-  }));
+  const delegated = oneAtATime
+    ? await walkOn<IClaimDueOneAtATimeResult>(
+        walk,
+        'token-delegate',
+        limit,
+        async (from, room, taken) => {
+          // Siblings of one wallet among the candidates are left for later: look further ahead.
+          const candidates = room * 4;
+          const params = { now, candidateLimit: candidates, limit: room, leaseSeconds, owner };
+          const rows = await claimDueOneAtATime.run(
+            {
+              ...params,
+              busy: [...busy, ...taken.map((r) => `${r.subscriber}:${r.mint}`)],
+              afterDue: from.due,
+              afterId: from.id,
+            },
+            db,
+          );
+          return { rows, candidates };
+        },
+      )
+    : [];
+  const program =
+    delegated.length >= limit
+      ? []
+      : await walkOn<IClaimDueAllResult>(
+          walk,
+          'program',
+          limit - delegated.length,
+          async (from, room) => {
+            const rows = await claimDueAll.run(
+              { now, limit: room, leaseSeconds, owner, afterDue: from.due, afterId: from.id },
+              db,
+            );
+            return { rows, candidates: room };
+          },
+        );
+  return [
+    ...delegated.map(
+      ({
+        r_reserved,
+        r_in_flight,
+        r_siblings,
+        r_fingerprint,
+        due_at: _at,
+        walked: _walked,
+        ...row
+      }) => ({
+        ...(row as AttemptRow),
+        seen: {
+          reserved: BigInt(r_reserved),
+          inFlight: r_in_flight,
+          siblings: r_siblings,
+          fingerprint: r_fingerprint,
+        },
+      }),
+    ),
+    ...program.map(({ due_at: _at, walked: _walked, ...row }) => row as AttemptRow),
+  ];
 }

@@ -5,6 +5,8 @@ export type stringArray = (string)[];
 
 /** 'ClaimDueAll' parameters type */
 export interface IClaimDueAllParams {
+  afterDue: Date | string;
+  afterId: string;
   leaseSeconds: number;
   limit: NumberOrString;
   now: Date | string;
@@ -14,6 +16,7 @@ export interface IClaimDueAllParams {
 /** 'ClaimDueAll' return type */
 export interface IClaimDueAllResult {
   amount: string;
+  due_at: string;
   id: string;
   last_valid_block_height: string | null;
   merchant_id: string;
@@ -35,6 +38,7 @@ export interface IClaimDueAllResult {
   subscriber: string;
   subscription_id: string;
   transaction: string | null;
+  walked: number;
 }
 
 /** 'ClaimDueAll' query type */
@@ -45,6 +49,8 @@ export interface IClaimDueAllQuery {
 
 /** 'ClaimDueOneAtATime' parameters type */
 export interface IClaimDueOneAtATimeParams {
+  afterDue: Date | string;
+  afterId: string;
   busy: stringArray;
   candidateLimit: NumberOrString;
   leaseSeconds: number;
@@ -56,6 +62,7 @@ export interface IClaimDueOneAtATimeParams {
 /** 'ClaimDueOneAtATime' return type */
 export interface IClaimDueOneAtATimeResult {
   amount: string;
+  due_at: string;
   id: string;
   last_valid_block_height: string | null;
   merchant_id: string;
@@ -81,6 +88,7 @@ export interface IClaimDueOneAtATimeResult {
   subscriber: string;
   subscription_id: string;
   transaction: string | null;
+  walked: number;
 }
 
 /** 'ClaimDueOneAtATime' query type */

@@ -39,6 +39,7 @@ import type { WalletSeen } from './wallet-reservations.repository';
 export type { AttemptRow } from './charge-attempt-claims.repository';
 
 export type { DueClaim } from './charge-attempt-claims.repository';
+export { DueWalk } from './due-walk';
 
 /** A signed try, recorded before it is sent (see `ChargeAttemptsRepository.recordTry`). */
 export interface RecordedTry {

@@ -24,10 +24,13 @@ import { SUBSCRIPTION_STATUSES, type SubscriptionStatus } from '../subscription-
   name: 'subscriptions_live_unique',
   expression: `create unique index "subscriptions_live_unique" on "subscriptions" ("plan_id", "customer_id") where "status" in ('Active', 'PastDue')`,
 })
-/** The charge run's claims: due `Active` subscriptions only, one claim per scheme. */
+/**
+ * The charge run's claims: due `Active` subscriptions only, one claim per scheme, walked from
+ * where the last claim stopped (equal due times in id order).
+ */
 @Index({
   name: 'subscriptions_due_idx',
-  expression: `create index "subscriptions_due_idx" on "subscriptions" ("scheme", "current_period_end") where "status" = 'Active'`,
+  expression: `create index "subscriptions_due_idx" on "subscriptions" ("scheme", "current_period_end", "id") where "status" = 'Active'`,
 })
 export class Subscription extends BaseEntity {
   @ManyToOne(() => Merchant, { ref: true, deleteRule: 'cascade' })

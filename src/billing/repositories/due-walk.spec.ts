@@ -1,0 +1,42 @@
+import { DueWalk } from './due-walk';
+
+const FRONT = { due: '-infinity', id: '00000000-0000-0000-0000-000000000000' };
+const row = (due: string, id: string, walked: number) => ({
+  due_at: due,
+  subscription_id: id,
+  walked,
+});
+
+describe('DueWalk', () => {
+  it('starts each scheme at the front of what is due', () => {
+    const walk = new DueWalk();
+    expect(walk.from('token-delegate')).toEqual(FRONT);
+    expect(walk.from('program')).toEqual(FRONT);
+  });
+
+  it('walks on from the last subscription a claim took, in due order', () => {
+    const walk = new DueWalk();
+    walk.moved(
+      'token-delegate',
+      [row('2026-11-27 12:00:00+00', 'a', 32), row('2026-11-27 12:00:01+00', 'b', 32)],
+      32,
+    );
+    expect(walk.from('token-delegate')).toEqual({ due: '2026-11-27 12:00:01+00', id: 'b' });
+    expect(walk.from('program')).toEqual(FRONT); // each scheme walks its own part of the index
+  });
+
+  it('starts again from the front once a walk reaches the end of what is due', () => {
+    const walk = new DueWalk();
+    walk.moved('program', [row('2026-11-27 12:00:00+00', 'a', 8)], 8);
+    // Fewer candidates than it looked for: it read to the end; what it passed is taken next.
+    walk.moved('program', [row('2026-11-27 12:00:05+00', 'c', 3)], 8);
+    expect(walk.from('program')).toEqual(FRONT);
+  });
+
+  it('starts again from the front after a claim that took nothing', () => {
+    const walk = new DueWalk();
+    walk.moved('token-delegate', [row('2026-11-27 12:00:00+00', 'a', 32)], 32);
+    walk.moved('token-delegate', [], 32);
+    expect(walk.from('token-delegate')).toEqual(FRONT);
+  });
+});

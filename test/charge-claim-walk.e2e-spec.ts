@@ -1,0 +1,144 @@
+import { Client } from 'pg';
+import { claimDueRows } from '../src/billing/repositories/charge-attempt-claims.repository';
+import { DueWalk } from '../src/billing/repositories/due-walk';
+import type { Db } from '../src/database/db';
+import { randomWallet } from './helpers/test-app';
+import { createTestDatabase } from './setup/test-database';
+
+/** Other wallets, one due subscription each, due after the wallet with three (more than one claim looks at). */
+const OTHERS = 20;
+
+/**
+ * A charge run's claims walk the due subscriptions on from where the last claim stopped
+ * (`DueWalk`), not from the front, where the charges under way sit until they settle. What a
+ * walk passes (a wallet's siblings while one of its charges is in hand) must still be claimed in
+ * the same run: a walk that reaches the end of what is due goes on from the front, in the same
+ * claim. Through the real claim statements on PostgreSQL.
+ */
+describe('the charge claims walk the due subscriptions on from the last claim', () => {
+  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let sql: Client;
+  let executor: Db;
+  /** The wallet with three subscriptions due first, in due order. */
+  let siblings: string[];
+  let others: string[];
+  /** A second wallet's two, due after the first two of `siblings`. */
+  let pair: string[];
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    sql = new Client({ connectionString: db.url });
+    await sql.connect();
+    executor = { query: (text: string, values: unknown[]) => sql.query(text, values) } as never;
+    const {
+      rows: [merchant],
+    } = await sql.query<{ id: string }>(
+      `INSERT INTO merchants (id, created_at, updated_at, name, wallet_address, webhook_secret)
+       VALUES (gen_random_uuid(), now(), now(), 'Acme', $1, 'whsec_x') RETURNING id`,
+      [randomWallet()],
+    );
+    const plans: string[] = [];
+    for (let p = 0; p < 3; p++) {
+      const { rows } = await sql.query<{ id: string }>(
+        `INSERT INTO plans (id, merchant_id, label, mint, amount, interval_seconds, active,
+           onchain_plan_id, created_at, updated_at)
+         VALUES (gen_random_uuid(), $1, $2, 'USDC', 1000000, 2592000, true, $2, now(), now())
+         RETURNING id`,
+        [merchant.id, `P${p}`],
+      );
+      plans.push(rows[0].id);
+    }
+    // Due n minutes ago: the others one a minute, from 50 minutes ago.
+    const subscribe = async (wallet: string, plan: string, minutesAgo: number) => {
+      const { rows } = await sql.query<{ id: string }>(
+        `WITH c AS (
+           INSERT INTO customers (id, merchant_id, wallet_address, created_at, updated_at)
+           VALUES (gen_random_uuid(), $1, $2, now(), now())
+           ON CONFLICT (merchant_id, wallet_address) DO UPDATE SET updated_at = now()
+           RETURNING id)
+         INSERT INTO subscriptions (id, merchant_id, plan_id, customer_id, status,
+           current_period_end, onchain_address, authorized_amount, charged_amount,
+           periods_charged, created_at, updated_at, scheme)
+         SELECT gen_random_uuid(), $1, $3, c.id, 'Active',
+                now() - make_interval(secs => $4::float8 * 60), $2, 12000000, 0, 0, now(), now(),
+                'token-delegate'
+           FROM c RETURNING id`,
+        [merchant.id, wallet, plan, minutesAgo],
+      );
+      return rows[0].id;
+    };
+    const wallet = randomWallet();
+    siblings = [];
+    // Two due first; the third among the others (between the fifth and the sixth).
+    for (const [p, ago] of [100, 99, 45.5].entries()) {
+      siblings.push(await subscribe(wallet, plans[p], ago));
+    }
+    // A second wallet with two, due right after.
+    const second = randomWallet();
+    pair = [await subscribe(second, plans[0], 98), await subscribe(second, plans[1], 97)];
+    others = [];
+    for (let o = 0; o < OTHERS; o++) others.push(await subscribe(randomWallet(), plans[0], 50 - o));
+  });
+
+  afterAll(async () => {
+    await sql.end();
+    await db.drop();
+  });
+
+  const claim = (walk: DueWalk, limit: number, busy: string[] = []) =>
+    claimDueRows(executor, {
+      now: new Date(),
+      limit,
+      oneAtATime: true,
+      busy,
+      leaseSeconds: 30,
+      owner: 'walk-test',
+      walk,
+    });
+
+  it('passes what it cannot take yet, walks on, and takes it once its walk comes round again', async () => {
+    const walk = new DueWalk();
+    // Four at most, one per wallet: each wallet's first and the two oldest others; the wallets'
+    // other subscriptions are passed, and the walk stops after the last claimed.
+    const first = await claim(walk, 4);
+    expect(first.map((r) => r.subscription_id)).toEqual([
+      siblings[0],
+      pair[0],
+      ...others.slice(0, 2),
+    ]);
+    expect(walk.from('token-delegate').id).toBe(others[1]);
+
+    // Both wallets' first charges settle: their next ones may be charged now.
+    await sql.query(
+      `UPDATE charge_attempts SET state = 'succeeded', lease_owner = NULL
+        WHERE subscription_id = ANY($1::uuid[])`,
+      [[siblings[0], pair[0]]],
+    );
+    await sql.query(
+      `UPDATE subscriptions SET periods_charged = 1, current_period_end = now() + interval '30 days'
+        WHERE id = ANY($1::uuid[])`,
+      [[siblings[0], pair[0]]],
+    );
+    // The walk goes on from the last claimed: the rest of the others and the first wallet's
+    // third; having reached the end of what is due, from the front in the same claim, for what
+    // it passed: the second wallet's second, not the first wallet's second (one charge per
+    // wallet: its third is taken).
+    const second = await claim(walk, 20);
+    expect(second.map((r) => r.subscription_id)).toEqual([
+      ...others.slice(2, 5),
+      siblings[2],
+      ...others.slice(5),
+      pair[1],
+    ]);
+    // Walked to the end: the next claim starts at the front.
+    expect(walk.from('token-delegate').due).toBe('-infinity');
+
+    // Nothing more to take while the wallet's third is in hand (this instance's `busy`).
+    const wallet = first[0].subscriber;
+    expect(await claim(walk, 20, [`${wallet}:USDC`])).toEqual([]);
+    const open = await sql.query<{ subscription_id: string }>(
+      `SELECT subscription_id FROM charge_attempts WHERE state = 'pending' ORDER BY created_at`,
+    );
+    expect(open.rows).toHaveLength(OTHERS + 2);
+  });
+});
