@@ -1,5 +1,9 @@
 import { Client } from 'pg';
-import { claimDueRows } from '../src/billing/repositories/charge-attempt-claims.repository';
+import {
+  claimDueRows,
+  resumeStale,
+} from '../src/billing/repositories/charge-attempt-claims.repository';
+import { defer, deferClearing } from '../src/billing/repositories/charge-attempt-leases.repository';
 import { DueWalk } from '../src/billing/repositories/due-walk';
 import type { Db } from '../src/database/db';
 import { randomWallet } from './helpers/test-app';
@@ -19,9 +23,11 @@ describe('the charge claims walk the due subscriptions on from the last claim', 
   let db: Awaited<ReturnType<typeof createTestDatabase>>;
   let sql: Client;
   let executor: Db;
-  /** The wallet with three subscriptions due first, in due order. */
+  /** A wallet with three subscriptions, in due order: two due first, one among the others. */
+  let wallet: string;
   let siblings: string[];
   let others: string[];
+  let firsts: { delegated: string; program: string };
   /** A second wallet's two, due after the first two of `siblings`. */
   let pair: string[];
 
@@ -49,7 +55,12 @@ describe('the charge claims walk the due subscriptions on from the last claim', 
       plans.push(rows[0].id);
     }
     // Due n minutes ago: the others one a minute, from 50 minutes ago.
-    const subscribe = async (wallet: string, plan: string, minutesAgo: number) => {
+    const subscribe = async (
+      wallet: string,
+      plan: string,
+      minutesAgo: number,
+      scheme = 'token-delegate',
+    ) => {
       const { rows } = await sql.query<{ id: string }>(
         `WITH c AS (
            INSERT INTO customers (id, merchant_id, wallet_address, created_at, updated_at)
@@ -61,13 +72,13 @@ describe('the charge claims walk the due subscriptions on from the last claim', 
            periods_charged, created_at, updated_at, scheme)
          SELECT gen_random_uuid(), $1, $3, c.id, 'Active',
                 now() - make_interval(secs => $4::float8 * 60), $2, 12000000, 0, 0, now(), now(),
-                'token-delegate'
+                $5
            FROM c RETURNING id`,
-        [merchant.id, wallet, plan, minutesAgo],
+        [merchant.id, wallet, plan, minutesAgo, scheme],
       );
       return rows[0].id;
     };
-    const wallet = randomWallet();
+    wallet = randomWallet();
     siblings = [];
     // Two due first; the third among the others (between the fifth and the sixth).
     for (const [p, ago] of [100, 99, 45.5].entries()) {
@@ -76,6 +87,12 @@ describe('the charge claims walk the due subscriptions on from the last claim', 
     // A second wallet with two, due right after.
     const second = randomWallet();
     pair = [await subscribe(second, plans[0], 98), await subscribe(second, plans[1], 97)];
+    // Two first charges claimed as they are (a confirmed subscribe's), one under each scheme:
+    // due in an hour, out of the other tests' way.
+    firsts = {
+      delegated: await subscribe(randomWallet(), plans[2], -60),
+      program: await subscribe(randomWallet(), plans[2], -60, 'program'),
+    };
     others = [];
     for (let o = 0; o < OTHERS; o++) others.push(await subscribe(randomWallet(), plans[0], 50 - o));
   });
@@ -134,11 +151,88 @@ describe('the charge claims walk the due subscriptions on from the last claim', 
     expect(walk.from('token-delegate').due).toBe('-infinity');
 
     // Nothing more to take while the wallet's third is in hand (this instance's `busy`).
-    const wallet = first[0].subscriber;
     expect(await claim(walk, 20, [`${wallet}:USDC`])).toEqual([]);
     const open = await sql.query<{ subscription_id: string }>(
       `SELECT subscription_id FROM charge_attempts WHERE state = 'pending' ORDER BY created_at`,
     );
     expect(open.rows).toHaveLength(OTHERS + 2);
+  });
+
+  const attemptOf = async (subscriptionId: string) =>
+    (
+      await sql.query<{ wallet: string | null; state: string }>(
+        'SELECT wallet, state FROM charge_attempts WHERE subscription_id = $1 AND period = 1',
+        [subscriptionId],
+      )
+    ).rows[0];
+
+  it('a first charge claimed as it is carries its wallet under the token-delegate scheme only', async () => {
+    for (const id of [firsts.delegated, firsts.program]) {
+      const [row] = await claimDueRows(executor, {
+        now: new Date(Date.now() + 2 * 3600_000),
+        limit: 1,
+        subscriptionId: id,
+        oneAtATime: false,
+        busy: [],
+        leaseSeconds: 30,
+        owner: 'walk-test',
+      });
+      expect(row.subscription_id).toBe(id);
+    }
+    expect((await attemptOf(firsts.delegated)).wallet).toEqual(expect.any(String));
+    expect((await attemptOf(firsts.program)).wallet).toBeNull();
+  });
+
+  it('an attempt put off with nothing sent gives up its wallet’s turn; a resume takes it again', async () => {
+    // The first charge of `firsts.delegated`, claimed above, is in hand with its wallet.
+    const { wallet: own } = await attemptOf(firsts.delegated);
+    expect(own).toEqual(expect.any(String));
+    const [{ id }] = (
+      await sql.query<{ id: string }>('SELECT id FROM charge_attempts WHERE subscription_id = $1', [
+        firsts.delegated,
+      ])
+    ).rows;
+    const putOff = { id, owner: 'walk-test', message: 'later', retrySeconds: 600, now: new Date() };
+    // Put off with a try that may still land: it keeps the turn.
+    await sql.query(`UPDATE charge_attempts SET state = 'sent', signature = $2 WHERE id = $1`, [
+      id,
+      '7'.repeat(87),
+    ]);
+    expect(await defer.run({ ...putOff, signature: '7'.repeat(87) }, executor)).toHaveLength(1);
+    expect((await attemptOf(firsts.delegated)).wallet).toBe(own);
+    // Put off forgetting that try (it expired): nothing may land, the turn is given up.
+    expect(
+      await deferClearing.run({ ...putOff, signature: '7'.repeat(87) }, executor),
+    ).toHaveLength(1);
+    expect(await attemptOf(firsts.delegated)).toEqual({ wallet: null, state: 'pending' });
+    // Resumed once its lease ends: in hand again, it holds the turn again.
+    await sql.query(`UPDATE charge_attempts SET wallet = $2 WHERE id = $1`, [id, own]);
+    expect(await defer.run({ ...putOff, signature: null }, executor)).toHaveLength(1);
+    expect((await attemptOf(firsts.delegated)).wallet).toBeNull();
+    await sql.query(
+      `UPDATE charge_attempts SET lease_until = now() - interval '1 second' WHERE id = $1`,
+      [id],
+    );
+    const resumed = await resumeStale.run(
+      { leaseSeconds: 30, owner: 'another', inHand: [], limit: 10 },
+      executor,
+    );
+    expect(resumed.map((r) => r.id)).toEqual([id]);
+    expect((await attemptOf(firsts.delegated)).wallet).toBe(own);
+  });
+
+  it('passes a wallet with a charge open in any instance: the open attempt carries the wallet', async () => {
+    // The wallet's third is open (claimed above). An instance that does not hold it (nothing
+    // in its `busy`) does not claim the wallet's second: it could only wait for the third.
+    expect(await attemptOf(siblings[2])).toEqual({ wallet, state: 'pending' });
+    expect(await claim(new DueWalk(), 20)).toEqual([]);
+    // Once that charge settles, the second is claimed, its attempt with the wallet.
+    await sql.query(
+      `UPDATE charge_attempts SET state = 'succeeded', lease_owner = NULL WHERE subscription_id = $1`,
+      [siblings[2]],
+    );
+    const next = await claim(new DueWalk(), 20);
+    expect(next.map((r) => r.subscription_id)).toEqual([siblings[1]]);
+    expect(await attemptOf(siblings[1])).toEqual({ wallet, state: 'pending' });
   });
 });

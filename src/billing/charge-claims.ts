@@ -39,8 +39,11 @@ export class ChargeClaims {
    * a time (`walletReservation`), so a claim takes at most one of them, and none of a wallet and
    * mint this instance has a charge in hand for (`busy`, `wallet:mint`), rather than siblings
    * that could only wait for it, each holding a lane. Both are cheap: a look-up of the wallet's
-   * other attempts on every candidate cost 130 index scans a charge. A sibling in another
-   * instance's hands is waited for by `walletReservation`. (`subscriptionId`: a customer's first
+   * other attempts on every candidate cost 130 index scans a charge. Nor does it take a sibling
+   * of a charge open in another instance: each attempt records its wallet while it holds the
+   * wallet's turn (claimed, resumed, or with a try that may land; not put off with nothing
+   * sent), one probe a candidate. One claimed by two instances at the same moment is waited for
+   * by `walletReservation`, as before. (`subscriptionId`: a customer's first
    * charge is claimed as it is.) `walk`: where a run's claims have got to (`DueWalk`); each
    * claim walks on from there rather than from the front.
    */

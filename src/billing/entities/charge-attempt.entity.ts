@@ -49,6 +49,13 @@ export type ChargeAttemptState = (typeof CHARGE_ATTEMPT_STATES)[number];
     `create index "charge_attempts_signature_idx" on "charge_attempts" ("signature") ` +
     `where "signature" is not null`,
 })
+/** A claim passes the wallets with a token-delegate charge open in any instance. */
+@Index({
+  name: 'charge_attempts_open_wallet_idx',
+  expression:
+    `create index "charge_attempts_open_wallet_idx" on "charge_attempts" ("wallet", "mint") ` +
+    `where "state" in ('pending', 'sent') and "wallet" is not null`,
+})
 /** Each run follows the failed tries whose bytes may still land (`followFailedTries`). */
 @Index({
   name: 'charge_attempts_failed_bytes_idx',
@@ -73,6 +80,13 @@ export class ChargeAttempt extends BaseEntity {
 
   @Property({ type: 'string', length: 8 })
   mint!: string;
+
+  /**
+   * Token-delegate: the subscriber's wallet, written by the claim (its charges in a mint share
+   * one approval and go one at a time). Null under the program scheme.
+   */
+  @Property({ type: 'text', nullable: true })
+  wallet?: string | null;
 
   @Enum({ items: () => [...CHARGE_ATTEMPT_STATES], type: 'string', length: 16 })
   state!: ChargeAttemptState;

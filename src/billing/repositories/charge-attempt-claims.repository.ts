@@ -110,10 +110,13 @@ export const claimDueAll = sql<IClaimDueAllQuery>`
 
 /**
  * `claimDueAll` for the subscriptions under the token-delegate scheme (a subscription keeps the
- * scheme it was authorised under): at most one charge per wallet and mint, none of
- * those in `busy` (`wallet:mint`). Siblings of one wallet among the candidates are left for
- * later, so it looks further ahead (`candidateLimit`: four times `limit`). A re-armed try whose
- * bytes are kept keeps its amount: it is settled first, for what those bytes pull.
+ * scheme it was authorised under): at most one charge per wallet and mint, none of those in
+ * `busy` (`wallet:mint`) nor of a wallet with a charge open in any instance (its attempt holds
+ * the wallet's turn: `wallet`, one probe of `charge_attempts_open_wallet_idx` per candidate),
+ * and each attempt claimed holds its wallet's turn. Siblings of one wallet among the
+ * candidates are left for later, so it looks further ahead (`candidateLimit`: four times
+ * `limit`). A re-armed try whose bytes are kept keeps its amount: it is settled first, for what
+ * those bytes pull.
  *
  * Each claimed attempt comes with its wallet's reservation (`r_*`: `walletReservation`'s
  * statement, word for word, for the attempt's wallet, mint and subscription), read in the same
@@ -134,8 +137,13 @@ export const claimDueOneAtATime = sql<IClaimDueOneAtATimeQuery>`
        AND COALESCE((SELECT o.state FROM charge_attempts o
                       WHERE o.subscription_id = s.id AND o.period = s.periods_charged + 1), '')
            NOT IN ('pending', 'sent')
-       AND NOT ((SELECT c.wallet_address || ':' || p.mint FROM customers c, plans p
-                  WHERE c.id = s.customer_id AND p.id = s.plan_id) = ANY($busy!::text[]))
+       AND NOT EXISTS (
+         SELECT 1 FROM customers c JOIN plans p ON p.id = s.plan_id
+          WHERE c.id = s.customer_id
+            AND (c.wallet_address || ':' || p.mint = ANY($busy!::text[])
+                 OR EXISTS (SELECT 1 FROM charge_attempts w
+                             WHERE w.wallet = c.wallet_address AND w.mint = p.mint
+                               AND w.state IN ('pending', 'sent') AND w.wallet IS NOT NULL)))
      ORDER BY s.current_period_end, s.id
      LIMIT $candidateLimit!
      FOR UPDATE SKIP LOCKED
@@ -147,13 +155,13 @@ export const claimDueOneAtATime = sql<IClaimDueOneAtATimeQuery>`
       ORDER BY current_period_end, id LIMIT $limit!
   ), claimed AS (
   INSERT INTO charge_attempts AS a (id, created_at, updated_at, merchant_id, subscription_id,
-    period, amount, mint, state, tries, lease_until, lease_owner)
+    period, amount, mint, state, tries, lease_until, lease_owner, wallet)
   SELECT gen_random_uuid(), $now!, $now!, due.merchant_id, due.id, due.period, due.amount, due.mint,
-         'pending', 1, now() + make_interval(secs => $leaseSeconds!), $owner!
+         'pending', 1, now() + make_interval(secs => $leaseSeconds!), $owner!, due.wallet
     FROM due
   ON CONFLICT (subscription_id, period) DO UPDATE
      SET state = 'pending', tries = a.tries + 1, lease_until = EXCLUDED.lease_until,
-         lease_owner = EXCLUDED.lease_owner,
+         lease_owner = EXCLUDED.lease_owner, wallet = EXCLUDED.wallet,
          amount = CASE WHEN a.signature IS NULL THEN EXCLUDED.amount ELSE a.amount END,
          failure_reason = NULL, updated_at = EXCLUDED.updated_at
    WHERE a.state IN ('failed', 'abandoned')
@@ -207,7 +215,8 @@ export const claimDueOneAtATime = sql<IClaimDueOneAtATimeQuery>`
 export const claimDueOne = sql<IClaimDueOneQuery>`
   WITH candidates AS (
     SELECT s.id, s.merchant_id, s.periods_charged + 1 AS period, p.amount, p.mint,
-           s.current_period_end, c.wallet_address AS wallet
+           s.current_period_end,
+           CASE WHEN s.scheme = 'token-delegate' THEN c.wallet_address END AS wallet
       FROM subscriptions s JOIN plans p ON p.id = s.plan_id
       JOIN customers c ON c.id = s.customer_id
      WHERE s.status = 'Active' AND s.current_period_end <= $now!
@@ -226,13 +235,13 @@ export const claimDueOne = sql<IClaimDueOneQuery>`
     SELECT * FROM candidates
   ), claimed AS (
   INSERT INTO charge_attempts AS a (id, created_at, updated_at, merchant_id, subscription_id,
-    period, amount, mint, state, tries, lease_until, lease_owner)
+    period, amount, mint, state, tries, lease_until, lease_owner, wallet)
   SELECT gen_random_uuid(), $now!, $now!, due.merchant_id, due.id, due.period, due.amount, due.mint,
-         'pending', 1, now() + make_interval(secs => $leaseSeconds!), $owner!
+         'pending', 1, now() + make_interval(secs => $leaseSeconds!), $owner!, due.wallet
     FROM due
   ON CONFLICT (subscription_id, period) DO UPDATE
      SET state = 'pending', tries = a.tries + 1, lease_until = EXCLUDED.lease_until,
-         lease_owner = EXCLUDED.lease_owner,
+         lease_owner = EXCLUDED.lease_owner, wallet = EXCLUDED.wallet,
          amount = CASE WHEN a.signature IS NULL THEN EXCLUDED.amount ELSE a.amount END,
          failure_reason = NULL, updated_at = EXCLUDED.updated_at
    WHERE a.state IN ('failed', 'abandoned')
@@ -256,12 +265,15 @@ export const claimDueOne = sql<IClaimDueOneQuery>`
 
 /**
  * Takes up attempts whose holder's lease ended, leased to `owner` now (`takeovers` counts
- * them), except those in `inHand`.
+ * them), except those in `inHand`. Each holds its wallet's turn again (`wallet`, token-delegate).
  */
 export const resumeStale = sql<IResumeStaleQuery>`
   WITH resumed AS (
     UPDATE charge_attempts SET lease_until = now() + make_interval(secs => $leaseSeconds!),
-           lease_owner = $owner!, takeovers = takeovers + 1
+           lease_owner = $owner!, takeovers = takeovers + 1,
+           wallet = (SELECT CASE WHEN s.scheme = 'token-delegate' THEN c.wallet_address END
+                       FROM subscriptions s JOIN customers c ON c.id = s.customer_id
+                      WHERE s.id = charge_attempts.subscription_id)
      WHERE id IN (
        SELECT id FROM charge_attempts
         WHERE state IN ('pending', 'sent') AND lease_until < now()
@@ -341,26 +353,21 @@ export async function claimDueRows(db: Db, claim: DueClaim): Promise<AttemptRow[
     return claimDueOne.run({ ...params, leaseSeconds, owner }, db) as Promise<AttemptRow[]>;
   }
   const delegated = oneAtATime
-    ? await walkOn<IClaimDueOneAtATimeResult>(
-        walk,
-        'token-delegate',
-        limit,
-        async (from, room, taken) => {
-          // Siblings of one wallet among the candidates are left for later: look further ahead.
-          const candidates = room * 4;
-          const params = { now, candidateLimit: candidates, limit: room, leaseSeconds, owner };
-          const rows = await claimDueOneAtATime.run(
-            {
-              ...params,
-              busy: [...busy, ...taken.map((r) => `${r.subscriber}:${r.mint}`)],
-              afterDue: from.due,
-              afterId: from.id,
-            },
-            db,
-          );
-          return { rows, candidates };
-        },
-      )
+    ? await walkOn<IClaimDueOneAtATimeResult>(walk, 'token-delegate', limit, async (from, room) => {
+        // Siblings of one wallet among the candidates are left for later: look further ahead.
+        const candidates = room * 4;
+        const params = { now, candidateLimit: candidates, limit: room, leaseSeconds, owner };
+        const rows = await claimDueOneAtATime.run(
+          {
+            ...params,
+            busy,
+            afterDue: from.due,
+            afterId: from.id,
+          },
+          db,
+        );
+        return { rows, candidates };
+      })
     : [];
   const program =
     delegated.length >= limit

@@ -30,10 +30,15 @@ export const clearExpiredTry = sql<IClearExpiredTryQuery>`
    WHERE id = $id! AND state IN ('pending', 'sent') AND signature = $signature!
      AND lease_owner = $owner! RETURNING id`;
 
-/** Leaves the attempt for a while, compare-and-set on the try the caller read and its holder. */
+/**
+ * Leaves the attempt for a while, compare-and-set on the try the caller read and its holder.
+ * With nothing recorded it is no longer in hand: it stops holding its wallet's turn (`wallet`
+ * cleared; a resume writes it again), so the wallet's charges at other merchants go on.
+ */
 export const defer = sql<IDeferQuery>`
   UPDATE charge_attempts SET last_error = $message!, updated_at = $now!,
-         lease_until = now() + make_interval(secs => $retrySeconds!)
+         lease_until = now() + make_interval(secs => $retrySeconds!),
+         wallet = CASE WHEN signature IS NULL THEN NULL ELSE wallet END
    WHERE id = $id! AND state IN ('pending', 'sent') AND signature IS NOT DISTINCT FROM $signature
      AND lease_owner = $owner!
    RETURNING id`;
@@ -42,7 +47,8 @@ export const defer = sql<IDeferQuery>`
 export const deferClearing = sql<IDeferClearingQuery>`
   UPDATE charge_attempts SET last_error = $message!, updated_at = $now!,
          lease_until = now() + make_interval(secs => $retrySeconds!)
-         , state = 'pending', signature = NULL, transaction = NULL, last_valid_block_height = NULL
+         , state = 'pending', signature = NULL, transaction = NULL, last_valid_block_height = NULL,
+         wallet = NULL
    WHERE id = $id! AND state IN ('pending', 'sent') AND signature IS NOT DISTINCT FROM $signature
      AND lease_owner = $owner!
    RETURNING id`;

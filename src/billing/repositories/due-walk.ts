@@ -56,24 +56,20 @@ export class DueWalk {
  * One scheme's claim of up to `limit` (`claimFrom`, each claimed row with its place and what
  * the walk read), walking on from where the run's last claim of it stopped (`DueWalk`). A walk
  * that reaches the end of what is due goes on from the front in the same claim, for what it
- * passed (`taken`: what the first part claimed): a claim finds nothing only when nothing due is
- * claimable.
+ * passed: a claim finds nothing only when nothing due is claimable. (The first part's charges
+ * are open by then, so the second passes their wallets as any claim does.)
  */
 export async function walkOn<R extends Walked>(
   walk: DueWalk | undefined,
   scheme: SubscriptionScheme,
   limit: number,
-  claimFrom: (
-    from: DuePosition,
-    limit: number,
-    taken: R[],
-  ) => Promise<{ rows: R[]; candidates: number }>,
+  claimFrom: (from: DuePosition, limit: number) => Promise<{ rows: R[]; candidates: number }>,
 ): Promise<R[]> {
   const from = walk?.from(scheme) ?? FRONT;
-  const first = await claimFrom(from, limit, []);
+  const first = await claimFrom(from, limit);
   const ended = walk?.moved(scheme, first.rows, first.candidates) ?? true;
   if (from === FRONT || !ended || first.rows.length >= limit) return first.rows;
-  const again = await claimFrom(FRONT, limit - first.rows.length, first.rows);
+  const again = await claimFrom(FRONT, limit - first.rows.length);
   walk?.moved(scheme, again.rows, again.candidates);
   return [...first.rows, ...again.rows];
 }
