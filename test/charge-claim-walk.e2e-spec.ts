@@ -28,6 +28,8 @@ describe('the charge claims walk the due subscriptions on from the last claim', 
   let siblings: string[];
   let others: string[];
   let firsts: { delegated: string; program: string };
+  /** Program-scheme subscriptions, in due order. */
+  let program: string[];
   /** A second wallet's two, due after the first two of `siblings`. */
   let pair: string[];
 
@@ -93,6 +95,10 @@ describe('the charge claims walk the due subscriptions on from the last claim', 
       delegated: await subscribe(randomWallet(), plans[2], -60),
       program: await subscribe(randomWallet(), plans[2], -60, 'program'),
     };
+    // Under the program scheme: due in 61 to 66 minutes, out of the other tests' way.
+    program = [];
+    for (let p = 0; p < 6; p++)
+      program.push(await subscribe(randomWallet(), plans[0], -61 - p, 'program'));
     others = [];
     for (let o = 0; o < OTHERS; o++) others.push(await subscribe(randomWallet(), plans[0], 50 - o));
   });
@@ -234,5 +240,23 @@ describe('the charge claims walk the due subscriptions on from the last claim', 
     const next = await claim(new DueWalk(), 20);
     expect(next.map((r) => r.subscription_id)).toEqual([siblings[1]]);
     expect(await attemptOf(siblings[1])).toEqual({ wallet, state: 'pending' });
+  });
+  it('under the program scheme too: walks on, and takes what it passed once the walk comes round', async () => {
+    const walk = new DueWalk();
+    const later = { now: new Date(Date.now() + 2 * 3600_000), oneAtATime: false, busy: [] };
+    const claimProgram = (limit: number) =>
+      claimDueRows(executor, { ...later, limit, leaseSeconds: 30, owner: 'walk-test', walk });
+    const first = await claimProgram(2);
+    expect(first.map((r) => r.subscription_id)).toEqual(program.slice(0, 2));
+    expect(walk.from('program').id).toBe(program[1]);
+    // The first one's try failed (it is claimed again) and held a turn it must not keep.
+    await sql.query(
+      `UPDATE charge_attempts SET state = 'failed', wallet = 'W' WHERE subscription_id = $1`,
+      [program[0]],
+    );
+    // On from the second: the other four, then from the front, the first, claimed again.
+    const second = await claimProgram(10);
+    expect(second.map((r) => r.subscription_id)).toEqual([...program.slice(2), program[0]]);
+    expect(await attemptOf(program[0])).toEqual({ wallet: null, state: 'pending' });
   });
 });

@@ -84,7 +84,7 @@ export const claimDueAll = sql<IClaimDueAllQuery>`
     FROM due
   ON CONFLICT (subscription_id, period) DO UPDATE
      SET state = 'pending', tries = a.tries + 1, lease_until = EXCLUDED.lease_until,
-         lease_owner = EXCLUDED.lease_owner,
+         lease_owner = EXCLUDED.lease_owner, wallet = NULL,
          amount = CASE WHEN a.signature IS NULL THEN EXCLUDED.amount ELSE a.amount END,
          failure_reason = NULL, updated_at = EXCLUDED.updated_at
    WHERE a.state IN ('failed', 'abandoned')

@@ -22,20 +22,32 @@ export interface Walked {
 export const FRONT: DuePosition = { due: '-infinity', id: '00000000-0000-0000-0000-000000000000' };
 
 /**
+ * A pass starts again from the front at least this often: new subscriptions keep falling due at
+ * the end of the index, and a walk that never reached it would leave what it passed behind.
+ */
+export const PASS_MS = 60_000;
+
+/**
  * Where a run's claims have got to in each scheme's due subscriptions: each claim walks on from
  * the last subscription the one before claimed, not from the front, where the charges under way
  * sit until they settle (read past again by every claim: 150 of the 245 rows a claim read in
  * `npm run bench:engine`). A walk that reaches the end of what is due (fewer candidates than it
  * looked for) goes on from the front (`walkOn`), so whatever it passed (a wallet's siblings, a
- * subscription locked by another claim) is claimed on the next pass, within the same run. A run
- * starts at the front.
+ * subscription locked by another claim) is claimed on the next pass, within the same run; a pass
+ * older than `PASS_MS` starts again from the front too. A run starts at the front.
  */
 export class DueWalk {
-  private readonly at = new Map<SubscriptionScheme, DuePosition>();
+  private readonly at = new Map<SubscriptionScheme, { position: DuePosition; since: number }>();
+
+  /** @param now a monotonic clock in ms (tests pass their own). */
+  constructor(private readonly now: () => number = () => performance.now()) {}
 
   /** Where the next claim of `scheme` starts. */
   from(scheme: SubscriptionScheme): DuePosition {
-    return this.at.get(scheme) ?? FRONT;
+    const at = this.at.get(scheme);
+    if (at && this.now() - at.since < PASS_MS) return at.position;
+    this.at.delete(scheme);
+    return FRONT;
   }
 
   /**
@@ -46,9 +58,14 @@ export class DueWalk {
   moved(scheme: SubscriptionScheme, rows: Walked[], candidates: number): boolean {
     const last = rows.at(-1);
     const ended = !last || last.walked < candidates;
-    if (ended) this.at.delete(scheme);
-    else this.at.set(scheme, { due: last.due_at, id: last.subscription_id });
-    return ended;
+    if (ended) {
+      this.at.delete(scheme);
+      return true;
+    }
+    const position = { due: last.due_at, id: last.subscription_id };
+    // A pass begins with the claim that started from the front.
+    this.at.set(scheme, { position, since: this.at.get(scheme)?.since ?? this.now() });
+    return false;
   }
 }
 
