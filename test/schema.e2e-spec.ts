@@ -71,6 +71,74 @@ describe('Database schema', () => {
     }
   });
 
+  it("the upgrade gives the wallet's turn to the token-delegate attempts whose try may still land, and to no other", async () => {
+    const db = await createTestDatabase();
+    const orm = await MikroORM.init(mikroOrmOptions(db.url));
+    try {
+      const migrator = orm.getMigrator();
+      await migrator.down({ to: 'Migration20261201010000' });
+      const sql = orm.em.getConnection();
+      const wallet = '9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin';
+      const [{ id: merchant }] = await sql.execute<{ id: string }[]>(
+        `INSERT INTO merchants (id, created_at, updated_at, name, wallet_address, webhook_secret)
+         VALUES (gen_random_uuid(), now(), now(), 'Acme', ?, 'whsec_x') RETURNING id`,
+        ['4Nd1mBQtrMJVYVfKf2PJy9NZUZdTAsp7D4xWLs4gDB4T'],
+      );
+      const [{ id: customer }] = await sql.execute<{ id: string }[]>(
+        `INSERT INTO customers (id, merchant_id, wallet_address, created_at, updated_at)
+         VALUES (gen_random_uuid(), ?, ?, now(), now()) RETURNING id`,
+        [merchant, wallet],
+      );
+      // One subscription per attempt (a plan each), under the scheme given.
+      const attempt = async (
+        label: string,
+        scheme: string,
+        state: string,
+        signature: string | null,
+      ) => {
+        const [{ id: plan }] = await sql.execute<{ id: string }[]>(
+          `INSERT INTO plans (id, merchant_id, label, mint, amount, interval_seconds, active,
+             onchain_plan_id, created_at, updated_at)
+           VALUES (gen_random_uuid(), ?, ?, 'USDC', 1000000, 2592000, true, ?, now(), now())
+           RETURNING id`,
+          [merchant, label, label],
+        );
+        await sql.execute(
+          `WITH s AS (
+             INSERT INTO subscriptions (id, merchant_id, plan_id, customer_id, status,
+               current_period_end, onchain_address, authorized_amount, charged_amount,
+               periods_charged, created_at, updated_at, scheme)
+             VALUES (gen_random_uuid(), ?, ?, ?, 'Active', now(), ?, 12000000, 0, 0, now(), now(), ?)
+             RETURNING id)
+           INSERT INTO charge_attempts (id, created_at, updated_at, merchant_id, subscription_id,
+             period, amount, mint, state, signature, lease_until, lease_owner)
+           SELECT gen_random_uuid(), now(), now(), ?, s.id, 1, 1000000, 'USDC', ?, ?,
+                  now() + interval '5 minutes', 'old-build' FROM s`,
+          [merchant, plan, customer, wallet, scheme, merchant, state, signature],
+        );
+      };
+      await attempt('sent', 'token-delegate', 'sent', '7'.repeat(87));
+      await attempt('put off', 'token-delegate', 'pending', null);
+      await attempt('settled', 'token-delegate', 'succeeded', '8'.repeat(87));
+      await attempt('program', 'program', 'sent', '9'.repeat(87));
+      await migrator.up();
+      const turns = await sql.execute<{ label: string; wallet: string | null }[]>(
+        `SELECT p.label, a.wallet FROM charge_attempts a
+           JOIN subscriptions s ON s.id = a.subscription_id JOIN plans p ON p.id = s.plan_id
+          ORDER BY p.label`,
+      );
+      expect(turns).toEqual([
+        { label: 'program', wallet: null },
+        { label: 'put off', wallet: null },
+        { label: 'sent', wallet },
+        { label: 'settled', wallet: null },
+      ]);
+    } finally {
+      await orm.close(true);
+      await db.drop();
+    }
+  });
+
   it('every migration file is registered in migrations/index.ts, in order', () => {
     const dir = join(__dirname, '..', 'src', 'database', 'migrations');
     const files = readdirSync(dir)
