@@ -199,9 +199,11 @@ export const claimDueOneAtATime = sql<IClaimDueOneAtATimeQuery>`
         FROM customers c
         JOIN subscriptions s ON s.customer_id = c.id
         JOIN plans p ON p.id = s.plan_id
-        LEFT JOIN charge_attempts inflight
-          ON inflight.subscription_id = s.id AND inflight.period = s.periods_charged + 1
-         AND (inflight.state = 'sent' OR (inflight.state = 'pending' AND inflight.signature IS NOT NULL))
+        LEFT JOIN LATERAL (
+          SELECT ia.id, ia.amount FROM charge_attempts ia
+           WHERE ia.subscription_id = s.id AND ia.period = s.periods_charged + 1
+             AND (ia.state = 'sent' OR (ia.state = 'pending' AND ia.signature IS NOT NULL))
+           LIMIT 1) inflight ON true
        CROSS JOIN LATERAL (SELECT s.status IN ('Active', 'PastDue') AND s.revoked_at IS NULL AS live) l
        WHERE c.wallet_address = r.wallet AND p.mint = r.mint AND s.scheme = 'token-delegate' AND (l.live OR inflight.id IS NOT NULL)
    ) w
