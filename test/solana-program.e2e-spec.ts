@@ -92,9 +92,19 @@ describe('Subscriptions-program scheme on localnet', () => {
   });
   const writable = (ix: TransactionInstruction) =>
     ix.keys.filter((k) => k.isWritable).map((k) => k.pubkey.toBase58());
-  /** Sends instructions signed (and paid) by `signer`, landed. */
+  /**
+   * Sends instructions signed (and paid) by `signer`, landed. A serial in a memo keeps two equal
+   * sends within one slot (one blockhash) apart: the same bytes would be the same signature,
+   * refused as AlreadyProcessed (the re-approval after a revoke, sent within a slot of the first).
+   */
+  let sends = 0;
   const send = async (signer: Keypair, ixs: TransactionInstruction[]) => {
-    const tx = new Transaction().add(...ixs);
+    const serial = new TransactionInstruction({
+      programId: new PublicKey('MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr'),
+      keys: [],
+      data: Buffer.from(`test-send:${++sends}`),
+    });
+    const tx = new Transaction().add(...ixs, serial);
     tx.feePayer = signer.publicKey;
     tx.recentBlockhash = (await connection.getLatestBlockhash()).blockhash;
     tx.sign(signer);
