@@ -139,6 +139,80 @@ describe('Database schema', () => {
     }
   });
 
+  it("a subscription carries its customer's wallet and its plan's mint: filled by the upgrade, written on insert from the customer and the plan whatever a statement says, never changed by an update", async () => {
+    const db = await createTestDatabase();
+    const orm = await MikroORM.init(mikroOrmOptions(db.url));
+    try {
+      const migrator = orm.getMigrator();
+      await migrator.down({ to: 'Migration20261202020000' });
+      const sql = orm.em.getConnection();
+      const [{ id: merchant }] = await sql.execute<{ id: string }[]>(
+        `INSERT INTO merchants (id, created_at, updated_at, name, wallet_address, webhook_secret)
+         VALUES (gen_random_uuid(), now(), now(), 'Acme', ?, 'whsec_x') RETURNING id`,
+        ['4Nd1mBQtrMJVYVfKf2PJy9NZUZdTAsp7D4xWLs4gDB4T'],
+      );
+      const customer = async (wallet: string) => {
+        const [{ id }] = await sql.execute<{ id: string }[]>(
+          `INSERT INTO customers (id, merchant_id, wallet_address, created_at, updated_at)
+           VALUES (gen_random_uuid(), ?, ?, now(), now()) RETURNING id`,
+          [merchant, wallet],
+        );
+        return id;
+      };
+      const plan = async (label: string, mint: string) => {
+        const [{ id }] = await sql.execute<{ id: string }[]>(
+          `INSERT INTO plans (id, merchant_id, label, mint, amount, interval_seconds, active,
+             onchain_plan_id, created_at, updated_at)
+           VALUES (gen_random_uuid(), ?, ?, ?, 1000000, 2592000, true, ?, now(), now())
+           RETURNING id`,
+          [merchant, label, mint, label],
+        );
+        return id;
+      };
+      // As the build before inserts: no wallet, no mint.
+      const subscribe = (planId: string, customerId: string) =>
+        sql.execute(
+          `INSERT INTO subscriptions (id, merchant_id, plan_id, customer_id, status,
+             current_period_end, authorized_amount, created_at, updated_at, scheme)
+           VALUES (gen_random_uuid(), ?, ?, ?, 'Active', now(), 12000000, now(), now(), 'token-delegate')`,
+          [merchant, planId, customerId],
+        );
+      const alice = '9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin';
+      const bob = '7Np41oeYqPefeNQEHSv1UDhYrehxin3NStELsSKCT4K2';
+      await subscribe(await plan('before', 'PYUSD'), await customer(alice));
+      await migrator.up();
+      expect(await migrator.getPendingMigrations()).toEqual([]);
+      const payers = () =>
+        sql.execute<{ label: string; wallet: string; mint: string }[]>(
+          `SELECT p.label, s.wallet, s.mint FROM subscriptions s JOIN plans p ON p.id = s.plan_id
+            ORDER BY p.label`,
+        );
+      expect(await payers()).toEqual([{ label: 'before', wallet: alice, mint: 'PYUSD' }]);
+
+      // A statement that does not name them (as the repository's, or an instance of the build
+      // before during a rolling upgrade), and one that names others: the customer's and the
+      // plan's, both times.
+      const bobs = await customer(bob);
+      await subscribe(await plan('after', 'USDG'), bobs);
+      await sql.execute(
+        `INSERT INTO subscriptions (id, merchant_id, plan_id, customer_id, status,
+           current_period_end, authorized_amount, created_at, updated_at, scheme, wallet, mint)
+         VALUES (gen_random_uuid(), ?, ?, ?, 'Active', now(), 12000000, now(), now(),
+           'token-delegate', ?, 'USDC')`,
+        [merchant, await plan('named', 'USDG'), bobs, alice],
+      );
+      await sql.execute(`UPDATE subscriptions SET wallet = ?, mint = 'USDC'`, [alice]);
+      expect(await payers()).toEqual([
+        { label: 'after', wallet: bob, mint: 'USDG' },
+        { label: 'before', wallet: alice, mint: 'PYUSD' },
+        { label: 'named', wallet: bob, mint: 'USDG' },
+      ]);
+    } finally {
+      await orm.close(true);
+      await db.drop();
+    }
+  });
+
   it('every migration file is registered in migrations/index.ts, in order', () => {
     const dir = join(__dirname, '..', 'src', 'database', 'migrations');
     const files = readdirSync(dir)

@@ -208,6 +208,14 @@ describe('source structure', () => {
         ['billing/k.ts', 'const approval = this.chain.approvalOf(row.scheme);'],
         ['billing/repositories/l.repository.ts', "const q = sql`WHERE s.scheme = 'program'`;"],
         ['billing/repositories/m.repository.ts', "if (scheme === 'program') return q1;"],
+        [
+          'billing/entities/n.entity.ts',
+          '@Index({ expression: `create index i on t (w) where "scheme" = \'token-delegate\'` })',
+        ],
+        [
+          'billing/entities/o.entity.ts',
+          "get shared() { return this.scheme === 'token-delegate'; }",
+        ],
       );
       expect(chainDetailsOutsideSolana(planted)).toEqual([
         'billing/a.ts',
@@ -218,6 +226,7 @@ describe('source structure', () => {
         'portal/i.ts',
         'billing/j.ts',
         'billing/repositories/m.repository.ts',
+        'billing/entities/o.entity.ts',
       ]);
     });
 

@@ -126,7 +126,7 @@ export const claimDueAll = sql<IClaimDueAllQuery>`
  */
 export const claimDueOneAtATime = sql<IClaimDueOneAtATimeQuery>`
   WITH candidates AS (
-    SELECT s.id, s.merchant_id, s.plan_id, s.customer_id, s.periods_charged + 1 AS period,
+    SELECT s.id, s.merchant_id, s.plan_id, s.wallet, s.periods_charged + 1 AS period,
            s.current_period_end
       FROM subscriptions s
      WHERE s.status = 'Active' AND s.current_period_end <= $now! AND s.scheme = 'token-delegate'
@@ -137,20 +137,16 @@ export const claimDueOneAtATime = sql<IClaimDueOneAtATimeQuery>`
        AND COALESCE((SELECT o.state FROM charge_attempts o
                       WHERE o.subscription_id = s.id AND o.period = s.periods_charged + 1), '')
            NOT IN ('pending', 'sent')
-       AND NOT EXISTS (
-         SELECT 1 FROM customers c JOIN plans p ON p.id = s.plan_id
-          WHERE c.id = s.customer_id
-            AND (c.wallet_address || ':' || p.mint = ANY($busy!::text[])
-                 OR EXISTS (SELECT 1 FROM charge_attempts w
-                             WHERE w.wallet = c.wallet_address AND w.mint = p.mint
-                               AND w.state IN ('pending', 'sent') AND w.wallet IS NOT NULL)))
+       AND NOT (s.wallet || ':' || s.mint = ANY($busy!::text[]))
+       AND NOT EXISTS (SELECT 1 FROM charge_attempts w
+                        WHERE w.wallet = s.wallet AND w.mint = s.mint
+                          AND w.state IN ('pending', 'sent') AND w.wallet IS NOT NULL)
      ORDER BY s.current_period_end, s.id
      LIMIT $candidateLimit!
      FOR UPDATE SKIP LOCKED
   ), due AS (
     SELECT * FROM (SELECT DISTINCT ON (wallet, mint) * FROM (
-        SELECT k.*, p.amount, p.mint, c.wallet_address AS wallet FROM candidates k
-          JOIN plans p ON p.id = k.plan_id JOIN customers c ON c.id = k.customer_id) j
+        SELECT k.*, p.amount, p.mint FROM candidates k JOIN plans p ON p.id = k.plan_id) j
        ORDER BY wallet, mint, current_period_end, id) one
       ORDER BY current_period_end, id LIMIT $limit!
   ), claimed AS (
@@ -196,16 +192,14 @@ export const claimDueOneAtATime = sql<IClaimDueOneAtATimeQuery>`
                COALESCE(SUM(s.charged_amount) FILTER (WHERE s.id <> r.self_id), 0),
                COALESCE(SUM(s.authorized_amount) FILTER (WHERE l.live AND s.id <> r.self_id), 0),
                count(inflight.id) FILTER (WHERE s.id <> r.self_id)) AS "fingerprint!"
-        FROM customers c
-        JOIN subscriptions s ON s.customer_id = c.id
-        JOIN plans p ON p.id = s.plan_id
+        FROM subscriptions s
         LEFT JOIN LATERAL (
           SELECT ia.id, ia.amount FROM charge_attempts ia
            WHERE ia.subscription_id = s.id AND ia.period = s.periods_charged + 1
              AND (ia.state = 'sent' OR (ia.state = 'pending' AND ia.signature IS NOT NULL))
            LIMIT 1) inflight ON true
        CROSS JOIN LATERAL (SELECT s.status IN ('Active', 'PastDue') AND s.revoked_at IS NULL AS live) l
-       WHERE c.wallet_address = r.wallet AND p.mint = r.mint AND s.scheme = 'token-delegate' AND (l.live OR inflight.id IS NOT NULL)
+       WHERE s.wallet = r.wallet AND s.mint = r.mint AND s.scheme = 'token-delegate' AND (l.live OR inflight.id IS NOT NULL)
    ) w
    ORDER BY s.current_period_end, s.id`;
 

@@ -130,16 +130,14 @@ export const recordTries = sql<IRecordTriesQuery>`
            COALESCE(SUM(s.charged_amount) FILTER (WHERE s.id <> t.subscription_id), 0),
            COALESCE(SUM(s.authorized_amount) FILTER (WHERE l.live AND s.id <> t.subscription_id), 0),
            count(inflight.id) FILTER (WHERE s.id <> t.subscription_id)) AS "fingerprint!"
-    FROM customers c
-    JOIN subscriptions s ON s.customer_id = c.id
-    JOIN plans p ON p.id = s.plan_id
+    FROM subscriptions s
     LEFT JOIN LATERAL (
       SELECT ia.id, ia.amount FROM charge_attempts ia
        WHERE ia.subscription_id = s.id AND ia.period = s.periods_charged + 1
          AND (ia.state = 'sent' OR (ia.state = 'pending' AND ia.signature IS NOT NULL))
        LIMIT 1) inflight ON true
    CROSS JOIN LATERAL (SELECT s.status IN ('Active', 'PastDue') AND s.revoked_at IS NULL AS live) l
-   WHERE c.wallet_address = t.wallet AND p.mint = t.mint AND s.scheme = 'token-delegate' AND (l.live OR inflight.id IS NOT NULL)
+   WHERE s.wallet = t.wallet AND s.mint = t.mint AND s.scheme = 'token-delegate' AND (l.live OR inflight.id IS NOT NULL)
      ) w) = t.fingerprint AS unchanged
       FROM t
   ), s AS (

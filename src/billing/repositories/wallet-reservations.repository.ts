@@ -11,9 +11,11 @@ import type {
 } from './wallet-reservations.repository.types';
 
 /*
- * Every statement below reads a wallet's subscriptions (`s`, with their plans `p`) customers by
- * wallet, then theirs by customer: only the wallet's own, never a walk over every subscription
- * (a plan on created_at once made each charge read all those created earlier). `inflight` is
+ * Every statement below reads a wallet's token-delegate subscriptions in a mint (`s`) by their
+ * own copy of the payer's wallet and the plan's mint (`subscriptions_wallet_idx`, one index
+ * range; Migration20261203010000): only the wallet's own, never a walk over every subscription
+ * (a plan on created_at once made each charge read all those created earlier), nor the wallet's
+ * customers, their subscriptions and each one's plan, as before. `inflight` is
  * the open attempt's charge. What a subscription still needs of the shared approval, its charge
  * in flight netted out, is `GREATEST(s.authorized_amount - s.charged_amount -
  * COALESCE(inflight.amount, 0), 0)`; what it needs of an approval signed now, its charge in
@@ -25,55 +27,47 @@ import type {
 /** What the wallet's live subscriptions in a mint still need, charges in flight netted out. */
 const reservedStillNeeded = sql<IReservedStillNeededQuery>`
   SELECT COALESCE(SUM(GREATEST(s.authorized_amount - s.charged_amount - COALESCE(inflight.amount, 0), 0)), 0)::text AS "total!"
-    FROM customers c
-    JOIN subscriptions s ON s.customer_id = c.id
-    JOIN plans p ON p.id = s.plan_id
+    FROM subscriptions s
     LEFT JOIN LATERAL (
       SELECT ia.id, ia.amount FROM charge_attempts ia
        WHERE ia.subscription_id = s.id AND ia.period = s.periods_charged + 1
          AND (ia.state = 'sent' OR (ia.state = 'pending' AND ia.signature IS NOT NULL))
        LIMIT 1) inflight ON true
-   WHERE c.wallet_address = $wallet! AND p.mint = $mint! AND s.scheme = 'token-delegate' AND s.status IN ('Active', 'PastDue') AND s.revoked_at IS NULL`;
+   WHERE s.wallet = $wallet! AND s.mint = $mint! AND s.scheme = 'token-delegate' AND s.status IN ('Active', 'PastDue') AND s.revoked_at IS NULL`;
 
 /** `reservedStillNeeded`, leaving out the wallet's subscription to one plan. */
 const reservedStillNeededExcept = sql<IReservedStillNeededExceptQuery>`
   SELECT COALESCE(SUM(GREATEST(s.authorized_amount - s.charged_amount - COALESCE(inflight.amount, 0), 0)), 0)::text AS "total!"
-    FROM customers c
-    JOIN subscriptions s ON s.customer_id = c.id
-    JOIN plans p ON p.id = s.plan_id
+    FROM subscriptions s
     LEFT JOIN LATERAL (
       SELECT ia.id, ia.amount FROM charge_attempts ia
        WHERE ia.subscription_id = s.id AND ia.period = s.periods_charged + 1
          AND (ia.state = 'sent' OR (ia.state = 'pending' AND ia.signature IS NOT NULL))
        LIMIT 1) inflight ON true
-   WHERE c.wallet_address = $wallet! AND p.mint = $mint! AND s.scheme = 'token-delegate' AND s.status IN ('Active', 'PastDue') AND s.revoked_at IS NULL
+   WHERE s.wallet = $wallet! AND s.mint = $mint! AND s.scheme = 'token-delegate' AND s.status IN ('Active', 'PastDue') AND s.revoked_at IS NULL
      AND s.plan_id <> $exceptPlanId!`;
 
 /** What the wallet's live subscriptions in a mint need of an approval signed now. */
 const reservedForApproval = sql<IReservedForApprovalQuery>`
   SELECT COALESCE(SUM(GREATEST(s.authorized_amount - s.charged_amount, 0)), 0)::text AS "total!"
-    FROM customers c
-    JOIN subscriptions s ON s.customer_id = c.id
-    JOIN plans p ON p.id = s.plan_id
+    FROM subscriptions s
     LEFT JOIN LATERAL (
       SELECT ia.id, ia.amount FROM charge_attempts ia
        WHERE ia.subscription_id = s.id AND ia.period = s.periods_charged + 1
          AND (ia.state = 'sent' OR (ia.state = 'pending' AND ia.signature IS NOT NULL))
        LIMIT 1) inflight ON true
-   WHERE c.wallet_address = $wallet! AND p.mint = $mint! AND s.scheme = 'token-delegate' AND s.status IN ('Active', 'PastDue') AND s.revoked_at IS NULL`;
+   WHERE s.wallet = $wallet! AND s.mint = $mint! AND s.scheme = 'token-delegate' AND s.status IN ('Active', 'PastDue') AND s.revoked_at IS NULL`;
 
 /** `reservedForApproval`, leaving out the wallet's subscription to one plan. */
 const reservedForApprovalExcept = sql<IReservedForApprovalExceptQuery>`
   SELECT COALESCE(SUM(GREATEST(s.authorized_amount - s.charged_amount, 0)), 0)::text AS "total!"
-    FROM customers c
-    JOIN subscriptions s ON s.customer_id = c.id
-    JOIN plans p ON p.id = s.plan_id
+    FROM subscriptions s
     LEFT JOIN LATERAL (
       SELECT ia.id, ia.amount FROM charge_attempts ia
        WHERE ia.subscription_id = s.id AND ia.period = s.periods_charged + 1
          AND (ia.state = 'sent' OR (ia.state = 'pending' AND ia.signature IS NOT NULL))
        LIMIT 1) inflight ON true
-   WHERE c.wallet_address = $wallet! AND p.mint = $mint! AND s.scheme = 'token-delegate' AND s.status IN ('Active', 'PastDue') AND s.revoked_at IS NULL
+   WHERE s.wallet = $wallet! AND s.mint = $mint! AND s.scheme = 'token-delegate' AND s.status IN ('Active', 'PastDue') AND s.revoked_at IS NULL
      AND s.plan_id <> $exceptPlanId!`;
 
 /**
@@ -93,16 +87,14 @@ const walletReservation = sql<IWalletReservationQuery>`
            COALESCE(SUM(s.charged_amount) FILTER (WHERE s.id <> $selfId!), 0),
            COALESCE(SUM(s.authorized_amount) FILTER (WHERE l.live AND s.id <> $selfId!), 0),
            count(inflight.id) FILTER (WHERE s.id <> $selfId!)) AS "fingerprint!"
-    FROM customers c
-    JOIN subscriptions s ON s.customer_id = c.id
-    JOIN plans p ON p.id = s.plan_id
+    FROM subscriptions s
     LEFT JOIN LATERAL (
       SELECT ia.id, ia.amount FROM charge_attempts ia
        WHERE ia.subscription_id = s.id AND ia.period = s.periods_charged + 1
          AND (ia.state = 'sent' OR (ia.state = 'pending' AND ia.signature IS NOT NULL))
        LIMIT 1) inflight ON true
    CROSS JOIN LATERAL (SELECT s.status IN ('Active', 'PastDue') AND s.revoked_at IS NULL AS live) l
-   WHERE c.wallet_address = $wallet! AND p.mint = $mint! AND s.scheme = 'token-delegate' AND (l.live OR inflight.id IS NOT NULL)`;
+   WHERE s.wallet = $wallet! AND s.mint = $mint! AND s.scheme = 'token-delegate' AND (l.live OR inflight.id IS NOT NULL)`;
 
 /** What a charge of one subscription needs to know of the wallet's others in the same mint. */
 export interface WalletReservation {
@@ -153,8 +145,7 @@ export interface WalletSeen {
  * open did (`npm run bench:engine`, three instances: 10 index scans of `charge_attempts` a
  * charge instead of 57, and 0.3 ms more of PostgreSQL CPU).
  *
- * Reads customers, subscriptions and plans (their modules' tables) in the same statement as
- * charge_attempts.
+ * Reads subscriptions (its module's table) in the same statement as charge_attempts.
  *
  * @param ex the caller's transaction (a confirm reads it under its per-wallet lock), or the `Db`
  *   for a read of its own (a prepared statement of its own).

@@ -32,6 +32,14 @@ import { SUBSCRIPTION_STATUSES, type SubscriptionStatus } from '../subscription-
   name: 'subscriptions_due_idx',
   expression: `create index "subscriptions_due_idx" on "subscriptions" ("scheme", "current_period_end", "id") where "status" = 'Active'`,
 })
+/**
+ * A wallet's token-delegate subscriptions in a mint (any merchant's): the approval they share,
+ * read as each charge's reservation.
+ */
+@Index({
+  name: 'subscriptions_wallet_idx',
+  expression: `create index "subscriptions_wallet_idx" on "subscriptions" ("wallet", "mint") where "scheme" = 'token-delegate'`,
+})
 export class Subscription extends BaseEntity {
   @ManyToOne(() => Merchant, { ref: true, deleteRule: 'cascade' })
   merchant!: Ref<Merchant>;
@@ -41,6 +49,16 @@ export class Subscription extends BaseEntity {
 
   @ManyToOne(() => Customer, { ref: true, deleteRule: 'cascade' })
   customer!: Ref<Customer>;
+
+  /**
+   * Its customer's wallet and its plan's mint, copied by the `subscriptions_payer` trigger on
+   * insert (Migration20261203010000), never by a statement: what a wallet's reservation reads.
+   */
+  @Property({ type: 'string', length: 44 })
+  wallet!: string;
+
+  @Property({ type: 'string', length: 8 })
+  mint!: string;
 
   @Enum({ items: () => [...SUBSCRIPTION_STATUSES] })
   status!: SubscriptionStatus;
