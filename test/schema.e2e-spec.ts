@@ -202,6 +202,16 @@ describe('Database schema', () => {
         [merchant, await plan('named', 'USDG'), bobs, alice],
       );
       await sql.execute(`UPDATE subscriptions SET wallet = ?, mint = 'USDC'`, [alice]);
+      // A customer or a plan that does not exist: the foreign key's error, as before.
+      const stranger = '00000000-0000-4000-8000-000000000000';
+      await expect(subscribe(await plan('stranger', 'USDC'), stranger)).rejects.toMatchObject({
+        code: '23503',
+        message: expect.stringContaining(`subscriptions.customer_id ${stranger} names no customer`),
+      });
+      await expect(subscribe(stranger, bobs)).rejects.toMatchObject({
+        code: '23503',
+        message: expect.stringContaining(`subscriptions.plan_id ${stranger} names no plan`),
+      });
       expect(await payers()).toEqual([
         { label: 'after', wallet: bob, mint: 'USDG' },
         { label: 'before', wallet: alice, mint: 'PYUSD' },
