@@ -139,7 +139,7 @@ describe('Database schema', () => {
     }
   });
 
-  it("a subscription carries its customer's wallet and its plan's mint: filled by the upgrade, written on insert from the customer and the plan whatever a statement says, never changed by an update", async () => {
+  it("a subscription carries its customer's wallet and its plan's mint: filled by the upgrade, written on insert from the customer and the plan whatever a statement says, never changed by an update; a customer's wallet and a plan's mint never change", async () => {
     const db = await createTestDatabase();
     const orm = await MikroORM.init(mikroOrmOptions(db.url));
     try {
@@ -202,6 +202,38 @@ describe('Database schema', () => {
         [merchant, await plan('named', 'USDG'), bobs, alice],
       );
       await sql.execute(`UPDATE subscriptions SET wallet = ?, mint = 'USDC'`, [alice]);
+      // Moved to another customer (no code does): the copy follows.
+      const carol = '3yFwqXBfZY4jBVUafQ1YEXw189y2dN3V5KQq9uzBDy1E';
+      const carols = await customer(carol);
+      await sql.execute(
+        `UPDATE subscriptions SET customer_id = ? WHERE plan_id = (SELECT id FROM plans WHERE label = 'named')`,
+        [carols],
+      );
+      expect((await payers()).find((p) => p.label === 'named')).toEqual({
+        label: 'named',
+        wallet: carol,
+        mint: 'USDG',
+      });
+      await sql.execute(
+        `UPDATE subscriptions SET customer_id = ? WHERE plan_id = (SELECT id FROM plans WHERE label = 'named')`,
+        [bobs],
+      );
+      // What the copies copy never changes: refused by the database.
+      await expect(
+        sql.execute(`UPDATE customers SET wallet_address = ? WHERE id = ?`, [carol, bobs]),
+      ).rejects.toMatchObject({
+        code: '23001',
+        message: expect.stringContaining("a customer's wallet never changes"),
+      });
+      await expect(
+        sql.execute(`UPDATE plans SET mint = 'USDC' WHERE label = 'after'`),
+      ).rejects.toMatchObject({
+        code: '23001',
+        message: expect.stringContaining("a plan's mint never changes"),
+      });
+      // What else a customer or a plan has changes as before.
+      await sql.execute(`UPDATE customers SET wallet_address = wallet_address, label = 'Bob'`);
+      await sql.execute(`UPDATE plans SET mint = mint, label = label || '' WHERE label = 'after'`);
       // A customer or a plan that does not exist: the foreign key's error, as before.
       const stranger = '00000000-0000-4000-8000-000000000000';
       await expect(subscribe(await plan('stranger', 'USDC'), stranger)).rejects.toMatchObject({
@@ -211,6 +243,19 @@ describe('Database schema', () => {
       await expect(subscribe(stranger, bobs)).rejects.toMatchObject({
         code: '23503',
         message: expect.stringContaining(`subscriptions.plan_id ${stranger} names no plan`),
+      });
+      // No customer at all: its own NOT NULL, as before.
+      await expect(
+        sql.execute(
+          `INSERT INTO subscriptions (id, merchant_id, plan_id, customer_id, status,
+             authorized_amount, created_at, updated_at, scheme)
+           VALUES (gen_random_uuid(), ?, (SELECT id FROM plans WHERE label = 'after'), NULL,
+             'Active', 12000000, now(), now(), 'token-delegate')`,
+          [merchant],
+        ),
+      ).rejects.toMatchObject({
+        code: '23502',
+        message: expect.stringContaining('customer_id'),
       });
       expect(await payers()).toEqual([
         { label: 'after', wallet: bob, mint: 'USDG' },

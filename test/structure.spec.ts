@@ -216,6 +216,7 @@ describe('source structure', () => {
           'billing/entities/o.entity.ts',
           "get shared() { return this.scheme === 'token-delegate'; }",
         ],
+        ['billing/entities/p.entity.ts', "@Enum({ default: 'token-delegate' }) scheme!: string;"],
       );
       expect(chainDetailsOutsideSolana(planted)).toEqual([
         'billing/a.ts',
@@ -227,6 +228,7 @@ describe('source structure', () => {
         'billing/j.ts',
         'billing/repositories/m.repository.ts',
         'billing/entities/o.entity.ts',
+        'billing/entities/p.entity.ts',
       ]);
     });
 

@@ -234,12 +234,20 @@ export function eagerStatementTags(sources: readonly SourceFile[]): string[] {
 const CHAIN_DETAIL =
   /\bscheme\s*[!=]==|[!=]==\s*[\w.]*\bscheme\b|\b(?:if|switch)\s*\(\s*!?[\w.]*\bscheme\s*\)|['"`](?:token-delegate|program)['"`]|\b(?:subscribe|revoke|plan):v\d/;
 /**
- * In the data layer (repositories, migrations) and the entities (the schema: a partial index's
- * condition), where the column's values are written and filtered on in SQL: the scheme's name
- * in a statement is data, not a branch; the rest holds.
+ * In the data layer (repositories, migrations), where the column's values are written and
+ * filtered on in SQL: the scheme's name in a statement is data, not a branch; the rest holds.
  */
 const CHAIN_DETAIL_IN_DATA =
   /\bscheme\s*[!=]==|[!=]==\s*[\w.]*\bscheme\b|\b(?:if|switch)\s*\(\s*!?[\w.]*\bscheme\s*\)|\b(?:subscribe|revoke|plan):v\d/;
+
+/**
+ * A file's code; in an entity, without its indexes' SQL (`expression:` templates: a partial
+ * index's condition on the scheme column is data, as in a migration).
+ */
+function withoutIndexSql(s: SourceFile): string {
+  const text = code(s.text);
+  return s.path.split(sep).includes('entities') ? text.replace(/expression:\s*`[^`]*`/g, '') : text;
+}
 
 /**
  * Files past `solana/` (specs aside) that branch on the subscription scheme or write a memo
@@ -252,10 +260,7 @@ export function chainDetailsOutsideSolana(sources: readonly SourceFile[]): strin
         !isSpec(s) &&
         s.module !== 'solana' &&
         s.module !== 'config' &&
-        (isDataLayer(s) || s.path.split(sep).includes('entities')
-          ? CHAIN_DETAIL_IN_DATA
-          : CHAIN_DETAIL
-        ).test(code(s.text)),
+        (isDataLayer(s) ? CHAIN_DETAIL_IN_DATA : CHAIN_DETAIL).test(withoutIndexSql(s)),
     )
     .map((s) => s.path.split(sep).join('/'));
 }

@@ -2,33 +2,63 @@ import { Migration } from '@mikro-orm/migrations';
 
 /**
  * Each subscription carries its payer's wallet and its plan's mint (`wallet`, `mint`), so that a
- * token-delegate charge reads its wallet's reservation (docs/billing.md, "Shared approvals") from
- * one range of an index of `subscriptions`: before, every reading went customers by wallet, each
- * customer's subscriptions, and each one's plan for its mint, twice a charge (the claim's reading
- * and the recording's fingerprint).
+ * token-delegate charge reads its wallet's reservation (docs/billing.md, "One approval, many
+ * subscriptions") from one range of an index of `subscriptions`: before, every reading went
+ * customers by wallet, each customer's subscriptions, and each one's plan for its mint, twice a
+ * charge (the claim's reading and the recording's fingerprint).
  *
  * Both are copies of what cannot change (a customer's wallet, a plan's mint; a subscription
  * never changes customer or plan), written by a trigger from the customer and the plan on every
  * insert and on any update that names them, so no statement can write them otherwise: the
  * statements that insert subscriptions (and an instance of the build before, during a rolling
- * upgrade) do not name them. A customer or plan that does not exist is the foreign key's error,
- * as it was (raised by the trigger, which runs before the key is checked). Existing rows are filled in the upgrade's transaction, which holds
- * `subscriptions` exclusively meanwhile (seconds per million subscriptions on a 2-core machine).
+ * upgrade) do not name them. That the originals never change is held by the database too: an
+ * update of a customer's wallet or a plan's mint is refused (`restrict_violation`). A customer
+ * or plan that does not exist is the foreign key's error, as it was (raised by the trigger,
+ * which runs before the key is checked).
+ *
+ * Existing rows are filled in the upgrade's transaction, one pass over the table and its new
+ * index, which holds `subscriptions` exclusively meanwhile: every instance's statements on it
+ * wait for the upgrade. The guards of `customers` and `plans` are created first (each holds its
+ * table against writes while it is created), then `subscriptions` is taken: the order a
+ * subscribe writes them in (its customer, then its subscription), and the charge engine only
+ * reads customers and plans, so neither can deadlock with the upgrade.
  */
 export class Migration20261203010000 extends Migration {
   override async up(): Promise<void> {
+    // What the copies are copies of never changes: held by the database, not only by the code.
+    // Created first: a subscribe writes its customer, then its subscription, so the upgrade
+    // takes the tables in that order too.
+    this.addSql(
+      `create function "customers_wallet_fixed"() returns trigger language plpgsql as $$ begin ` +
+        `if new."wallet_address" is distinct from old."wallet_address" then raise restrict_violation using message = 'a customer''s wallet never changes (its subscriptions carry it)'; end if; ` +
+        `return new; end $$;`,
+    );
+    this.addSql(
+      `create trigger "customers_wallet_fixed" before update of "wallet_address" on "customers" for each row execute function "customers_wallet_fixed"();`,
+    );
+    this.addSql(
+      `create function "plans_mint_fixed"() returns trigger language plpgsql as $$ begin ` +
+        `if new."mint" is distinct from old."mint" then raise restrict_violation using message = 'a plan''s mint never changes (its subscriptions carry it)'; end if; ` +
+        `return new; end $$;`,
+    );
+    this.addSql(
+      `create trigger "plans_mint_fixed" before update of "mint" on "plans" for each row execute function "plans_mint_fixed"();`,
+    );
     this.addSql(
       `alter table "subscriptions" add column "wallet" varchar(44) null, add column "mint" varchar(8) null;`,
     );
     this.addSql(
       `update "subscriptions" s set "wallet" = c."wallet_address", "mint" = p."mint" from "customers" c, "plans" p where c."id" = s."customer_id" and p."id" = s."plan_id";`,
     );
+    // A missing customer or plan is the foreign key's error, as it was (this runs before the
+    // key is checked); a null id is left to its own NOT NULL.
     this.addSql(
       `create function "subscriptions_payer"() returns trigger language plpgsql as $$ begin ` +
+        `if new."customer_id" is null or new."plan_id" is null then return new; end if; ` +
         `select c."wallet_address" into new."wallet" from "customers" c where c."id" = new."customer_id"; ` +
-        `if not found then raise foreign_key_violation using message = 'subscriptions.customer_id ' || new."customer_id" || ' names no customer'; end if; ` +
+        `if not found then raise foreign_key_violation using message = format('subscriptions.customer_id %s names no customer', new."customer_id"); end if; ` +
         `select p."mint" into new."mint" from "plans" p where p."id" = new."plan_id"; ` +
-        `if not found then raise foreign_key_violation using message = 'subscriptions.plan_id ' || new."plan_id" || ' names no plan'; end if; ` +
+        `if not found then raise foreign_key_violation using message = format('subscriptions.plan_id %s names no plan', new."plan_id"); end if; ` +
         `return new; end $$;`,
     );
     this.addSql(
@@ -43,6 +73,10 @@ export class Migration20261203010000 extends Migration {
   }
 
   override async down(): Promise<void> {
+    this.addSql(`drop trigger "plans_mint_fixed" on "plans";`);
+    this.addSql(`drop function "plans_mint_fixed"();`);
+    this.addSql(`drop trigger "customers_wallet_fixed" on "customers";`);
+    this.addSql(`drop function "customers_wallet_fixed"();`);
     this.addSql(`drop trigger "subscriptions_payer" on "subscriptions";`);
     this.addSql(`drop function "subscriptions_payer"();`);
     this.addSql(`alter table "subscriptions" drop column "wallet", drop column "mint";`);

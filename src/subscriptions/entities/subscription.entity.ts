@@ -52,7 +52,8 @@ export class Subscription extends BaseEntity {
 
   /**
    * Its customer's wallet and its plan's mint, copied by the `subscriptions_payer` trigger on
-   * insert (Migration20261203010000), never by a statement: what a wallet's reservation reads.
+   * insert and on any update naming them or the customer or plan (Migration20261203010000),
+   * never by a statement: what a wallet's reservation reads. Neither original can change.
    */
   @Property({ type: 'string', length: 44 })
   wallet!: string;
