@@ -97,7 +97,7 @@ describe('the charge claim on a wave of due subscriptions the statistics have no
   async function subscriptionScans(
     statement: typeof claimDueAll | typeof claimDueOneAtATime,
     params: Record<string, unknown>,
-  ): Promise<{ claimed: number; scans: PlanNode[] }> {
+  ): Promise<{ claimed: number; scans: PlanNode[]; nodes: PlanNode[] }> {
     await sql.query('BEGIN');
     try {
       let plan: PlanNode | undefined;
@@ -113,6 +113,7 @@ describe('the charge claim on a wave of due subscriptions the statistics have no
       return {
         claimed: insert?.['Actual Rows'] ?? 0,
         scans: nodes.filter((n) => n['Relation Name'] === 'subscriptions'),
+        nodes,
       };
     } finally {
       await sql.query('ROLLBACK');
@@ -162,6 +163,37 @@ describe('the charge claim on a wave of due subscriptions the statistics have no
     expect(claimed).toBe(LIMIT);
     expect(dueWalk(scans)?.['Rows Removed by Filter'] ?? 0).toBe(0);
     expect(dueWalk(scans)?.['Actual Rows']).toBe(LIMIT * 4);
+  });
+
+  it("reads each claimed attempt's wallet reservation from one range of the wallet index and each sibling's open attempt by its key, not through the wallet's customers", async () => {
+    const { claimed, nodes } = await subscriptionScans(claimDueOneAtATime, {
+      ...claimParams,
+      busy: [],
+      candidateLimit: LIMIT * 4,
+      limit: LIMIT,
+    });
+    expect(claimed).toBe(LIMIT);
+    // One range a claimed attempt: its wallet's token-delegate subscriptions in the mint (the
+    // wallet's program ones are not in the index).
+    const reservation = nodes.filter((n) => n['Index Name'] === 'subscriptions_wallet_idx');
+    expect(reservation).toHaveLength(1);
+    expect(reservation[0]['Actual Loops']).toBe(LIMIT);
+    // (The index still holds the versions the wave's update left until a vacuum: at most two
+    // entries a subscription.)
+    expect(reservation[0]['Actual Rows']).toBeLessThanOrEqual(PLANS * 2);
+    // Each sibling's open attempt by its (subscription, period) key: never the partial index of
+    // the open attempts (every attempt under way read again for each sibling, as the planner
+    // chose here while the statistics saw none open).
+    const siblingsAttempts = nodes.filter(
+      (n) => n['Relation Name'] === 'charge_attempts' && n['Actual Loops'] === LIMIT * PLANS,
+    );
+    expect(siblingsAttempts.map((n) => n['Index Name'])).toEqual(['charge_attempts_period_unique']);
+    expect(nodes.filter((n) => n['Index Name'] === 'charge_attempts_open_idx')).toEqual([]);
+    // The wallet's customers are not read for it: customers only by the claimed rows' keys.
+    const customers = nodes.filter((n) => n['Relation Name'] === 'customers');
+    expect(customers.map((n) => [n['Index Name'], n['Actual Loops']])).toEqual([
+      ['customers_pkey', LIMIT],
+    ]);
   });
 
   it('under the Subscriptions program reads what it claims', async () => {

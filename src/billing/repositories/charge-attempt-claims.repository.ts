@@ -194,9 +194,10 @@ export const claimDueOneAtATime = sql<IClaimDueOneAtATimeQuery>`
                count(inflight.id) FILTER (WHERE s.id <> r.self_id)) AS "fingerprint!"
         FROM subscriptions s
         LEFT JOIN LATERAL (
-          SELECT ia.id, ia.amount FROM charge_attempts ia
+          SELECT CASE WHEN ia.state = 'sent' OR (ia.state = 'pending' AND ia.signature IS NOT NULL) THEN ia.id END AS id,
+                 CASE WHEN ia.state = 'sent' OR (ia.state = 'pending' AND ia.signature IS NOT NULL) THEN ia.amount END AS amount
+            FROM charge_attempts ia
            WHERE ia.subscription_id = s.id AND ia.period = s.periods_charged + 1
-             AND (ia.state = 'sent' OR (ia.state = 'pending' AND ia.signature IS NOT NULL))
            LIMIT 1) inflight ON true
        CROSS JOIN LATERAL (SELECT s.status IN ('Active', 'PastDue') AND s.revoked_at IS NULL AS live) l
        WHERE s.wallet = r.wallet AND s.mint = r.mint AND s.scheme = 'token-delegate' AND (l.live OR inflight.id IS NOT NULL)
