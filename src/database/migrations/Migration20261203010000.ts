@@ -23,27 +23,37 @@ import { Migration } from '@mikro-orm/migrations';
  * subscribe writes them in (its customer, then its subscription), and the charge engine only
  * reads customers and plans, so neither can deadlock with the upgrade.
  */
+/** What subscriptions copy, each refused to change by a trigger of its own. */
+const FIXED = [
+  {
+    name: 'customers_wallet_fixed',
+    table: 'customers',
+    column: 'wallet_address',
+    message: "a customer''s wallet never changes (its subscriptions carry it)",
+  },
+  {
+    name: 'plans_mint_fixed',
+    table: 'plans',
+    column: 'mint',
+    message: "a plan''s mint never changes (its subscriptions carry it)",
+  },
+] as const;
+
 export class Migration20261203010000 extends Migration {
   override async up(): Promise<void> {
     // What the copies are copies of never changes: held by the database, not only by the code.
     // Created first: a subscribe writes its customer, then its subscription, so the upgrade
     // takes the tables in that order too.
-    this.addSql(
-      `create function "customers_wallet_fixed"() returns trigger language plpgsql as $$ begin ` +
-        `if new."wallet_address" is distinct from old."wallet_address" then raise restrict_violation using message = 'a customer''s wallet never changes (its subscriptions carry it)'; end if; ` +
-        `return new; end $$;`,
-    );
-    this.addSql(
-      `create trigger "customers_wallet_fixed" before update of "wallet_address" on "customers" for each row execute function "customers_wallet_fixed"();`,
-    );
-    this.addSql(
-      `create function "plans_mint_fixed"() returns trigger language plpgsql as $$ begin ` +
-        `if new."mint" is distinct from old."mint" then raise restrict_violation using message = 'a plan''s mint never changes (its subscriptions carry it)'; end if; ` +
-        `return new; end $$;`,
-    );
-    this.addSql(
-      `create trigger "plans_mint_fixed" before update of "mint" on "plans" for each row execute function "plans_mint_fixed"();`,
-    );
+    for (const guard of FIXED) {
+      this.addSql(
+        `create function "${guard.name}"() returns trigger language plpgsql as $$ begin ` +
+          `if new."${guard.column}" is distinct from old."${guard.column}" then raise restrict_violation using message = '${guard.message}'; end if; ` +
+          `return new; end $$;`,
+      );
+      this.addSql(
+        `create trigger "${guard.name}" before update of "${guard.column}" on "${guard.table}" for each row execute function "${guard.name}"();`,
+      );
+    }
     this.addSql(
       `alter table "subscriptions" add column "wallet" varchar(44) null, add column "mint" varchar(8) null;`,
     );
@@ -73,10 +83,10 @@ export class Migration20261203010000 extends Migration {
   }
 
   override async down(): Promise<void> {
-    this.addSql(`drop trigger "plans_mint_fixed" on "plans";`);
-    this.addSql(`drop function "plans_mint_fixed"();`);
-    this.addSql(`drop trigger "customers_wallet_fixed" on "customers";`);
-    this.addSql(`drop function "customers_wallet_fixed"();`);
+    for (const guard of FIXED) {
+      this.addSql(`drop trigger "${guard.name}" on "${guard.table}";`);
+      this.addSql(`drop function "${guard.name}"();`);
+    }
     this.addSql(`drop trigger "subscriptions_payer" on "subscriptions";`);
     this.addSql(`drop function "subscriptions_payer"();`);
     this.addSql(`alter table "subscriptions" drop column "wallet", drop column "mint";`);
