@@ -139,6 +139,95 @@ describe('Database schema', () => {
     }
   });
 
+  it("only an open attempt holds its wallet's turn: the upgrade clears the ended ones' wallets, an attempt that ends loses its wallet whatever the statement says, and a check refuses an ended attempt with one", async () => {
+    const db = await createTestDatabase();
+    const orm = await MikroORM.init(mikroOrmOptions(db.url));
+    try {
+      const migrator = orm.getMigrator();
+      await migrator.down({ to: 'Migration20261203010000' });
+      const sql = orm.em.getConnection();
+      const wallet = '9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin';
+      const [{ id: merchant }] = await sql.execute<{ id: string }[]>(
+        `INSERT INTO merchants (id, created_at, updated_at, name, wallet_address, webhook_secret)
+         VALUES (gen_random_uuid(), now(), now(), 'Acme', ?, 'whsec_x') RETURNING id`,
+        ['4Nd1mBQtrMJVYVfKf2PJy9NZUZdTAsp7D4xWLs4gDB4T'],
+      );
+      const [{ id: customer }] = await sql.execute<{ id: string }[]>(
+        `INSERT INTO customers (id, merchant_id, wallet_address, created_at, updated_at)
+         VALUES (gen_random_uuid(), ?, ?, now(), now()) RETURNING id`,
+        [merchant, wallet],
+      );
+      // One token-delegate subscription per attempt (a plan each), its attempt holding the
+      // wallet as the build before left it.
+      const attempt = async (label: string, state: string) => {
+        const [{ id: plan }] = await sql.execute<{ id: string }[]>(
+          `INSERT INTO plans (id, merchant_id, label, mint, amount, interval_seconds, active,
+             onchain_plan_id, created_at, updated_at)
+           VALUES (gen_random_uuid(), ?, ?, 'USDC', 1000000, 2592000, true, ?, now(), now())
+           RETURNING id`,
+          [merchant, label, label],
+        );
+        const [{ id }] = await sql.execute<{ id: string }[]>(
+          `WITH s AS (
+             INSERT INTO subscriptions (id, merchant_id, plan_id, customer_id, status,
+               current_period_end, onchain_address, authorized_amount, charged_amount,
+               periods_charged, created_at, updated_at, scheme)
+             VALUES (gen_random_uuid(), ?, ?, ?, 'Active', now(), ?, 12000000, 0, 0, now(), now(),
+                     'token-delegate')
+             RETURNING id)
+           INSERT INTO charge_attempts (id, created_at, updated_at, merchant_id, subscription_id,
+             period, amount, mint, state, wallet, lease_until, lease_owner)
+           SELECT gen_random_uuid(), now(), now(), ?, s.id, 1, 1000000, 'USDC', ?, ?,
+                  now() + interval '5 minutes', 'old-build' FROM s RETURNING id`,
+          [merchant, plan, customer, wallet, merchant, state, wallet],
+        );
+        return id;
+      };
+      const open = await attempt('sent', 'sent');
+      const pending = await attempt('pending', 'pending');
+      await attempt('succeeded', 'succeeded');
+      await attempt('failed', 'failed');
+      await attempt('abandoned', 'abandoned');
+      await migrator.up();
+      const turns = async () =>
+        sql.execute<{ label: string; wallet: string | null }[]>(
+          `SELECT p.label, a.wallet FROM charge_attempts a
+             JOIN subscriptions s ON s.id = a.subscription_id JOIN plans p ON p.id = s.plan_id
+            ORDER BY p.label`,
+        );
+      expect(await turns()).toEqual([
+        { label: 'abandoned', wallet: null },
+        { label: 'failed', wallet: null },
+        { label: 'pending', wallet },
+        { label: 'sent', wallet },
+        { label: 'succeeded', wallet: null },
+      ]);
+      // Ending an attempt ends its turn, whether the statement names the wallet or not.
+      await sql.execute(`UPDATE charge_attempts SET state = 'succeeded' WHERE id = ?`, [open]);
+      await sql.execute(`UPDATE charge_attempts SET state = 'failed', wallet = ? WHERE id = ?`, [
+        wallet,
+        pending,
+      ]);
+      expect((await turns()).filter((t) => t.wallet !== null)).toEqual([]);
+      // Put off, it is open again: it may hold the turn again.
+      await sql.execute(`UPDATE charge_attempts SET state = 'pending', wallet = ? WHERE id = ?`, [
+        wallet,
+        pending,
+      ]);
+      expect((await turns()).filter((t) => t.wallet !== null)).toEqual([
+        { label: 'pending', wallet },
+      ]);
+      // The check holds it without the trigger.
+      await sql.execute(`ALTER TABLE charge_attempts DISABLE TRIGGER charge_attempts_turn_ends`);
+      await expect(
+        sql.execute(`UPDATE charge_attempts SET state = 'abandoned' WHERE id = ?`, [pending]),
+      ).rejects.toMatchObject({ code: '23514' });
+    } finally {
+      await orm.close(true);
+      await db.drop();
+    }
+  });
+
   it("a subscription carries its customer's wallet and its plan's mint: filled by the upgrade, written on insert from the customer and the plan whatever a statement says, never changed by an update; a customer's wallet and a plan's mint never change", async () => {
     const db = await createTestDatabase();
     const orm = await MikroORM.init(mikroOrmOptions(db.url));

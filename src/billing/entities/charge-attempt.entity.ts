@@ -1,5 +1,6 @@
 import {
   BigIntType,
+  Check,
   Entity,
   Enum,
   Index,
@@ -49,12 +50,21 @@ export type ChargeAttemptState = (typeof CHARGE_ATTEMPT_STATES)[number];
     `create index "charge_attempts_signature_idx" on "charge_attempts" ("signature") ` +
     `where "signature" is not null`,
 })
-/** A claim passes the wallets with a token-delegate charge open in any instance. */
+/**
+ * A claim passes the wallets whose turn an attempt holds, in any instance: one probe by wallet
+ * (the rows with a wallet are exactly those: `charge_attempts_turn_open`).
+ */
 @Index({
   name: 'charge_attempts_open_wallet_idx',
   expression:
     `create index "charge_attempts_open_wallet_idx" on "charge_attempts" ("wallet", "mint") ` +
-    `where "state" in ('pending', 'sent') and "wallet" is not null`,
+    `where "wallet" is not null`,
+})
+/** Only an open attempt holds its wallet's turn (cleared by a trigger when it ends). */
+@Check({
+  name: 'charge_attempts_turn_open',
+  // As PostgreSQL writes it back (the schema test compares the two).
+  expression: `(wallet IS NULL) OR (state = ANY (ARRAY['pending'::text, 'sent'::text]))`,
 })
 /** Each run follows the failed tries whose bytes may still land (`followFailedTries`). */
 @Index({
@@ -82,8 +92,10 @@ export class ChargeAttempt extends BaseEntity {
   mint!: string;
 
   /**
-   * Token-delegate: the subscriber's wallet, written by the claim (its charges in a mint share
-   * one approval and go one at a time). Null under the program scheme.
+   * Token-delegate: the subscriber's wallet while the attempt holds its wallet's turn (its
+   * charges in a mint share one approval and go one at a time): written by the claim and a
+   * resume, cleared when it is put off with nothing sent and when it ends (a trigger,
+   * Migration20261204010000). Null under the program scheme.
    */
   @Property({ type: 'text', nullable: true })
   wallet?: string | null;

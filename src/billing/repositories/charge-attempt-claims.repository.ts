@@ -113,7 +113,10 @@ export const claimDueAll = sql<IClaimDueAllQuery>`
  * scheme it was authorised under): at most one charge per wallet and mint, none of those in
  * `busy` (`wallet:mint`) nor of a wallet with a charge open in any instance (its attempt holds
  * the wallet's turn: `wallet`, one probe of `charge_attempts_open_wallet_idx` per candidate),
- * and each attempt claimed holds its wallet's turn. Siblings of one wallet among the
+ * and each attempt claimed holds its wallet's turn. The probe names the wallet alone (only an
+ * open attempt has one: `charge_attempts_turn_open`), so no other index can serve it: with the
+ * open states in it, a planner that saw few attempts open took the partial index of open
+ * attempts and read every one under way again for each candidate. Siblings of one wallet among the
  * candidates are left for later, so it looks further ahead (`candidateLimit`: four times
  * `limit`). A re-armed try whose bytes are kept keeps its amount: it is settled first, for what
  * those bytes pull.
@@ -138,9 +141,7 @@ export const claimDueOneAtATime = sql<IClaimDueOneAtATimeQuery>`
                       WHERE o.subscription_id = s.id AND o.period = s.periods_charged + 1), '')
            NOT IN ('pending', 'sent')
        AND NOT (s.wallet || ':' || s.mint = ANY($busy!::text[]))
-       AND NOT EXISTS (SELECT 1 FROM charge_attempts w
-                        WHERE w.wallet = s.wallet AND w.mint = s.mint
-                          AND w.state IN ('pending', 'sent') AND w.wallet IS NOT NULL)
+       AND NOT EXISTS (SELECT 1 FROM charge_attempts w WHERE w.wallet = s.wallet AND w.mint = s.mint)
      ORDER BY s.current_period_end, s.id
      LIMIT $candidateLimit!
      FOR UPDATE SKIP LOCKED
