@@ -660,7 +660,7 @@ describe('Shutdown: charge attempts in hand are handed back, and another instanc
         .get(WalletReservationsRepository)
         .walletReservation(sub.wallet, 'USDC', self);
       const a = await attempt('pending', 'A');
-      const record = (fingerprint: string) =>
+      const record = (version: string) =>
         repo.recordTry({
           id: a.id,
           subscriptionId,
@@ -672,13 +672,14 @@ describe('Shutdown: charge attempts in hand are handed back, and another instanc
           owner: 'A',
           now: now(),
           scheme: 'token-delegate',
-          unchanged: { wallet: sub.wallet, mint: 'USDC', self, seen: { ...seen, fingerprint } },
+          unchanged: { wallet: sub.wallet, mint: 'USDC', seen: { ...seen, version } },
         });
       // A sibling's charge went in flight (or settled) since the charge read the wallet.
-      expect(await record(`${seen.fingerprint}+1`)).toBe(false);
+      expect(await record(String(BigInt(seen.version) + 1n))).toBe(false);
       expect((await snapshot(a.id)).includes('"signature":null')).toBe(true);
+      expect(await record(String(BigInt(seen.version) - 1n))).toBe(false);
       // As it saw them: recorded.
-      expect(await record(seen.fingerprint)).toBe(true);
+      expect(await record(seen.version)).toBe(true);
       expect((await snapshot(a.id)).includes(`"signature":"${'7'.repeat(87)}"`)).toBe(true);
     });
 

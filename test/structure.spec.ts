@@ -40,6 +40,7 @@ const TABLE_OWNERS: Record<string, string> = {
   chain_cursors: 'billing',
   unread_signatures: 'billing',
   receiving_account_alerts: 'billing',
+  wallet_approval_versions: 'billing',
   refunds: 'refunds',
   credit_notes: 'credit-notes',
   usage_events: 'usage',

@@ -277,7 +277,7 @@ export class ChargeRunService {
         }
         input.reservedForEarlier = seen.reserved;
         // With no other live subscription there is nothing earlier to reserve for.
-        if (seen.siblings > 0) unchanged = { wallet: row.subscriber, mint: row.mint, self, seen };
+        if (seen.siblings > 0) unchanged = { wallet: row.subscriber, mint: row.mint, seen };
       }
       try {
         signed = await this.chain.signCharge(input);
@@ -434,7 +434,7 @@ export class ChargeRunService {
   private async walletMoved(row: AttemptRow, seen: WalletReservation): Promise<boolean> {
     const self = { createdAt: row.s_created_at, id: row.subscription_id };
     const now = await this.reservations.walletReservation(row.subscriber, row.mint, self);
-    return now.fingerprint !== seen.fingerprint;
+    return now.version !== seen.version;
   }
 }
 

@@ -125,7 +125,7 @@ export const claimDueAll = sql<IClaimDueAllQuery>`
  * statement, word for word, for the attempt's wallet, mint and subscription), read in the same
  * statement rather than in one more round trip per charge. Read in the claim's snapshot, it is
  * what a read of its own just before would have seen: the charge is still recorded only while
- * that reservation's fingerprint holds (`recordTries`).
+ * that reservation's version is still the wallet's (`recordTries`).
  */
 export const claimDueOneAtATime = sql<IClaimDueOneAtATimeQuery>`
   WITH candidates AS (
@@ -175,7 +175,7 @@ export const claimDueOneAtATime = sql<IClaimDueOneAtATimeQuery>`
          s.charged_amount::text AS "s_charged_amount!", s.created_at AS "s_created_at!",
          c.wallet_address AS "subscriber!", m.wallet_address AS "merchant_wallet!",
          w."reserved!" AS "r_reserved!", w."in_flight!" AS "r_in_flight!",
-         w."siblings!" AS "r_siblings!", w."fingerprint!" AS "r_fingerprint!",
+         w."siblings!" AS "r_siblings!", w."version!" AS "r_version!",
          s.current_period_end::text AS "due_at!", (SELECT count(*) FROM candidates)::int AS "walked!"
     FROM claimed a
     JOIN subscriptions s ON s.id = a.subscription_id
@@ -189,10 +189,8 @@ export const claimDueOneAtATime = sql<IClaimDueOneAtATimeQuery>`
                FILTER (WHERE l.live AND (s.created_at, s.id) < (r.self_created_at, r.self_id)), 0)::text AS "reserved!",
              count(inflight.id) FILTER (WHERE s.id <> r.self_id)::int AS "in_flight!",
              count(*) FILTER (WHERE l.live AND s.id <> r.self_id)::int AS "siblings!",
-             concat_ws(':', count(*) FILTER (WHERE l.live AND s.id <> r.self_id),
-               COALESCE(SUM(s.charged_amount) FILTER (WHERE s.id <> r.self_id), 0),
-               COALESCE(SUM(s.authorized_amount) FILTER (WHERE l.live AND s.id <> r.self_id), 0),
-               count(inflight.id) FILTER (WHERE s.id <> r.self_id)) AS "fingerprint!"
+             COALESCE((SELECT v.version FROM wallet_approval_versions v
+                        WHERE v.wallet = r.wallet AND v.mint = r.mint), 0)::text AS "version!"
         FROM subscriptions s
         LEFT JOIN LATERAL (
           SELECT CASE WHEN ia.state = 'sent' OR (ia.state = 'pending' AND ia.signature IS NOT NULL) THEN ia.id END AS id,
@@ -388,7 +386,7 @@ export async function claimDueRows(db: Db, claim: DueClaim): Promise<AttemptRow[
         r_reserved,
         r_in_flight,
         r_siblings,
-        r_fingerprint,
+        r_version,
         due_at: _at,
         walked: _walked,
         ...row
@@ -398,7 +396,7 @@ export async function claimDueRows(db: Db, claim: DueClaim): Promise<AttemptRow[
           reserved: BigInt(r_reserved),
           inFlight: r_in_flight,
           siblings: r_siblings,
-          fingerprint: r_fingerprint,
+          version: r_version,
         },
       }),
     ),

@@ -71,10 +71,10 @@ export interface IClaimDueOneAtATimeResult {
   mint: string;
   period: number;
   price: string;
-  r_fingerprint: string;
   r_in_flight: number;
   r_reserved: string;
   r_siblings: number;
+  r_version: string;
   s_authorized_amount: string;
   s_charged_amount: string;
   s_created_at: string;

@@ -119,27 +119,10 @@ export const recordTries = sql<IRecordTriesQuery>`
     SELECT * FROM jsonb_to_recordset($tries!::jsonb) AS t(id uuid, subscription_id uuid,
            signature text, transaction text, last_valid_block_height bigint, amount bigint,
            lease_seconds int, owner text, now timestamptz, wallet text, mint text,
-           self_created_at timestamptz, fingerprint text, scheme text)
+           version bigint, scheme text)
   ), checked AS MATERIALIZED (
-    SELECT t.id, t.fingerprint IS NULL OR (SELECT w."fingerprint!" FROM (
-  SELECT COALESCE(SUM(GREATEST(s.authorized_amount - s.charged_amount - COALESCE(inflight.amount, 0), 0))
-           FILTER (WHERE l.live AND (s.created_at, s.id) < (t.self_created_at, t.subscription_id)), 0)::text AS "reserved!",
-         count(inflight.id) FILTER (WHERE s.id <> t.subscription_id)::int AS "in_flight!",
-         count(*) FILTER (WHERE l.live AND s.id <> t.subscription_id)::int AS "siblings!",
-         concat_ws(':', count(*) FILTER (WHERE l.live AND s.id <> t.subscription_id),
-           COALESCE(SUM(s.charged_amount) FILTER (WHERE s.id <> t.subscription_id), 0),
-           COALESCE(SUM(s.authorized_amount) FILTER (WHERE l.live AND s.id <> t.subscription_id), 0),
-           count(inflight.id) FILTER (WHERE s.id <> t.subscription_id)) AS "fingerprint!"
-    FROM subscriptions s
-    LEFT JOIN LATERAL (
-      SELECT CASE WHEN ia.state = 'sent' OR (ia.state = 'pending' AND ia.signature IS NOT NULL) THEN ia.id END AS id,
-             CASE WHEN ia.state = 'sent' OR (ia.state = 'pending' AND ia.signature IS NOT NULL) THEN ia.amount END AS amount
-        FROM charge_attempts ia
-       WHERE ia.subscription_id = s.id AND ia.period = s.periods_charged + 1
-       LIMIT 1) inflight ON true
-   CROSS JOIN LATERAL (SELECT s.status IN ('Active', 'PastDue') AND s.revoked_at IS NULL AS live) l
-   WHERE s.wallet = t.wallet AND s.mint = t.mint AND s.scheme = 'token-delegate' AND (l.live OR inflight.id IS NOT NULL)
-     ) w) = t.fingerprint AS unchanged
+    SELECT t.id, t.version IS NULL OR COALESCE((SELECT v.version FROM wallet_approval_versions v
+                                                 WHERE v.wallet = t.wallet AND v.mint = t.mint), 0) = t.version AS unchanged
       FROM t
   ), s AS (
     SELECT s.id, s.scheme FROM subscriptions s

@@ -239,9 +239,7 @@ export class ChargeAttemptsRepository {
       now: t.now.toISOString(),
       wallet: t.unchanged?.wallet ?? null,
       mint: t.unchanged?.mint ?? null,
-      // As the pool returned it (PostgreSQL's text of the timestamp), or a Date.
-      self_created_at: t.unchanged ? timestampText(t.unchanged.self.createdAt) : null,
-      fingerprint: t.unchanged?.seen.fingerprint ?? null,
+      version: t.unchanged?.seen.version ?? null,
       scheme: t.scheme,
     }));
     const recorded = await recordTries.run({ tries: JSON.stringify(rows) }, ex);
@@ -413,9 +411,4 @@ export class ChargeAttemptsRepository {
     const rows = await chargeSignatures.run({ signatures }, this.db);
     return new Set(rows.map((r) => r.signature));
   }
-}
-
-/** A timestamp for a JSON parameter: PostgreSQL's own text of it as it is, or a Date's ISO text. */
-function timestampText(at: Date | string): string {
-  return typeof at === 'string' ? at : at.toISOString();
 }

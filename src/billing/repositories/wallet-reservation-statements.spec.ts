@@ -10,26 +10,24 @@ function statement(file: string, name: string): string {
 }
 
 /**
- * A token-delegate charge is judged on its wallet's reservation (`walletReservation`) and
- * recorded only while that reservation's fingerprint is unchanged (`recordTries`). pgtyped
- * takes each statement as one static text, so the recording statement holds the reservation's
- * text as a subquery: were the two to drift apart, the fingerprints would never match (every
- * charge deferred) or, worse, match what they should not.
+ * A token-delegate charge is judged on its wallet's reservation (`walletReservation`, read with
+ * each claimed attempt by the claim too) and recorded only while the version of the wallet's
+ * approval it was read at is still the wallet's (`recordTries`). pgtyped takes each statement as
+ * one static text, so each holds its copy: were they to drift apart, the versions would never
+ * match (every charge deferred) or, worse, match what they should not.
  */
 describe('the reservation a charge is judged on and the one it is recorded under', () => {
-  it("are the same statement, word for word, its parameters the try's", () => {
+  const version = (wallet: string, mint: string) =>
+    `COALESCE((SELECT v.version FROM wallet_approval_versions v ` +
+    `WHERE v.wallet = ${wallet} AND v.mint = ${mint}), 0)`;
+
+  it("are read at the same version of the wallet's approval, the recording's parameters the try's", () => {
     const reservation = statement('wallet-reservations.repository.ts', 'walletReservation');
     const recording = statement('charge-attempt-leases.repository.ts', 'recordTries');
-    expect(reservation.startsWith('SELECT ')).toBe(true);
-    const perTry = reservation
-      .replaceAll('$wallet!', 't.wallet')
-      .replaceAll('$mint!', 't.mint')
-      .replaceAll('$selfCreatedAt!', 't.self_created_at')
-      .replaceAll('$selfId!', 't.subscription_id');
-    expect(perTry).not.toContain('$');
+    expect(reservation).toContain(`${version('$wallet!', '$mint!')}::text AS "version!"`);
     expect(recording).toContain(
-      `checked AS MATERIALIZED ( SELECT t.id, t.fingerprint IS NULL OR ` +
-        `(SELECT w."fingerprint!" FROM ( ${perTry} ) w) = t.fingerprint AS unchanged FROM t )`,
+      `checked AS MATERIALIZED ( SELECT t.id, t.version IS NULL OR ` +
+        `${version('t.wallet', 't.mint')} = t.version AS unchanged FROM t )`,
     );
   });
 

@@ -76,21 +76,19 @@ const reservedForApprovalExcept = sql<IReservedForApprovalExceptQuery>`
 
 /**
  * The wallet's subscriptions in a mint as a charge of subscription `selfId` (created at
- * `selfCreatedAt`) sees them: one row. The recording statement of a charge holds the same text
- * as a condition (`recordTries` in charge-attempt-leases.repository.ts), and the token-delegate claim
- * reads it with each attempt it claims (`claimDueOneAtATime`), each with its parameters as
- * columns: they must stay word for word the same (wallet-reservation-statements.spec.ts holds
- * them so).
+ * `selfCreatedAt`) sees them: one row, with the version of the wallet's approval it read them
+ * at (in the same snapshot). The token-delegate claim reads it with each attempt it claims
+ * (`claimDueOneAtATime`), its parameters as columns: the two must stay word for word the same
+ * (wallet-reservation-statements.spec.ts holds them so). A charge is recorded only while that
+ * version is still the wallet's (`recordTries` in charge-attempt-leases.repository.ts).
  */
 const walletReservation = sql<IWalletReservationQuery>`
   SELECT COALESCE(SUM(GREATEST(s.authorized_amount - s.charged_amount - COALESCE(inflight.amount, 0), 0))
            FILTER (WHERE l.live AND (s.created_at, s.id) < ($selfCreatedAt!, $selfId!)), 0)::text AS "reserved!",
          count(inflight.id) FILTER (WHERE s.id <> $selfId!)::int AS "in_flight!",
          count(*) FILTER (WHERE l.live AND s.id <> $selfId!)::int AS "siblings!",
-         concat_ws(':', count(*) FILTER (WHERE l.live AND s.id <> $selfId!),
-           COALESCE(SUM(s.charged_amount) FILTER (WHERE s.id <> $selfId!), 0),
-           COALESCE(SUM(s.authorized_amount) FILTER (WHERE l.live AND s.id <> $selfId!), 0),
-           count(inflight.id) FILTER (WHERE s.id <> $selfId!)) AS "fingerprint!"
+         COALESCE((SELECT v.version FROM wallet_approval_versions v
+                    WHERE v.wallet = $wallet! AND v.mint = $mint!), 0)::text AS "version!"
     FROM subscriptions s
     LEFT JOIN LATERAL (
       SELECT CASE WHEN ia.state = 'sent' OR (ia.state = 'pending' AND ia.signature IS NOT NULL) THEN ia.id END AS id,
@@ -110,10 +108,12 @@ export interface WalletReservation {
   /** The wallet's other live subscriptions in the mint. */
   siblings: number;
   /**
-   * Changes when another's charge is settled, or one starts or stops being live. `quiet` holds
-   * it: a condition for the statement that records the charge.
+   * The version of the wallet's approval in the mint (`wallet_approval_versions`): one more
+   * whenever anything this reading reads changes (a charge goes in flight or is settled, a
+   * subscription starts, stops or is re-authorised), written by triggers in the same
+   * transaction. A condition of the statement that records the charge.
    */
-  fingerprint: string;
+  version: string;
 }
 
 /** The subscription a charge is for, as its wallet's reservation orders it (oldest first). */
@@ -125,12 +125,11 @@ export interface ReservationSelf {
 
 /**
  * What a charge saw of its wallet's subscriptions in a mint: the recording statement's condition
- * (`ChargeAttemptsRepository.recordTry`) that they are still so.
+ * (`ChargeAttemptsRepository.recordTry`) that they are still so (the same version).
  */
 export interface WalletSeen {
   wallet: string;
   mint: string;
-  self: ReservationSelf;
   seen: WalletReservation;
 }
 
@@ -230,7 +229,7 @@ export class WalletReservationsRepository {
       reserved: BigInt(row.reserved),
       inFlight: row.in_flight,
       siblings: row.siblings,
-      fingerprint: row.fingerprint,
+      version: row.version,
     };
   }
 }

@@ -80,10 +80,10 @@ export interface IWalletReservationParams {
 
 /** 'WalletReservation' return type */
 export interface IWalletReservationResult {
-  fingerprint: string;
   in_flight: number;
   reserved: string;
   siblings: number;
+  version: string;
 }
 
 /** 'WalletReservation' query type */

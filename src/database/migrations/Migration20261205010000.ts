@@ -1,0 +1,108 @@
+import { Migration } from '@mikro-orm/migrations';
+
+/** An attempt whose try may land at any moment: the reservation nets its charge out. */
+const IN_FLIGHT = (row: 'old' | 'new') =>
+  `(${row}."state" = 'sent' or (${row}."state" = 'pending' and ${row}."signature" is not null))`;
+
+/** What a wallet's reservation reads of a token-delegate subscription (docs/billing.md). */
+const READ = [
+  'status',
+  'revoked_at',
+  'authorized_amount',
+  'charged_amount',
+  'periods_charged',
+  'scheme',
+  'wallet',
+  'mint',
+  'created_at',
+];
+const read = (row: 'old' | 'new') => READ.map((column) => `${row}."${column}"`).join(', ');
+
+/** One more version of the approval of `wallet` in `mint` (the first is 1). */
+const bump = (wallet: string, mint: string) =>
+  `insert into "wallet_approval_versions" as v ("wallet", "mint", "version") values (${wallet}, ${mint}, 1) ` +
+  `on conflict ("wallet", "mint") do update set "version" = v."version" + 1;`;
+
+/**
+ * A version per wallet and mint of what a token-delegate charge's reservation reads
+ * (`wallet_approval_versions`): one more whenever any of it changes, in the same transaction
+ * as the change, written by triggers, so no statement (nor an instance of the build before)
+ * can change it unseen:
+ * - a token-delegate subscription inserted or deleted, or updated in anything the reservation
+ *   reads (its status, revocation, authorised and charged amounts, periods charged, scheme;
+ *   under both wallets should its wallet change);
+ * - an attempt's charge going in flight or out of it (sent, or re-armed with its bytes kept),
+ *   or its amount changing while in flight: looked up by its subscription's wallet and mint.
+ *
+ * A charge is recorded only while the version it was judged under is still the wallet's
+ * (`recordTries`): one row read by its key, where the recording read the wallet's
+ * subscriptions and each one's open attempt again to compare a fingerprint of them (about
+ * four fifths of the recording's time in `npm run bench:engine`, where each wallet has 20).
+ * A wallet with no row has version 0: the table starts empty.
+ */
+export class Migration20261205010000 extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(
+      `create table "wallet_approval_versions" ("wallet" varchar(44) not null, "mint" varchar(8) not null, "version" bigint not null default 0, constraint "wallet_approval_versions_pkey" primary key ("wallet", "mint"));`,
+    );
+    this.addSql(
+      `create function "subscriptions_approval_moved"() returns trigger language plpgsql as $$ begin ` +
+        `if tg_op <> 'INSERT' and old."scheme" = 'token-delegate' then ${bump('old."wallet"', 'old."mint"')} end if; ` +
+        `if tg_op <> 'DELETE' and new."scheme" = 'token-delegate' and (tg_op = 'INSERT' or old."scheme" <> 'token-delegate' ` +
+        `or old."wallet" <> new."wallet" or old."mint" <> new."mint") then ${bump('new."wallet"', 'new."mint"')} end if; ` +
+        `return null; end $$;`,
+    );
+    this.addSql(
+      `create trigger "subscriptions_approval_inserted" after insert on "subscriptions" for each row ` +
+        `when (new."scheme" = 'token-delegate') execute function "subscriptions_approval_moved"();`,
+    );
+    this.addSql(
+      `create trigger "subscriptions_approval_deleted" after delete on "subscriptions" for each row ` +
+        `when (old."scheme" = 'token-delegate') execute function "subscriptions_approval_moved"();`,
+    );
+    this.addSql(
+      `create trigger "subscriptions_approval_updated" after update on "subscriptions" for each row ` +
+        `when ((old."scheme" = 'token-delegate' or new."scheme" = 'token-delegate') ` +
+        `and (${read('old')}) is distinct from (${read('new')})) ` +
+        `execute function "subscriptions_approval_moved"();`,
+    );
+    this.addSql(
+      `create function "charge_attempts_approval_moved"() returns trigger language plpgsql as $$ begin ` +
+        `insert into "wallet_approval_versions" as v ("wallet", "mint", "version") ` +
+        `select s."wallet", s."mint", 1 from "subscriptions" s ` +
+        `where s."id" = case when tg_op = 'DELETE' then old."subscription_id" else new."subscription_id" end and s."scheme" = 'token-delegate' ` +
+        `on conflict ("wallet", "mint") do update set "version" = v."version" + 1; ` +
+        `return null; end $$;`,
+    );
+    this.addSql(
+      `create trigger "charge_attempts_approval_inserted" after insert on "charge_attempts" for each row ` +
+        `when ${IN_FLIGHT('new')} execute function "charge_attempts_approval_moved"();`,
+    );
+    this.addSql(
+      `create trigger "charge_attempts_approval_deleted" after delete on "charge_attempts" for each row ` +
+        `when ${IN_FLIGHT('old')} execute function "charge_attempts_approval_moved"();`,
+    );
+    this.addSql(
+      `create trigger "charge_attempts_approval_updated" after update on "charge_attempts" for each row ` +
+        `when (${IN_FLIGHT('old')} is distinct from ${IN_FLIGHT('new')} ` +
+        `or (${IN_FLIGHT('new')} and old."amount" <> new."amount")) ` +
+        `execute function "charge_attempts_approval_moved"();`,
+    );
+  }
+
+  override async down(): Promise<void> {
+    for (const [trigger, table] of [
+      ['subscriptions_approval_inserted', 'subscriptions'],
+      ['subscriptions_approval_deleted', 'subscriptions'],
+      ['subscriptions_approval_updated', 'subscriptions'],
+      ['charge_attempts_approval_inserted', 'charge_attempts'],
+      ['charge_attempts_approval_deleted', 'charge_attempts'],
+      ['charge_attempts_approval_updated', 'charge_attempts'],
+    ]) {
+      this.addSql(`drop trigger "${trigger}" on "${table}";`);
+    }
+    this.addSql(`drop function "subscriptions_approval_moved"();`);
+    this.addSql(`drop function "charge_attempts_approval_moved"();`);
+    this.addSql(`drop table "wallet_approval_versions";`);
+  }
+}
