@@ -18,10 +18,14 @@ const READ = [
 ];
 const read = (row: 'old' | 'new') => READ.map((column) => `${row}."${column}"`).join(', ');
 
-/** One more version of the approval of `wallet` in `mint` (the first is 1). */
+/**
+ * One more version of the approval of `wallet` in `mint` (the first is 1): an update of the row
+ * there is, else an insert (which, should another transaction insert it first, updates it).
+ */
 const bump = (wallet: string, mint: string) =>
-  `insert into "wallet_approval_versions" as v ("wallet", "mint", "version") values (${wallet}, ${mint}, 1) ` +
-  `on conflict ("wallet", "mint") do update set "version" = v."version" + 1;`;
+  `update "wallet_approval_versions" set "version" = "version" + 1 where "wallet" = ${wallet} and "mint" = ${mint}; ` +
+  `if not found then insert into "wallet_approval_versions" as v ("wallet", "mint", "version") values (${wallet}, ${mint}, 1) ` +
+  `on conflict ("wallet", "mint") do update set "version" = v."version" + 1; end if;`;
 
 /**
  * A version per wallet and mint of what a token-delegate charge's reservation reads
@@ -67,11 +71,11 @@ export class Migration20261205010000 extends Migration {
         `execute function "subscriptions_approval_moved"();`,
     );
     this.addSql(
-      `create function "charge_attempts_approval_moved"() returns trigger language plpgsql as $$ begin ` +
-        `insert into "wallet_approval_versions" as v ("wallet", "mint", "version") ` +
-        `select s."wallet", s."mint", 1 from "subscriptions" s ` +
-        `where s."id" = case when tg_op = 'DELETE' then old."subscription_id" else new."subscription_id" end and s."scheme" = 'token-delegate' ` +
-        `on conflict ("wallet", "mint") do update set "version" = v."version" + 1; ` +
+      `create function "charge_attempts_approval_moved"() returns trigger language plpgsql as $$ ` +
+        `declare w text; m text; begin ` +
+        `select s."wallet", s."mint" into w, m from "subscriptions" s ` +
+        `where s."id" = case when tg_op = 'DELETE' then old."subscription_id" else new."subscription_id" end and s."scheme" = 'token-delegate'; ` +
+        `if found then ${bump('w', 'm')} end if; ` +
         `return null; end $$;`,
     );
     this.addSql(
