@@ -14,8 +14,9 @@ describe('Database schema', () => {
       expect(diff.trim()).toBe('');
       const pending = await orm.getMigrator().getPendingMigrations();
       expect(pending).toEqual([]);
-      // The outboxes' storage settings, which the entities cannot express: the delivery queue's
-      // autovacuum thresholds, and both queues' free space per page (for their leases).
+      // Storage settings, which the entities cannot express: the delivery queue's autovacuum
+      // thresholds, both queues' free space per page (for their leases), and the approval
+      // versions' (for their bumps).
       const options = async (table: string) => {
         const [row] = await orm.em
           .getConnection()
@@ -32,6 +33,8 @@ describe('Database schema', () => {
         'fillfactor=80',
       ]);
       expect(await options('email_outbox')).toEqual(['fillfactor=80']);
+      // A row updated with every charge of its wallet: room for the new versions on its page.
+      expect(await options('wallet_approval_versions')).toEqual(['fillfactor=20']);
     } finally {
       await orm.close(true);
       await db.drop();

@@ -49,6 +49,10 @@ export class Migration20261205010000 extends Migration {
     this.addSql(
       `create table "wallet_approval_versions" ("wallet" varchar(44) not null, "mint" varchar(8) not null, "version" bigint not null default 0, constraint "wallet_approval_versions_pkey" primary key ("wallet", "mint"));`,
     );
+    // Each charge updates its wallet's row two or three times: room on every page for the new
+    // versions (a HOT update, pruned as pages are read), or each probe by the key walks the
+    // dead ones (13 buffers a probe in `bench:engine` with pages packed full).
+    this.addSql(`alter table "wallet_approval_versions" set (fillfactor = 20);`);
     this.addSql(
       `create function "subscriptions_approval_moved"() returns trigger language plpgsql as $$ begin ` +
         `if tg_op <> 'INSERT' and old."scheme" = 'token-delegate' then ${bump('old."wallet"', 'old."mint"')} end if; ` +
