@@ -105,6 +105,25 @@ export function ataOf(mint: ResolvedMint, owner: string | PublicKey): PublicKey 
   return ata;
 }
 
+/** Token-2022's program address (a mint it owns may charge a transfer fee). */
+export const TOKEN_2022_PROGRAM = TOKEN_2022_PROGRAM_ID.toBase58();
+
+const addresses = new WeakMap<PublicKey, string>();
+
+/**
+ * A key's base58 address, written once per key object: web3.js writes it anew on every
+ * `toBase58()` (base58 is quadratic in pure JS), and a charge names its two token accounts (kept
+ * by `ataOf`) five times.
+ */
+export function addressOf(key: PublicKey): string {
+  let address = addresses.get(key);
+  if (address === undefined) {
+    address = key.toBase58();
+    addresses.set(key, address);
+  }
+  return address;
+}
+
 /**
  * The public key of a base58 address, decoded once (a charge names the same few accounts,
  * programs and mints again and again). Bounded: the oldest go first.

@@ -1,4 +1,3 @@
-import { TOKEN_2022_PROGRAM_ID } from '@solana/spl-token';
 import { AccountInfo, Commitment, Connection, PublicKey } from '@solana/web3.js';
 import type { SolanaCluster, SubscriptionScheme as SchemeName } from '../config/app-config';
 import {
@@ -32,7 +31,7 @@ import {
 import { DomainError } from '../common/errors/domain-error';
 import { RpcBatcher } from './rpc-batcher';
 import { BlockhashCache, ChainUnavailableError } from './blockhash-cache';
-import { ataOf, MintFees, MintResolver } from './mint-resolver';
+import { addressOf, ataOf, MintFees, MintResolver, TOKEN_2022_PROGRAM } from './mint-resolver';
 import { describeExtensions } from './mint-extensions';
 import { issuerRefusal, readIssuerSide } from './issuer-side';
 import { TransferHooks } from './transfer-hook';
@@ -276,14 +275,14 @@ export class RpcChainAdapter extends ChainPort {
   async signCharge(input: ChargeInput): Promise<SignedTx> {
     if (input.amount <= 0n) throw new RangeError('amount must be positive');
     const resolved = await this.mints.mint(input.mint);
-    const source = ataOf(resolved, input.subscriber);
-    const destination = ataOf(resolved, input.merchantWallet);
+    const source = addressOf(ataOf(resolved, input.subscriber));
+    const destination = addressOf(ataOf(resolved, input.merchantWallet));
     // Both accounts are read with those of the other charges being signed (one call for all);
     // the blockhash comes from the background-refreshed cache; the issuer's side (a paused
     // mint, an absent hook program: nothing of it moves, nothing is signed) as it is now.
     const [sourceInfo, destinationInfo, latest, { mint, infos: issuerInfos }] = await Promise.all([
-      this.accounts.load(source.toBase58()),
-      this.accounts.load(destination.toBase58()),
+      this.accounts.load(source),
+      this.accounts.load(destination),
       this.blockhashes.get(),
       readIssuerSide(resolved, this.loadAll, (changed) => this.mints.update(changed)),
     ]);
@@ -292,8 +291,8 @@ export class RpcChainAdapter extends ChainPort {
     // A missing receiving account is the merchant's to create: the service key never pays rent
     // for an account its owner can close (`merchant_account_missing`, nothing is sent).
     const pull = await this.schemeOf(input).charge(input, mint, {
-      source: { address: source.toBase58(), info: sourceInfo },
-      destination: { address: destination.toBase58(), info: destinationInfo },
+      source: { address: source, info: sourceInfo },
+      destination: { address: destination, info: destinationInfo },
     });
     const instructions = [memo(`charge:v1:${input.planId}:${input.chargeId}`), ...pull];
     // A plan's charges in a mint, between token accounts of the same sizes (the same
@@ -302,7 +301,7 @@ export class RpcChainAdapter extends ChainPort {
     const shape = `${input.planId}:${mint.address}:${sizes}`;
     const [units, price] = await Promise.all([
       this.budget.unitLimit(this.signer.publicKey, instructions, latest.blockhash, shape),
-      this.budget.price(destination.toBase58()),
+      this.budget.price(destination),
     ]);
     return this.signer.sign([...this.budget.instructions(units, price), ...instructions], latest);
   }
@@ -379,7 +378,7 @@ export class RpcChainAdapter extends ChainPort {
    */
   private async transferFee(symbol: MintSymbol, slot?: number): Promise<TransferFee | null> {
     const mint = await this.mints.mint(symbol);
-    if (mint.tokenProgram !== TOKEN_2022_PROGRAM_ID.toBase58()) return null;
+    if (mint.tokenProgram !== TOKEN_2022_PROGRAM) return null;
     return slot === undefined ? this.fees.current(mint.address) : this.fees.at(mint.address, slot);
   }
 
