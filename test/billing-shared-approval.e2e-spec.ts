@@ -131,9 +131,18 @@ describe('Billing engine: one approval shared by a wallet’s subscriptions', ()
     expect((await subscription(acme, pro)).status).toBe('Active');
     expect((await subscription(beta, basic)).status).toBe('Active');
 
-    // A period later every one is charged once, its own amount, to its own merchant.
+    // A period later every one is charged once, its own amount, to its own merchant: each
+    // signed once and recorded under the version of the approval it was judged under (a
+    // version moved by anything between the claim's reading and the recording, other than a
+    // sibling, would make each sign again).
     await advance(30);
-    expect((await run()).charges).toMatchObject({ succeeded: 3, failed: 0, completed: 0 });
+    const signings = jest.spyOn(chain, 'signCharge');
+    try {
+      expect((await run()).charges).toMatchObject({ succeeded: 3, failed: 0, completed: 0 });
+      expect(signings).toHaveBeenCalledTimes(3);
+    } finally {
+      signings.mockRestore();
+    }
     const perPeriod = plans.pro.amount + plans.basic.amount + plans.addon.amount;
     expect(await balance(wallet)).toBe(100n * USDC - 2n * perPeriod);
     expect((await balance(acme.walletAddress)) - acmeBefore).toBe(

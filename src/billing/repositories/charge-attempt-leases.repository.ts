@@ -100,19 +100,20 @@ export const standing = sql<IStandingQuery>`
  * rows `FOR UPDATE`, commits either before, and the try is not recorded, or after, and the move
  * finds it in flight and waits).
  *
- * A try with a `fingerprint` (token-delegate, a wallet with other live subscriptions in the
- * mint) is recorded only while the wallet's subscriptions in the mint are as its charge saw them:
- * no charge of theirs in flight, and none settled, started or stopped. The subquery is
- * `walletReservation`'s statement (wallet-reservations.repository.ts) word for word, its
- * parameters the try's (wallet-reservation-statements.spec.ts holds them so). Two tries of one
- * wallet in one statement are each checked against what was committed before it, as two
- * statements running at once would be: both were judged on readings with neither in flight, and
- * each one's account read came before either was recorded, so before either could be sent.
- * Rows are found by their ids as arrays (`= ANY(ARRAY(…))`, index scans): joined to the
+ * A try with a `version` (token-delegate, a wallet with other live subscriptions in the mint)
+ * is recorded only while the wallet's subscriptions in the mint are as its charge saw them: no
+ * charge of theirs in flight, and none settled, started or stopped. That is the version of the
+ * wallet's approval its reading returned (`walletReservation`, wallet-reservations.repository.ts;
+ * `wallet_approval_versions`, moved by triggers with every such change), still the wallet's:
+ * one row read by its key (wallet-reservation-statements.spec.ts holds the two reads alike).
+ * Two tries of one wallet in one statement are each checked against what was committed before
+ * it, as two statements running at once would be: both were judged on readings with neither in
+ * flight, and each one's account read came before either was recorded, so before either could
+ * be sent. Rows are found by their ids as arrays (`= ANY(ARRAY(…))`, index scans): joined to the
  * function's rows alone, the planner, which takes a function for 100 rows, read whole tables.
- * Each try's fingerprint is read once, in a materialized CTE (`checked`): as a condition of the
- * update, it was a filter of the tries' scan, which the planner rescanned for every open attempt
- * (a reading per pair, not per try: `bench:engine` saw 30 readings a charge).
+ * The versions are read once per try, in a materialized CTE (`checked`): as a condition of the
+ * update, the check was a filter of the tries' scan, which the planner rescanned for every open
+ * attempt.
  */
 export const recordTries = sql<IRecordTriesQuery>`
   WITH t AS (

@@ -4,6 +4,14 @@ import { Migration } from '@mikro-orm/migrations';
 const IN_FLIGHT = (row: 'old' | 'new') =>
   `(${row}."state" = 'sent' or (${row}."state" = 'pending' and ${row}."signature" is not null))`;
 
+/**
+ * The bumps run when the change's transaction commits, after every lock it takes otherwise: a
+ * settlement updates the attempts, then locks their subscriptions, while a cancel, pause,
+ * revocation or re-authorisation locks its subscription first; bumping at each statement, the
+ * two could each hold what the other waits for (the wallet's row, the subscription's).
+ */
+const AT_COMMIT = 'deferrable initially deferred';
+
 /** What a wallet's reservation reads of a token-delegate subscription (docs/billing.md). */
 const READ = [
   'status',
@@ -37,6 +45,8 @@ const bump = (wallet: string, mint: string) =>
  *   under both wallets should its wallet change);
  * - an attempt's charge going in flight or out of it (sent, or re-armed with its bytes kept),
  *   or its amount changing while in flight: looked up by its subscription's wallet and mint.
+ * The triggers are deferred to the commit (`AT_COMMIT`): the version moves with the commit of
+ * the change, never before another lock the transaction takes.
  *
  * A charge is recorded only while the version it was judged under is still the wallet's
  * (`recordTries`): one row read by its key, where the recording read the wallet's
@@ -61,15 +71,15 @@ export class Migration20261205010000 extends Migration {
         `return null; end $$;`,
     );
     this.addSql(
-      `create trigger "subscriptions_approval_inserted" after insert on "subscriptions" for each row ` +
+      `create constraint trigger "subscriptions_approval_inserted" after insert on "subscriptions" ${AT_COMMIT} for each row ` +
         `when (new."scheme" = 'token-delegate') execute function "subscriptions_approval_moved"();`,
     );
     this.addSql(
-      `create trigger "subscriptions_approval_deleted" after delete on "subscriptions" for each row ` +
+      `create constraint trigger "subscriptions_approval_deleted" after delete on "subscriptions" ${AT_COMMIT} for each row ` +
         `when (old."scheme" = 'token-delegate') execute function "subscriptions_approval_moved"();`,
     );
     this.addSql(
-      `create trigger "subscriptions_approval_updated" after update on "subscriptions" for each row ` +
+      `create constraint trigger "subscriptions_approval_updated" after update on "subscriptions" ${AT_COMMIT} for each row ` +
         `when ((old."scheme" = 'token-delegate' or new."scheme" = 'token-delegate') ` +
         `and (${read('old')}) is distinct from (${read('new')})) ` +
         `execute function "subscriptions_approval_moved"();`,
@@ -83,15 +93,15 @@ export class Migration20261205010000 extends Migration {
         `return null; end $$;`,
     );
     this.addSql(
-      `create trigger "charge_attempts_approval_inserted" after insert on "charge_attempts" for each row ` +
+      `create constraint trigger "charge_attempts_approval_inserted" after insert on "charge_attempts" ${AT_COMMIT} for each row ` +
         `when ${IN_FLIGHT('new')} execute function "charge_attempts_approval_moved"();`,
     );
     this.addSql(
-      `create trigger "charge_attempts_approval_deleted" after delete on "charge_attempts" for each row ` +
+      `create constraint trigger "charge_attempts_approval_deleted" after delete on "charge_attempts" ${AT_COMMIT} for each row ` +
         `when ${IN_FLIGHT('old')} execute function "charge_attempts_approval_moved"();`,
     );
     this.addSql(
-      `create trigger "charge_attempts_approval_updated" after update on "charge_attempts" for each row ` +
+      `create constraint trigger "charge_attempts_approval_updated" after update on "charge_attempts" ${AT_COMMIT} for each row ` +
         `when (${IN_FLIGHT('old')} is distinct from ${IN_FLIGHT('new')} ` +
         `or (${IN_FLIGHT('new')} and old."amount" <> new."amount")) ` +
         `execute function "charge_attempts_approval_moved"();`,
