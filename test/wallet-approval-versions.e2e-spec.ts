@@ -50,9 +50,9 @@ describe("a wallet's approval version", () => {
     return { id: rows[0].id, wallet, version };
   }
 
-  /** A subscription of `customerId` to a plan of its own, under `scheme`. */
-  async function subscribe(customerId: string, scheme: string): Promise<string> {
-    const { rows } = await sql.query<{ id: string }>(
+  /** A subscription of `customerId` to a plan of its own, under `scheme`, written by `client`. */
+  async function subscribe(customerId: string, scheme: string, client = sql): Promise<string> {
+    const { rows } = await client.query<{ id: string }>(
       `WITH p AS (
          INSERT INTO plans (id, merchant_id, label, mint, amount, interval_seconds, active,
            onchain_plan_id, created_at, updated_at)
@@ -173,8 +173,8 @@ describe("a wallet's approval version", () => {
     try {
       await a.query('BEGIN');
       await b.query('BEGIN');
-      await subscribeAs(a, id);
-      await subscribeAs(b, id);
+      await subscribe(id, 'token-delegate', a);
+      await subscribe(id, 'token-delegate', b);
       // Both bump at their commit: the first inserts the wallet's row, the second finds it.
       await Promise.all([a.query('COMMIT'), b.query('COMMIT')]);
       expect(await version()).toBe('2');
@@ -182,23 +182,6 @@ describe("a wallet's approval version", () => {
       await Promise.all([a.end(), b.end()]);
     }
   });
-
-  async function subscribeAs(client: Client, customerId: string): Promise<void> {
-    await client.query(
-      `WITH p AS (
-         INSERT INTO plans (id, merchant_id, label, mint, amount, interval_seconds, active,
-           onchain_plan_id, created_at, updated_at)
-         VALUES (gen_random_uuid(), $1, 'p', 'USDC', 1000000, 2592000, true, left(md5(random()::text), 16),
-                 now(), now())
-         RETURNING id)
-       INSERT INTO subscriptions (id, merchant_id, plan_id, customer_id, status,
-         current_period_end, onchain_address, authorized_amount, charged_amount,
-         periods_charged, created_at, updated_at, scheme)
-       SELECT gen_random_uuid(), $1, p.id, $2, 'Active', now(), 'x', 12000000, 0, 0, now(), now(),
-              'token-delegate' FROM p`,
-      [merchant, customerId],
-    );
-  }
 
   it("moves at commit: a settlement (its attempt, then its subscription) and a customer's cancel of that subscription at the same moment both commit", async () => {
     const { id, version } = await customer();
