@@ -170,7 +170,7 @@ async function printStatements(db: Client, charges: number): Promise<void> {
   );
   for (const row of rows) {
     process.stdout.write(
-      `  ${(Number(row.calls) / charges).toFixed(2).padStart(6)} calls/charge ${((1000 * (row.exec + row.plan)) / charges).toFixed(0).padStart(5)} µs/charge  ${row.query.slice(0, 110)}\n`,
+      `  ${(Number(row.calls) / charges).toFixed(2).padStart(6)} calls/charge ${((1000 * (row.exec + row.plan)) / charges).toFixed(0).padStart(5)} µs/charge${row.plan > 0 ? ` (planning ${((1000 * row.plan) / charges).toFixed(0)})` : ''}  ${row.query.slice(0, 110)}\n`,
     );
   }
 }

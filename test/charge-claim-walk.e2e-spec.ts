@@ -6,6 +6,7 @@ import {
 import { defer, deferClearing } from '../src/billing/repositories/charge-attempt-leases.repository';
 import { DueWalk } from '../src/billing/repositories/due-walk';
 import type { Db } from '../src/database/db';
+import { PgSession } from '../src/database/pg-transaction';
 import { randomWallet } from './helpers/test-app';
 import { createTestDatabase } from './setup/test-database';
 
@@ -37,7 +38,8 @@ describe('the charge claims walk the due subscriptions on from the last claim', 
     db = await createTestDatabase();
     sql = new Client({ connectionString: db.url });
     await sql.connect();
-    executor = { query: (text: string, values: unknown[]) => sql.query(text, values) } as never;
+    // A connection as the service's `Db` runs statements and transactions on.
+    executor = new PgSession(sql, (error) => error) as unknown as Db;
     const {
       rows: [merchant],
     } = await sql.query<{ id: string }>(

@@ -356,7 +356,10 @@ describe('Shutdown: charge attempts in hand are handed back, and another instanc
 
   it('a charge waiting for the wallet’s other charge when the close begins: handed back at once, not deferred under its lease', async () => {
     // One wallet, two subscriptions in USDC (one approval, charges judged one at a time); the
-    // first one's charge is in flight elsewhere (a try recorded by another instance).
+    // first one's charge is in flight elsewhere (a try recorded by another instance), and the
+    // second's attempt was left by an instance that died before it signed anything (its lease
+    // ended): resumed, it reads its wallet's reservation (a claim passes the wallet, whose turn
+    // the charge in flight holds).
     const customer = Keypair.generate();
     const wallet = customer.publicKey.toBase58();
     fund(t, wallet, { symbol: 'USDC', amount: 100n * USDC });
@@ -377,6 +380,13 @@ describe('Shutdown: charge attempts in hand are handed back, and another instanc
        VALUES (gen_random_uuid(), now(), now(), $1, $2, 2, 10000000, 'USDC', 'sent', 1,
          now() + interval '10 minutes', 'elsewhere', $3, 'AAAA', 1000)`,
       [acme.id, first, '7'.repeat(87)],
+    );
+    await t.sql(
+      `INSERT INTO charge_attempts (id, created_at, updated_at, merchant_id, subscription_id,
+         period, amount, mint, state, tries, lease_until, lease_owner)
+       VALUES (gen_random_uuid(), now(), now(), $1, $2, 2, 5000000, 'USDC', 'pending', 1,
+         now() - interval '1 minute', 'dead')`,
+      [acme.id, second],
     );
     const a = await instance();
     try {

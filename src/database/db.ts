@@ -8,6 +8,7 @@ import {
   pgQuery,
   type SqlResult,
   type SqlTx,
+  type TransactionOptions,
   withPgSession,
 } from './pg-transaction';
 import { type CursorStatement, forEachBatch } from './row-batches';
@@ -62,10 +63,11 @@ export class Db implements SqlTx {
   /**
    * `work` in one transaction: commits when it resolves, rolls back when it throws. It may run
    * a second time after a rollback (a prepared plan gone stale under a migration), so it must
-   * have no effect outside the transaction.
+   * have no effect outside the transaction. `options`: how its statements are planned
+   * (`TransactionOptions`).
    */
-  transaction<T>(work: (tx: SqlTx) => Promise<T>): Promise<T> {
-    return inPgTransaction(this.em, work);
+  transaction<T>(work: (tx: SqlTx) => Promise<T>, options?: TransactionOptions): Promise<T> {
+    return inPgTransaction(this.em, work, options);
   }
 
   /** One pooled connection for several statements and transactions in a row. */

@@ -16,7 +16,7 @@ import type {
  * range; Migration20261203010000): only the wallet's own, never a walk over every subscription
  * (a plan on created_at once made each charge read all those created earlier), nor the wallet's
  * customers, their subscriptions and each one's plan, as before. `inflight` is
- * the open attempt's charge. What a subscription still needs of the shared approval, its charge
+ * the open attempt's charge (see `reservedAllowance`). What a subscription still needs of the shared approval, its charge
  * in flight netted out, is `GREATEST(s.authorized_amount - s.charged_amount -
  * COALESCE(inflight.amount, 0), 0)`; what it needs of an approval signed now, its charge in
  * flight included, `GREATEST(s.authorized_amount - s.charged_amount, 0)`. pgtyped takes one
@@ -28,24 +28,24 @@ import type {
 const reservedStillNeeded = sql<IReservedStillNeededQuery>`
   SELECT COALESCE(SUM(GREATEST(s.authorized_amount - s.charged_amount - COALESCE(inflight.amount, 0), 0)), 0)::text AS "total!"
     FROM subscriptions s
-    LEFT JOIN LATERAL (
+    LEFT JOIN (
       SELECT CASE WHEN ia.state = 'sent' OR (ia.state = 'pending' AND ia.signature IS NOT NULL) THEN ia.id END AS id,
-             CASE WHEN ia.state = 'sent' OR (ia.state = 'pending' AND ia.signature IS NOT NULL) THEN ia.amount END AS amount
-        FROM charge_attempts ia
-       WHERE ia.subscription_id = s.id AND ia.period = s.periods_charged + 1
-       LIMIT 1) inflight ON true
+             CASE WHEN ia.state = 'sent' OR (ia.state = 'pending' AND ia.signature IS NOT NULL) THEN ia.amount END AS amount,
+             ia.subscription_id, ia.period
+        FROM charge_attempts ia WHERE ia.wallet = $wallet! AND ia.mint = $mint!
+      OFFSET 0) inflight ON inflight.subscription_id = s.id AND inflight.period = s.periods_charged + 1
    WHERE s.wallet = $wallet! AND s.mint = $mint! AND s.scheme = 'token-delegate' AND s.status IN ('Active', 'PastDue') AND s.revoked_at IS NULL`;
 
 /** `reservedStillNeeded`, leaving out the wallet's subscription to one plan. */
 const reservedStillNeededExcept = sql<IReservedStillNeededExceptQuery>`
   SELECT COALESCE(SUM(GREATEST(s.authorized_amount - s.charged_amount - COALESCE(inflight.amount, 0), 0)), 0)::text AS "total!"
     FROM subscriptions s
-    LEFT JOIN LATERAL (
+    LEFT JOIN (
       SELECT CASE WHEN ia.state = 'sent' OR (ia.state = 'pending' AND ia.signature IS NOT NULL) THEN ia.id END AS id,
-             CASE WHEN ia.state = 'sent' OR (ia.state = 'pending' AND ia.signature IS NOT NULL) THEN ia.amount END AS amount
-        FROM charge_attempts ia
-       WHERE ia.subscription_id = s.id AND ia.period = s.periods_charged + 1
-       LIMIT 1) inflight ON true
+             CASE WHEN ia.state = 'sent' OR (ia.state = 'pending' AND ia.signature IS NOT NULL) THEN ia.amount END AS amount,
+             ia.subscription_id, ia.period
+        FROM charge_attempts ia WHERE ia.wallet = $wallet! AND ia.mint = $mint!
+      OFFSET 0) inflight ON inflight.subscription_id = s.id AND inflight.period = s.periods_charged + 1
    WHERE s.wallet = $wallet! AND s.mint = $mint! AND s.scheme = 'token-delegate' AND s.status IN ('Active', 'PastDue') AND s.revoked_at IS NULL
      AND s.plan_id <> $exceptPlanId!`;
 
@@ -53,24 +53,12 @@ const reservedStillNeededExcept = sql<IReservedStillNeededExceptQuery>`
 const reservedForApproval = sql<IReservedForApprovalQuery>`
   SELECT COALESCE(SUM(GREATEST(s.authorized_amount - s.charged_amount, 0)), 0)::text AS "total!"
     FROM subscriptions s
-    LEFT JOIN LATERAL (
-      SELECT CASE WHEN ia.state = 'sent' OR (ia.state = 'pending' AND ia.signature IS NOT NULL) THEN ia.id END AS id,
-             CASE WHEN ia.state = 'sent' OR (ia.state = 'pending' AND ia.signature IS NOT NULL) THEN ia.amount END AS amount
-        FROM charge_attempts ia
-       WHERE ia.subscription_id = s.id AND ia.period = s.periods_charged + 1
-       LIMIT 1) inflight ON true
    WHERE s.wallet = $wallet! AND s.mint = $mint! AND s.scheme = 'token-delegate' AND s.status IN ('Active', 'PastDue') AND s.revoked_at IS NULL`;
 
 /** `reservedForApproval`, leaving out the wallet's subscription to one plan. */
 const reservedForApprovalExcept = sql<IReservedForApprovalExceptQuery>`
   SELECT COALESCE(SUM(GREATEST(s.authorized_amount - s.charged_amount, 0)), 0)::text AS "total!"
     FROM subscriptions s
-    LEFT JOIN LATERAL (
-      SELECT CASE WHEN ia.state = 'sent' OR (ia.state = 'pending' AND ia.signature IS NOT NULL) THEN ia.id END AS id,
-             CASE WHEN ia.state = 'sent' OR (ia.state = 'pending' AND ia.signature IS NOT NULL) THEN ia.amount END AS amount
-        FROM charge_attempts ia
-       WHERE ia.subscription_id = s.id AND ia.period = s.periods_charged + 1
-       LIMIT 1) inflight ON true
    WHERE s.wallet = $wallet! AND s.mint = $mint! AND s.scheme = 'token-delegate' AND s.status IN ('Active', 'PastDue') AND s.revoked_at IS NULL
      AND s.plan_id <> $exceptPlanId!`;
 
@@ -82,7 +70,7 @@ const reservedForApprovalExcept = sql<IReservedForApprovalExceptQuery>`
  * (wallet-reservation-statements.spec.ts holds them so). A charge is recorded only while that
  * version is still the wallet's (`recordTries` in charge-attempt-leases.repository.ts).
  */
-const walletReservation = sql<IWalletReservationQuery>`
+export const walletReservation = sql<IWalletReservationQuery>`
   SELECT COALESCE(SUM(GREATEST(s.authorized_amount - s.charged_amount - COALESCE(inflight.amount, 0), 0))
            FILTER (WHERE l.live AND (s.created_at, s.id) < ($selfCreatedAt!, $selfId!)), 0)::text AS "reserved!",
          count(inflight.id) FILTER (WHERE s.id <> $selfId!)::int AS "in_flight!",
@@ -90,12 +78,12 @@ const walletReservation = sql<IWalletReservationQuery>`
          COALESCE((SELECT v.version FROM wallet_approval_versions v
                     WHERE v.wallet = $wallet! AND v.mint = $mint!), 0)::text AS "version!"
     FROM subscriptions s
-    LEFT JOIN LATERAL (
+    LEFT JOIN (
       SELECT CASE WHEN ia.state = 'sent' OR (ia.state = 'pending' AND ia.signature IS NOT NULL) THEN ia.id END AS id,
-             CASE WHEN ia.state = 'sent' OR (ia.state = 'pending' AND ia.signature IS NOT NULL) THEN ia.amount END AS amount
-        FROM charge_attempts ia
-       WHERE ia.subscription_id = s.id AND ia.period = s.periods_charged + 1
-       LIMIT 1) inflight ON true
+             CASE WHEN ia.state = 'sent' OR (ia.state = 'pending' AND ia.signature IS NOT NULL) THEN ia.amount END AS amount,
+             ia.subscription_id, ia.period
+        FROM charge_attempts ia WHERE ia.wallet = $wallet! AND ia.mint = $mint!
+      OFFSET 0) inflight ON inflight.subscription_id = s.id AND inflight.period = s.periods_charged + 1
    CROSS JOIN LATERAL (SELECT s.status IN ('Active', 'PastDue') AND s.revoked_at IS NULL AS live) l
    WHERE s.wallet = $wallet! AND s.mint = $mint! AND s.scheme = 'token-delegate' AND (l.live OR inflight.id IS NOT NULL)`;
 
@@ -140,16 +128,21 @@ export interface WalletSeen {
  * yet: a landed one has already lowered the on-chain allowance, and counting it twice would make
  * an approval that covers everyone look short).
  *
- * A subscription has at most one open attempt, for its next period (`periods_charged + 1`; the
- * claim opens no other), so it is found by the (subscription, period) key: a point lookup, whose
- * state is tested in the select list (`CASE`), not in the condition. With the state in the
- * condition, the planner could take the partial index of open attempts instead (the state test
- * implies its predicate), whose entries for attempts long settled stay until a vacuum, and read
- * every open attempt again for each sibling: as a join, in a hash join (a plan made after an
- * ANALYZE that saw few attempts open: `npm run bench:engine`, three instances, +0.3 ms of
- * PostgreSQL CPU a charge); in a `LATERAL` subquery, as a filtered scan per sibling
- * (`test/charge-claim-plan.e2e-spec.ts` saw it). A `LATERAL` subquery (`LIMIT 1`: the key is
- * unique) on the key alone can only be the point lookup.
+ * The charges in flight are found by the wallet's turn: an attempt holds `wallet` exactly while
+ * it is open (`charge_attempts_turn_open`, and a trigger clears it when the attempt ends), the
+ * claim and a resume write it, a put-off with nothing sent clears it, and a trigger gives it to
+ * any open attempt given a signature without one (`charge_attempts_turn_held`,
+ * Migration20261206010000: so no try that may land lacks it). So the wallet's attempts in the
+ * mint are one probe of the turn index (`charge_attempts_open_wallet_idx`), read once
+ * (`OFFSET 0`: not re-read per sibling) and joined to each subscription's next period
+ * (`periods_charged + 1`; a subscription has at most one open attempt, for that period). Before,
+ * each sibling's attempt was looked up by its (subscription, period) key: 20 index look-ups a
+ * charge for a wallet with 20 subscriptions in `npm run bench:engine`. The state is tested in the
+ * select list (`CASE`), not in the condition, and the probe names the wallet alone: with the
+ * state in the condition, the planner could take the partial index of open attempts instead (the
+ * state test implies its predicate) and read every open attempt again
+ * (`test/charge-claim-plan.e2e-spec.ts` saw it; `test/wallet-reservation.e2e-spec.ts` holds what
+ * is counted).
  *
  * Reads subscriptions (its module's table) in the same statement as charge_attempts.
  *
