@@ -159,7 +159,12 @@ describe('Billing engine: one approval shared by a wallet’s subscriptions', ()
         .get(`/api/payments?subscriptionId=${id}`)
         .set(merchant.auth)
         .expect(200);
-      expect(res.body.map((p: { status: string }) => p.status)).toEqual(['confirmed', 'confirmed']);
+      // One line a period; each confirmed, or finalized already when its settlement read the
+      // outcome late (a loaded machine: localnet finalizes a few slots on).
+      expect(res.body).toHaveLength(2);
+      for (const p of res.body as { status: string }[]) {
+        expect(['confirmed', 'finalized']).toContain(p.status);
+      }
     }
 
     // The third period uses up each one's authorised term (three periods); at the fourth each
