@@ -314,5 +314,31 @@ describe('the charge claim on a wave of due subscriptions the statistics have no
       ),
     ).rejects.toThrow('rolled back');
     expect((await sql.query('SHOW plan_cache_mode')).rows).toEqual([{ plan_cache_mode: 'auto' }]);
+    // The setting refused after its BEGIN: the connection goes back rolled back, not in a
+    // transaction (each statement after would have run inside it, never committed).
+    const refusing = new Proxy(sql, {
+      get(target, property) {
+        if (property === 'query') {
+          return async (text: unknown, ...rest: unknown[]) => {
+            if (typeof text === 'string' && text.includes('plan_cache_mode')) {
+              await target.query('BEGIN');
+              throw new Error('the setting was refused');
+            }
+            return (target.query as (...args: unknown[]) => unknown)(text, ...rest);
+          };
+        }
+        const value: unknown = Reflect.get(target, property, target);
+        return typeof value === 'function' ? (value as () => unknown).bind(target) : value;
+      },
+    });
+    const work = jest.fn(show);
+    await expect(
+      new PgSession(refusing, (error) => error).transaction(work, { genericPlans: true }),
+    ).rejects.toThrow('the setting was refused');
+    expect(work).not.toHaveBeenCalled();
+    const { rows } = await sql.query<{ own: boolean }>(
+      `SELECT xact_start = query_start AS own FROM pg_stat_activity WHERE pid = pg_backend_pid()`,
+    );
+    expect(rows).toEqual([{ own: true }]);
   });
 });

@@ -4,9 +4,9 @@ import {
   resumeStale,
 } from '../src/billing/repositories/charge-attempt-claims.repository';
 import { defer, deferClearing } from '../src/billing/repositories/charge-attempt-leases.repository';
-import { DueWalk } from '../src/billing/repositories/due-walk';
+import { DueWalk, FRONT } from '../src/billing/repositories/due-walk';
 import type { Db } from '../src/database/db';
-import { PgSession } from '../src/database/pg-transaction';
+import { PgSession, type SqlTx } from '../src/database/pg-transaction';
 import { randomWallet } from './helpers/test-app';
 import { createTestDatabase } from './setup/test-database';
 
@@ -120,6 +120,48 @@ describe('the charge claims walk the due subscriptions on from the last claim', 
       owner: 'walk-test',
       walk,
     });
+
+  // (First: it leaves nothing behind, every claim of it rolled back.)
+  it('moves the walk only with a claim that committed; a claim run again starts where the first began', async () => {
+    const walk = new DueWalk();
+    const params = {
+      now: new Date(),
+      limit: 2,
+      oneAtATime: true,
+      busy: [],
+      leaseSeconds: 30,
+    };
+    const ids = (rows: { subscription_id: string }[]) => rows.map((r) => r.subscription_id);
+    // The work run in a transaction rolled back (`runs` times, each from its start, as after a
+    // stale prepared plan), then its COMMIT refused or, `commits`, taken.
+    const rolledBack = (runs: number, commits: boolean) =>
+      ({
+        transaction: async (work: (tx: SqlTx) => Promise<unknown>) => {
+          let result: unknown;
+          for (let run = 0; run < runs; run++) {
+            await sql.query('BEGIN');
+            try {
+              result = await work(executor);
+              seen.push(ids(result as { subscription_id: string }[]));
+            } finally {
+              await sql.query('ROLLBACK');
+            }
+          }
+          if (!commits) throw new Error('the COMMIT was refused');
+          return result;
+        },
+      }) as unknown as Db;
+    const seen: string[][] = [];
+    await expect(
+      claimDueRows(rolledBack(1, false), { ...params, owner: 'walk-test', walk }),
+    ).rejects.toThrow('the COMMIT was refused');
+    expect(walk.from('token-delegate')).toEqual(FRONT);
+    const rows = await claimDueRows(rolledBack(2, true), { ...params, owner: 'walk-test', walk });
+    expect(seen[1]).toHaveLength(2);
+    expect(seen[2]).toEqual(seen[1]);
+    expect(ids(rows)).toEqual(seen[1]);
+    expect(walk.from('token-delegate')).not.toEqual(FRONT);
+  });
 
   it('passes what it cannot take yet, walks on, and takes it once its walk comes round again', async () => {
     const walk = new DueWalk();

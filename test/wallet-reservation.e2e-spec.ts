@@ -1,6 +1,9 @@
 import { Client } from 'pg';
 import { recordTries } from '../src/billing/repositories/charge-attempt-leases.repository';
-import { walletReservation } from '../src/billing/repositories/wallet-reservations.repository';
+import {
+  reservedAllowance,
+  walletReservation,
+} from '../src/billing/repositories/wallet-reservations.repository';
 import { randomWallet } from './helpers/test-app';
 import { createTestDatabase } from './setup/test-database';
 
@@ -257,5 +260,39 @@ describe("a token-delegate charge's wallet reservation", () => {
       [[unsent, program]],
     );
     expect(none).toEqual([{ wallet: null }, { wallet: null }]);
+  });
+
+  it('keeps the turn of a try that may land whichever column a write names: its signature, or its wallet cleared', async () => {
+    const w = await wallet();
+    const signedLater = await attempt(w.a.id, 'pending', null, null);
+    await sql.query('UPDATE charge_attempts SET signature = $2 WHERE id = $1', [
+      signedLater,
+      signature('d'),
+    ]);
+    const cleared = await attempt(w.b.id, 'sent', signature('e'), w.address);
+    await sql.query('UPDATE charge_attempts SET wallet = NULL WHERE id = $1', [cleared]);
+    const { rows } = await sql.query<{ wallet: string | null }>(
+      'SELECT wallet FROM charge_attempts WHERE id = ANY($1)',
+      [[signedLater, cleared]],
+    );
+    expect(rows).toEqual([{ wallet: w.address }, { wallet: w.address }]);
+    expect(await w.reservation()).toEqual({ reserved: '16000000', inFlight: 2, siblings: 2 });
+  });
+
+  it("what a new approval must leave for the wallet's others counts their charges in flight; what they still need nets them out", async () => {
+    const w = await wallet();
+    await attempt(w.a.id, 'sent', signature('f'), w.address);
+    const reserved = async (filter: { exceptPlanId?: string; forApproval?: boolean }) =>
+      (await reservedAllowance(executor() as never, w.address, 'USDC', filter)).toString();
+    const [{ plan_id: selfPlan }] = (
+      await sql.query<{ plan_id: string }>('SELECT plan_id FROM subscriptions WHERE id = $1', [
+        w.self.id,
+      ])
+    ).rows;
+    // Three live ones needing 11 each; a's charge of 3 in flight.
+    expect(await reserved({})).toBe('30000000');
+    expect(await reserved({ forApproval: true })).toBe('33000000');
+    expect(await reserved({ exceptPlanId: selfPlan })).toBe('19000000');
+    expect(await reserved({ exceptPlanId: selfPlan, forApproval: true })).toBe('22000000');
   });
 });

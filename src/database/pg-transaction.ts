@@ -210,7 +210,12 @@ export class PgSession extends PgStatements {
 
   private async once<T>(work: (tx: SqlTx) => Promise<T>, options: TransactionOptions): Promise<T> {
     // One round trip for both (the simple protocol takes several statements in one message).
-    await this.command(options.genericPlans ? BEGIN_GENERIC : 'BEGIN');
+    // Should the setting fail after the BEGIN, the connection goes back to the pool rolled back,
+    // not in a transaction the error aborted.
+    await this.command(options.genericPlans ? BEGIN_GENERIC : 'BEGIN').catch(async (error) => {
+      await this.link.client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    });
     let result: T;
     try {
       result = await work(new PgStatements(this.link, true));

@@ -342,14 +342,23 @@ export interface DueClaim {
  * until every customer has moved. Each reads subscriptions, plans and customers
  * (`FOR UPDATE OF s SKIP LOCKED`) in the same statement as its writes.
  *
- * They run on their generic plans (`genericPlans`: one transaction, of database work only). Each
+ * They run on their generic plans (`genericPlans`: one transaction, of database work only, so
+ * the claims of both schemes commit together and hold their rows until then: milliseconds). Each
  * claim is one statement of five tables, the wallets' reservations and a `LIMIT $n`: PostgreSQL,
  * which cannot see that limit in a generic plan and so estimates it higher, planned it again on
  * every claim (~2 ms, a third of the claim's PostgreSQL time in `npm run bench:engine`), for the
  * same plan (`test/charge-claim-plan.e2e-spec.ts` holds the generic plan's reads).
  */
-export function claimDueRows(db: Db, claim: DueClaim): Promise<AttemptRow[]> {
-  return db.transaction((tx) => claimDueIn(tx, claim), { genericPlans: true });
+export async function claimDueRows(db: Db, claim: DueClaim): Promise<AttemptRow[]> {
+  // The walk moves only with a committed claim: a transaction run again (a prepared plan gone
+  // stale) walks from where the first began, not past rows it never claimed.
+  let moved: DueWalk | undefined;
+  const rows = await db.transaction(
+    (tx) => claimDueIn(tx, { ...claim, walk: (moved = claim.walk?.copy()) }),
+    { genericPlans: true },
+  );
+  if (moved) claim.walk?.adopt(moved);
+  return rows;
 }
 
 async function claimDueIn(db: SqlTx, claim: DueClaim): Promise<AttemptRow[]> {

@@ -54,4 +54,17 @@ describe('DueWalk', () => {
     walk.moved('token-delegate', [], 32);
     expect(walk.from('token-delegate')).toEqual(FRONT);
   });
+
+  it('a copy walks on its own, and the walk takes its place only when adopted', () => {
+    const walk = new DueWalk();
+    walk.moved('token-delegate', [row('2026-11-27 12:00:00+00', 'a', 32)], 32);
+    const copy = walk.copy();
+    copy.moved('token-delegate', [row('2026-11-27 12:00:09+00', 'z', 32)], 32);
+    copy.moved('program', [row('2026-11-27 12:00:03+00', 'p', 8)], 8);
+    expect(walk.from('token-delegate')).toEqual({ due: '2026-11-27 12:00:00+00', id: 'a' });
+    expect(walk.from('program')).toEqual(FRONT);
+    walk.adopt(copy);
+    expect(walk.from('token-delegate')).toEqual({ due: '2026-11-27 12:00:09+00', id: 'z' });
+    expect(walk.from('program')).toEqual({ due: '2026-11-27 12:00:03+00', id: 'p' });
+  });
 });

@@ -42,6 +42,19 @@ export class DueWalk {
   /** @param now a monotonic clock in ms (tests pass their own). */
   constructor(private readonly now: () => number = () => performance.now()) {}
 
+  /** A walk at the same place, to move on its own (a claim's transaction may be run again). */
+  copy(): DueWalk {
+    const walk = new DueWalk(this.now);
+    for (const [scheme, at] of this.at) walk.at.set(scheme, { ...at });
+    return walk;
+  }
+
+  /** Takes the place of `walk` (a copy that a committed claim moved). */
+  adopt(walk: DueWalk): void {
+    this.at.clear();
+    for (const [scheme, at] of walk.at) this.at.set(scheme, { ...at });
+  }
+
   /** Where the next claim of `scheme` starts. */
   from(scheme: SubscriptionScheme): DuePosition {
     const at = this.at.get(scheme);

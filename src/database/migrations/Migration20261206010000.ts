@@ -8,7 +8,8 @@ import { Migration } from '@mikro-orm/migrations';
  * nothing sent clears it; this trigger makes sure of the rest, whatever writes the attempt (a
  * statement of this build, of the build before during a rolling upgrade, or an operator's): an
  * open attempt given a signature without a wallet takes its subscription's, under the
- * token-delegate scheme. It fires on writes of the signature, the state or the wallet only, so
+ * token-delegate scheme (in flight as the reservation counts it: sent, or pending with a
+ * signature). It fires on writes of the signature, the state or the wallet only, so
  * a lease renewal or a network fee added reads nothing. The attempts already in flight without
  * one get theirs here.
  */
@@ -21,10 +22,10 @@ export class Migration20261206010000 extends Migration {
     );
     this.addSql(
       `create trigger "charge_attempts_turn_held" before insert or update of "signature", "state", "wallet" on "charge_attempts" for each row ` +
-        `when (new."wallet" is null and new."signature" is not null and new."state" in ('pending', 'sent')) execute function "charge_attempts_turn_held"();`,
+        `when (new."wallet" is null and (new."state" = 'sent' or (new."state" = 'pending' and new."signature" is not null))) execute function "charge_attempts_turn_held"();`,
     );
     this.addSql(
-      `update "charge_attempts" a set "wallet" = s."wallet" from "subscriptions" s where s."id" = a."subscription_id" and s."scheme" = 'token-delegate' and a."wallet" is null and a."signature" is not null and a."state" in ('pending', 'sent');`,
+      `update "charge_attempts" a set "wallet" = s."wallet" from "subscriptions" s where s."id" = a."subscription_id" and s."scheme" = 'token-delegate' and a."wallet" is null and (a."state" = 'sent' or (a."state" = 'pending' and a."signature" is not null));`,
     );
   }
 
