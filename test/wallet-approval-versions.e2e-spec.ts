@@ -1,6 +1,6 @@
 import { Client } from 'pg';
 import { randomWallet } from './helpers/test-app';
-import { createTestDatabase } from './setup/test-database';
+import { type MerchantDatabase, merchantDatabase } from './helpers/merchant-database';
 
 /**
  * `wallet_approval_versions` (Migration20261205010000): a version per wallet and mint of what a
@@ -10,26 +10,16 @@ import { createTestDatabase } from './setup/test-database';
  * reservation, and a lock it takes at the wrong moment could deadlock a settlement.
  */
 describe("a wallet's approval version", () => {
-  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let fixture: MerchantDatabase;
   let sql: Client;
   let merchant: string;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    sql = new Client({ connectionString: db.url });
-    await sql.connect();
-    const { rows } = await sql.query<{ id: string }>(
-      `INSERT INTO merchants (id, created_at, updated_at, name, wallet_address, webhook_secret)
-       VALUES (gen_random_uuid(), now(), now(), 'Acme', $1, 'whsec_x') RETURNING id`,
-      [randomWallet()],
-    );
-    merchant = rows[0].id;
+    fixture = await merchantDatabase();
+    ({ sql, merchant } = fixture);
   });
 
-  afterAll(async () => {
-    await sql.end();
-    await db.drop();
-  });
+  afterAll(() => fixture.close());
 
   /** A customer at a wallet of its own, and the version of that wallet's approval in USDC. */
   async function customer() {
@@ -166,8 +156,8 @@ describe("a wallet's approval version", () => {
   it('starts at 1 for a wallet with none, whichever of two transactions commits first', async () => {
     const { id, version } = await customer();
     const [a, b] = [
-      new Client({ connectionString: db.url }),
-      new Client({ connectionString: db.url }),
+      new Client({ connectionString: fixture.url }),
+      new Client({ connectionString: fixture.url }),
     ];
     await Promise.all([a.connect(), b.connect()]);
     try {
@@ -189,8 +179,8 @@ describe("a wallet's approval version", () => {
     const a = await attempt(delegated, 'sent', signature('4'));
     const before = Number(await version());
     const [settle, cancel] = [
-      new Client({ connectionString: db.url }),
-      new Client({ connectionString: db.url }),
+      new Client({ connectionString: fixture.url }),
+      new Client({ connectionString: fixture.url }),
     ];
     await Promise.all([settle.connect(), cancel.connect()]);
     try {

@@ -5,7 +5,7 @@ import {
   walletReservation,
 } from '../src/billing/repositories/wallet-reservations.repository';
 import { randomWallet } from './helpers/test-app';
-import { createTestDatabase } from './setup/test-database';
+import { type MerchantDatabase, merchantDatabase } from './helpers/merchant-database';
 
 /**
  * A token-delegate charge is judged on its wallet's reservation (`walletReservation`; the claim
@@ -18,7 +18,7 @@ import { createTestDatabase } from './setup/test-database';
  * allowance and the reservation were not read of one state.
  */
 describe("a token-delegate charge's wallet reservation", () => {
-  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let fixture: MerchantDatabase;
   let sql: Client;
   let merchant: string;
   const executor = () => ({
@@ -29,21 +29,11 @@ describe("a token-delegate charge's wallet reservation", () => {
   });
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    sql = new Client({ connectionString: db.url });
-    await sql.connect();
-    const { rows } = await sql.query<{ id: string }>(
-      `INSERT INTO merchants (id, created_at, updated_at, name, wallet_address, webhook_secret)
-       VALUES (gen_random_uuid(), now(), now(), 'Acme', $1, 'whsec_x') RETURNING id`,
-      [randomWallet()],
-    );
-    merchant = rows[0].id;
+    fixture = await merchantDatabase();
+    ({ sql, merchant } = fixture);
   });
 
-  afterAll(async () => {
-    await sql.end();
-    await db.drop();
-  });
+  afterAll(() => fixture.close());
 
   /**
    * A wallet with three token-delegate subscriptions in USDC, oldest first (each authorised
@@ -119,6 +109,31 @@ describe("a token-delegate charge's wallet reservation", () => {
 
   const signature = (c: string) => c.repeat(87);
 
+  /** A try recorded by its holder (`recordTries`), nothing compared of its wallet's approval. */
+  const recordTry = (id: string, subscriptionId: string, signed: string, scheme: string) =>
+    recordTries.run(
+      {
+        tries: JSON.stringify([
+          {
+            id,
+            subscription_id: subscriptionId,
+            signature: signed,
+            transaction: 'AAAA',
+            last_valid_block_height: 100,
+            amount: 3000000, // as the attempts here
+            lease_seconds: 30,
+            owner: 'A',
+            now: new Date().toISOString(),
+            wallet: null,
+            mint: null,
+            version: null,
+            scheme,
+          },
+        ]),
+      },
+      executor(),
+    );
+
   it('reserves what the older live ones still need, with none in flight', async () => {
     const w = await wallet();
     expect(await w.reservation()).toEqual({ reserved: '22000000', inFlight: 0, siblings: 2 });
@@ -173,28 +188,7 @@ describe("a token-delegate charge's wallet reservation", () => {
     // Claimed, then put off with nothing sent (its turn given up), then recorded by its holder
     // (a resume would have written the wallet again: the trigger does so whatever the writer).
     const id = await attempt(w.b.id, 'pending', null, null);
-    const recorded = await recordTries.run(
-      {
-        tries: JSON.stringify([
-          {
-            id,
-            subscription_id: w.b.id,
-            signature: signature('8'),
-            transaction: 'AAAA',
-            last_valid_block_height: 100,
-            amount: 3000000,
-            lease_seconds: 30,
-            owner: 'A',
-            now: new Date().toISOString(),
-            wallet: null,
-            mint: null,
-            version: null,
-            scheme: 'token-delegate',
-          },
-        ]),
-      },
-      executor(),
-    );
+    const recorded = await recordTry(id, w.b.id, signature('8'), 'token-delegate');
     expect(recorded).toEqual([{ id }]);
     const { rows } = await sql.query<{ state: string; wallet: string | null }>(
       'SELECT state, wallet FROM charge_attempts WHERE id = $1',
@@ -207,28 +201,7 @@ describe("a token-delegate charge's wallet reservation", () => {
   it('a try recorded under the Subscriptions program holds no wallet turn', async () => {
     const w = await wallet();
     const id = await attempt(w.program.id, 'pending', null, null);
-    await recordTries.run(
-      {
-        tries: JSON.stringify([
-          {
-            id,
-            subscription_id: w.program.id,
-            signature: signature('9'),
-            transaction: 'AAAA',
-            last_valid_block_height: 100,
-            amount: 1000000,
-            lease_seconds: 30,
-            owner: 'A',
-            now: new Date().toISOString(),
-            wallet: null,
-            mint: null,
-            version: null,
-            scheme: 'program',
-          },
-        ]),
-      },
-      executor(),
-    );
+    await recordTry(id, w.program.id, signature('9'), 'program');
     const { rows } = await sql.query<{ state: string; wallet: string | null }>(
       'SELECT state, wallet FROM charge_attempts WHERE id = $1',
       [id],
