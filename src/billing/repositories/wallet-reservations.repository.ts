@@ -15,9 +15,9 @@ import type {
  * own copy of the payer's wallet and the plan's mint (`subscriptions_wallet_idx`, one index
  * range; Migration20261203010000): only the wallet's own, never a walk over every subscription
  * (a plan on created_at once made each charge read all those created earlier), nor the wallet's
- * customers, their subscriptions and each one's plan, as before. `inflight` is
- * the open attempt's charge (see `reservedAllowance`). What a subscription still needs of the shared approval, its charge
- * in flight netted out, is `GREATEST(s.authorized_amount - s.charged_amount -
+ * customers, their subscriptions and each one's plan, as before. `inflight` is the open
+ * attempt's charge (see `reservedAllowance`). What a subscription still needs of the shared
+ * approval, its charge in flight netted out, is `GREATEST(s.authorized_amount - s.charged_amount -
  * COALESCE(inflight.amount, 0), 0)`; what it needs of an approval signed now, its charge in
  * flight included, `GREATEST(s.authorized_amount - s.charged_amount, 0)`. pgtyped takes one
  * static text per statement, so each variant (`reservedAllowance`'s filter) is written out
