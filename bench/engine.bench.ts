@@ -45,6 +45,7 @@ import bs58 from 'bs58';
 import { createServer, IncomingMessage, ServerResponse } from 'node:http';
 import { createPrivateKey, randomUUID, sign as cryptoSign } from 'node:crypto';
 import { Client } from 'pg';
+import { join } from 'node:path';
 import { MINT_SYMBOLS, mintTable } from '../src/solana/mints';
 import {
   BenchServer,
@@ -69,7 +70,7 @@ const SUBSCRIPTIONS = Number(process.env.BENCH_SUBSCRIPTIONS ?? 10_000);
 const INVOICES = Number(process.env.BENCH_INVOICES ?? 10_000);
 const ONLY = process.env.BENCH_ONLY;
 /** BENCH_PG_STATEMENTS=1: pg_stat_statements on, and each service round prints its top statements. */
-const PG_STATEMENTS = process.env.BENCH_PG_STATEMENTS === '1';
+const PG_STATEMENTS = ['1', 'calls'].includes(process.env.BENCH_PG_STATEMENTS ?? '');
 const COUNT_RPC = process.env.BENCH_COUNT_RPC === '1';
 /** BENCH_PG_SETTINGS='a=1 b=2': more PostgreSQL settings (e.g. auto_explain's, to read plans). */
 const PG_SETTINGS = (process.env.BENCH_PG_SETTINGS ?? '').split(/\s+/).filter(Boolean);
@@ -79,7 +80,13 @@ const MERCHANTS = 4;
 const PLANS_PER_MERCHANT = 5; // 20 plans: 10 charged by one instance, 10 by BENCH_MANY
 /** Instances of the second configuration. */
 const MANY = Number(process.env.BENCH_MANY ?? 3);
-const APPROVAL_PERIODS = 12n; // SUBSCRIPTION_APPROVAL_PERIODS' default
+/**
+ * Periods each subscription's share of its wallet's approval covers: more than the rounds and
+ * their warm-ups charge (up to ten periods at 2 000 charges a round), so that no charge is
+ * within three periods of its share's end (which sends the customer a notice: not a charge's
+ * steady cost). Three times SUBSCRIPTION_APPROVAL_PERIODS' default.
+ */
+const APPROVAL_PERIODS = 36n;
 const USDC = new PublicKey(mintTable('localnet')[0].address);
 const MEMO_PROGRAM = new PublicKey('MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr');
 const USDC_UNIT = 1_000_000n;
@@ -90,8 +97,11 @@ const CEILING_IN_FLIGHT = 4;
 const STATUS_BATCH = 256;
 /** Anchor rounds that pull from every subscriber: the ceiling and the bare client, twice each. */
 const ANCHOR_ROUNDS = 4n;
-/** Plans released to warm each configuration's instances up before its measured round. */
-const WARM_UP_PLANS = Number(process.env.BENCH_WARM_UP_PLANS ?? 2);
+/**
+ * Charges each instance makes before its measured round (`BENCH_WARM_UP_CHARGES`): periods of
+ * the other half's plans, released a plan at a time and again from the first once all were.
+ */
+const WARM_UP_CHARGES = Number(process.env.BENCH_WARM_UP_CHARGES ?? 3000);
 
 interface Plan {
   id: string;
@@ -166,7 +176,7 @@ async function printStatements(db: Client, charges: number): Promise<void> {
     `SELECT regexp_replace(query, '\\s+', ' ', 'g') AS query, calls::text AS calls,
             total_exec_time AS exec, total_plan_time AS plan
        FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
-      ORDER BY total_exec_time + total_plan_time DESC LIMIT 15`,
+      ORDER BY ${process.env.BENCH_PG_STATEMENTS === 'calls' ? 'pg_stat_statements.calls' : 'total_exec_time + total_plan_time'} DESC LIMIT 15`,
   );
   for (const row of rows) {
     process.stdout.write(
@@ -186,6 +196,8 @@ async function merchantWallet(db: Client, merchantId: string): Promise<string> {
 /** CPU time (µs) of the processes in play, read before and after a round. */
 interface Cpu {
   service: number;
+  /** Of `service`: V8's helper threads (its optimising compiler, parallel and concurrent GC). */
+  serviceHelpers: number;
   postgres: number;
   chain: number;
   client: number;
@@ -201,8 +213,10 @@ function cpuMeter(pids: { postgres?: number; chain: number; benchBackend?: numbe
   const read = (services: number[]): Cpu => {
     const usage = process.cpuUsage();
     const benchBackend = pids.benchBackend ? cpuMicros(pids.benchBackend) : 0;
+    const service = services.reduce((sum, pid) => sum + cpuMicros(pid), 0);
     return {
-      service: services.reduce((sum, pid) => sum + cpuMicros(pid), 0),
+      service,
+      serviceHelpers: service - services.reduce((sum, pid) => sum + cpuMicros(pid, pid), 0),
       postgres: pids.postgres ? treeCpuMicros(pids.postgres) - benchBackend : 0,
       chain: cpuMicros(pids.chain),
       client: usage.user + usage.system + benchBackend,
@@ -217,6 +231,7 @@ function cpuMeter(pids: { postgres?: number; chain: number; benchBackend?: numbe
         const per = (k: keyof Cpu) => (after[k] - before[k]) / 1000 / items;
         return {
           service: per('service'),
+          serviceHelpers: per('serviceHelpers'),
           postgres: per('postgres'),
           chain: per('chain'),
           client: per('client'),
@@ -227,7 +242,7 @@ function cpuMeter(pids: { postgres?: number; chain: number; benchBackend?: numbe
 }
 
 const cpuLine = (cpu: Cpu) =>
-  `CPU ms per charge: service ${cpu.service.toFixed(2)}, PostgreSQL ${cpu.postgres.toFixed(2)}, chain ${cpu.chain.toFixed(2)}, bench client ${cpu.client.toFixed(2)}`;
+  `CPU ms per charge: service ${cpu.service.toFixed(2)}${cpu.service > 0 ? ` (V8's helper threads ${cpu.serviceHelpers.toFixed(2)})` : ''}, PostgreSQL ${cpu.postgres.toFixed(2)}, chain ${cpu.chain.toFixed(2)}, bench client ${cpu.client.toFixed(2)}`;
 
 runBench(async () => {
   const database = await startDatabase({
@@ -489,25 +504,37 @@ async function chargeRuns(
             CHARGE_RUN_INTERVAL_MS: '1000',
           },
           // BENCH_PROFILE_DIR: each instance writes a V8 CPU profile there when it stops.
-          nodeArgs: process.env.BENCH_PROFILE_DIR
-            ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`]
-            : [],
+          // BENCH_NODE_ARGS: more node options for the instances (e.g. V8 tracing), with
+          // BENCH_STDOUT_DIR for what they print.
+          nodeArgs: [
+            ...(process.env.BENCH_PROFILE_DIR
+              ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`]
+              : []),
+            ...(process.env.BENCH_NODE_ARGS?.split(/\s+/).filter(Boolean) ?? []),
+          ],
+          stdoutFile: process.env.BENCH_STDOUT_DIR
+            ? join(process.env.BENCH_STDOUT_DIR, `instance-${Date.now()}-${i}.log`)
+            : undefined,
         }),
       );
     }
-    // Warm-up, not measured: a fifth as many charges (two plans of the other half) for each
-    // instance, so each is measured as a long-running one is (its code optimised by V8, its
-    // mints, plan simulations, connections and its subscribers' token accounts derived), not
-    // paying its first seconds inside the window. Per instance: three instances shared one
-    // instance's warm-up before, each a third of it, and derived most of their subscribers'
-    // accounts (0.3-1 ms each, on a cold instance) inside the measured round.
-    const warmUp = perRound(round === 0 ? 1 : 0).slice(0, WARM_UP_PLANS * instances);
-    if (warmUp.length > 0) {
+    // Warm-up, not measured: `WARM_UP_CHARGES` charges for each instance, so each is measured as
+    // a long-running one is, not paying its first seconds inside the window: its code optimised
+    // by V8, its mints, plan simulations, connections and its subscribers' token accounts. Two
+    // plans' worth (a fifth of a round) had left V8's optimising compiler busy well into the
+    // measured round: ~30% of the instance's CPU on its helper threads, the service's CPU a charge
+    // 0.90 ms against 0.60-0.65 after 3 000 charges (docs/performance.md). Per instance: three
+    // instances warm up three times as many charges between them as one does.
+    const others = perRound(round === 0 ? 1 : 0);
+    let left = Math.ceil((WARM_UP_CHARGES * instances) / subscribers.length);
+    while (left > 0) {
+      const warmUp = others.slice(0, Math.min(left, others.length));
+      left -= warmUp.length;
       const from = await succeeded();
       await release(warmUp);
       await until(
         async () => (await succeeded()) - from >= warmUp.length * subscribers.length,
-        120_000,
+        300_000,
         () => 'the warm-up charges did not all settle',
         500,
       );
@@ -750,6 +777,7 @@ async function countingProxy(target: string) {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks);
+      counts.set('(HTTP requests)', (counts.get('(HTTP requests)') ?? 0) + 1);
       try {
         const parsed = JSON.parse(body.toString()) as { method: string } | { method: string }[];
         for (const call of Array.isArray(parsed) ? parsed : [parsed]) {

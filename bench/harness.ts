@@ -35,9 +35,13 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** User + system CPU time of a process, in microseconds (from /proc, clock ticks of 10 ms). */
-export function cpuMicros(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+/**
+ * User + system CPU time of a process, in microseconds (from /proc, clock ticks of 10 ms); of one
+ * of its threads with `thread` (its main thread's id is the pid).
+ */
+export function cpuMicros(pid: number, thread?: number): number {
+  const path = thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`;
+  const fields = readFileSync(path, 'utf8').split(') ')[1].split(' ');
   return (Number(fields[11]) + Number(fields[12])) * 10_000;
 }
 
