@@ -101,7 +101,7 @@ const ANCHOR_ROUNDS = 4n;
  * Charges each instance makes before its measured round (`BENCH_WARM_UP_CHARGES`): periods of
  * the other half's plans, released a plan at a time and again from the first once all were.
  */
-const WARM_UP_CHARGES = Number(process.env.BENCH_WARM_UP_CHARGES ?? 3000);
+const WARM_UP_CHARGES = Number(process.env.BENCH_WARM_UP_CHARGES ?? 10_000);
 
 interface Plan {
   id: string;
@@ -520,11 +520,15 @@ async function chargeRuns(
     }
     // Warm-up, not measured: `WARM_UP_CHARGES` charges for each instance, so each is measured as
     // a long-running one is, not paying its first seconds inside the window: its code optimised
-    // by V8, its mints, plan simulations, connections and its subscribers' token accounts. Two
-    // plans' worth (a fifth of a round) had left V8's optimising compiler busy well into the
-    // measured round: ~30% of the instance's CPU on its helper threads, the service's CPU a charge
-    // 0.90 ms against 0.60-0.65 after 3 000 charges (docs/performance.md). Per instance: three
-    // instances warm up three times as many charges between them as one does.
+    // by V8, its mints, plan simulations, connections and its subscribers' token accounts. V8
+    // optimises a service this size function by function as each gets hot, for tens of seconds
+    // under load (`--trace-opt`: hundreds of first optimisations, no re-optimisation loop).
+    // Two plans' worth (a fifth of a round) left its optimising compiler busy well into the
+    // measured round: the instance's CPU a charge was 0.90 ms after 1 200 charges of warm-up
+    // and 0.60-0.65 after 6 000 (6 000 a round); 0.66-0.81 after 3 000 and 0.59-0.63 after
+    // 10 000 (10 000 a round), its helper threads' part ~0.3, 0.11-0.13 and 0.08
+    // (docs/performance.md). Per instance: three instances warm up three times as many charges
+    // between them as one does.
     const others = perRound(round === 0 ? 1 : 0);
     let left = Math.ceil((WARM_UP_CHARGES * instances) / subscribers.length);
     while (left > 0) {
