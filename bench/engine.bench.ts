@@ -69,7 +69,10 @@ import {
 const SUBSCRIPTIONS = Number(process.env.BENCH_SUBSCRIPTIONS ?? 10_000);
 const INVOICES = Number(process.env.BENCH_INVOICES ?? 10_000);
 const ONLY = process.env.BENCH_ONLY;
-/** BENCH_PG_STATEMENTS=1: pg_stat_statements on, and each service round prints its top statements. */
+/**
+ * BENCH_PG_STATEMENTS=1: pg_stat_statements on, and each service round prints its costliest
+ * statements (`calls`: its most often run).
+ */
 const PG_STATEMENTS = ['1', 'calls'].includes(process.env.BENCH_PG_STATEMENTS ?? '');
 const COUNT_RPC = process.env.BENCH_COUNT_RPC === '1';
 /** BENCH_PG_SETTINGS='a=1 b=2': more PostgreSQL settings (e.g. auto_explain's, to read plans). */
@@ -81,12 +84,10 @@ const PLANS_PER_MERCHANT = 5; // 20 plans: 10 charged by one instance, 10 by BEN
 /** Instances of the second configuration. */
 const MANY = Number(process.env.BENCH_MANY ?? 3);
 /**
- * Periods each subscription's share of its wallet's approval covers: more than the rounds and
- * their warm-ups charge (up to ten periods at 2 000 charges a round), so that no charge is
- * within three periods of its share's end (which sends the customer a notice: not a charge's
- * steady cost). Three times SUBSCRIPTION_APPROVAL_PERIODS' default.
+ * Periods each subscription's share of its wallet's approval covers at least (the service's
+ * default, 12); more when the rounds and their warm-ups charge more (`approvalPeriods`).
  */
-const APPROVAL_PERIODS = 36n;
+const MIN_APPROVAL_PERIODS = 12;
 const USDC = new PublicKey(mintTable('localnet')[0].address);
 const MEMO_PROGRAM = new PublicKey('MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr');
 const USDC_UNIT = 1_000_000n;
@@ -102,6 +103,19 @@ const ANCHOR_ROUNDS = 4n;
  * the other half's plans, released a plan at a time and again from the first once all were.
  */
 const WARM_UP_CHARGES = Number(process.env.BENCH_WARM_UP_CHARGES ?? 10_000);
+
+/**
+ * A share's periods for `wallets` subscribers a plan: the period charged before the bench, the
+ * two measured rounds of its half, the warm-ups of both configurations that charge its half
+ * (a period a pass over the half's plans), and three periods' room before the share's end (a
+ * charge within them sends the customer a notice: not a charge's steady cost), plus one.
+ */
+function approvalPeriods(wallets: number): bigint {
+  const half = (MERCHANTS * PLANS_PER_MERCHANT) / 2;
+  const passes = (instances: number) =>
+    Math.ceil(Math.ceil((WARM_UP_CHARGES * instances) / wallets) / half);
+  return BigInt(Math.max(MIN_APPROVAL_PERIODS, 1 + 2 + passes(1) + passes(MANY) + 4));
+}
 
 interface Plan {
   id: string;
@@ -369,7 +383,8 @@ async function chargeRuns(
   // Subscriber wallets: funded, approving the service key for their 20 shares plus the anchor
   // rounds' transfers (the anchors pull from the same accounts, to the same merchants).
   const perRound = (round: 0 | 1) => plans.filter((p) => p.round === round);
-  const shares = plans.reduce((sum, p) => sum + p.amount * APPROVAL_PERIODS, 0n);
+  const approval = approvalPeriods(wallets);
+  const shares = plans.reduce((sum, p) => sum + p.amount * approval, 0n);
   const anchorTotal = ANCHOR_ROUNDS * perRound(0).reduce((sum, p) => sum + p.amount, 0n);
   const subscribers: { wallet: Keypair; ata: PublicKey }[] = [];
   await throughput(wallets, 16, async () => {
@@ -423,7 +438,7 @@ async function chargeRuns(
       [
         plan.id,
         planMerchant.get(plan.id),
-        (plan.amount * APPROVAL_PERIODS).toString(),
+        (plan.amount * approval).toString(),
         owners,
         atas,
         plan.amount.toString(),
