@@ -9,4 +9,10 @@ describe('orderedUuid', () => {
     expect([...ids].sort()).toEqual(ids);
     expect(new Set(ids).size).toBe(ids.length);
   });
+
+  it('draws fresh random bits for every id, across refills of its pool (512 ids a refill)', () => {
+    // The last 62 random bits of each id: a pool read twice, or never refilled, repeats them.
+    const tails = Array.from({ length: 10_000 }, () => orderedUuid().slice(19));
+    expect(new Set(tails).size).toBe(tails.length);
+  });
 });
