@@ -492,10 +492,10 @@ async function chargeRuns(
   const succeeded = () =>
     count(db, `SELECT count(*) AS n FROM charge_attempts WHERE state = 'succeeded'`);
   // What is left of a release: its subscriptions still due, and the attempts open. Polled
-  // instead of \`succeeded\`, which reads every attempt (10-47 ms a poll as the table grows to
+  // instead of `succeeded`, which reads every attempt (10-47 ms a poll as the table grows to
   // 80 000 rows over a run: CPU taken from the processes measured, on two cores); this is a
-  // range of the due index and the partial index of open attempts. (\`released\` is the
-  // release's \`now()\` cut to the millisecond, and the due time column keeps milliseconds,
+  // range of the due index and the partial index of open attempts. (`released` is the
+  // release's `now()` cut to the millisecond, and the due time column keeps milliseconds,
   // rounded: hence the millisecond more.)
   const unsettled = (released: Date) =>
     count(
