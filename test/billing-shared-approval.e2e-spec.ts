@@ -73,6 +73,27 @@ describe('Billing engine: one approval shared by a wallet’s subscriptions', ()
     return (await billing.subscriptionOf(merchant.auth, planId, customer.publicKey.toBase58())).id;
   }
   const share = (plan: { amount: bigint }) => PERIODS * plan.amount;
+  /** The customer approves the service key for `amount` in USDC by hand, outside the service. */
+  async function approveByHand(customer: Keypair, amount: bigint): Promise<void> {
+    const mint = await chain.mint('USDC');
+    const builder = (chain as unknown as { unsigned: UnsignedTxBuilder }).unsigned;
+    const ata = new PublicKey(await chain.tokenAccount(customer.publicKey.toBase58(), 'USDC'));
+    const approve = await builder.build(customer.publicKey, [
+      createApproveCheckedInstruction(
+        ata,
+        new PublicKey(mint.address),
+        new PublicKey(chain.servicePublicKey),
+        customer.publicKey,
+        amount,
+        6,
+        [],
+        new PublicKey(mint.tokenProgram),
+      ),
+    ]);
+    expect(
+      (await signAndSend(t, approve.transaction, approve.lastValidBlockHeight, customer)).state,
+    ).toBe('succeeded');
+  }
 
   beforeAll(async () => {
     t = await createTestApp({
@@ -201,25 +222,10 @@ describe('Billing engine: one approval shared by a wallet’s subscriptions', ()
     const addon = await subscribe(customer, plans.addon.id);
 
     // The customer approves again by hand: enough for the two oldest, not for the third.
-    const enough = share(plans.pro) - plans.pro.amount + (share(plans.basic) - plans.basic.amount);
-    const mint = await chain.mint('USDC');
-    const builder = (chain as unknown as { unsigned: UnsignedTxBuilder }).unsigned;
-    const ata = new PublicKey(await chain.tokenAccount(wallet, 'USDC'));
-    const approve = await builder.build(customer.publicKey, [
-      createApproveCheckedInstruction(
-        ata,
-        new PublicKey(mint.address),
-        new PublicKey(chain.servicePublicKey),
-        customer.publicKey,
-        enough,
-        6,
-        [],
-        new PublicKey(mint.tokenProgram),
-      ),
-    ]);
-    expect(
-      (await signAndSend(t, approve.transaction, approve.lastValidBlockHeight, customer)).state,
-    ).toBe('succeeded');
+    await approveByHand(
+      customer,
+      share(plans.pro) - plans.pro.amount + (share(plans.basic) - plans.basic.amount),
+    );
 
     await advance(30);
     await run();
@@ -239,6 +245,59 @@ describe('Billing engine: one approval shared by a wallet’s subscriptions', ()
     ]);
     expect(await balance(wallet)).toBe(
       100n * USDC - 2n * (plans.pro.amount + plans.basic.amount) - plans.addon.amount,
+    );
+  });
+
+  it('an approval that covers the older ones but not everyone charges the older ones: the claim reads what all the others need, and what the older ones need when the approval falls short of that', async () => {
+    const customer = Keypair.generate();
+    const wallet = customer.publicKey.toBase58();
+    fund(t, wallet, { symbol: 'USDC', amount: 100n * USDC });
+    // The cheap ones first, the dear one last (a second apart: older is the order made in).
+    const basic = await subscribe(customer, plans.basic.id);
+    await tick();
+    const addon = await subscribe(customer, plans.addon.id);
+    await tick();
+    const pro = await subscribe(customer, plans.pro.id);
+
+    // Enough for the two oldest (8 + 4 USDC), far from what all three need (32): each of the
+    // two oldest is covered with what the older ones need, not with what all the others need.
+    await approveByHand(
+      customer,
+      share(plans.basic) - plans.basic.amount + (share(plans.addon) - plans.addon.amount),
+    );
+
+    await advance(30);
+    await run();
+    expect(await subscription(beta, basic)).toMatchObject({
+      status: 'Active',
+      failureReason: null,
+    });
+    expect(await subscription(acme, addon)).toMatchObject({
+      status: 'Active',
+      failureReason: null,
+    });
+    expect(await subscription(acme, pro)).toMatchObject({
+      status: 'Completed',
+      failureReason: 'authorization_gone',
+    });
+    expect(await ledger(beta, basic)).toEqual([
+      { status: 'confirmed', note: null },
+      { status: 'confirmed', note: null },
+    ]);
+    expect(await ledger(acme, addon)).toEqual([
+      { status: 'confirmed', note: null },
+      { status: 'confirmed', note: null },
+    ]);
+    expect(await ledger(acme, pro)).toEqual([
+      { status: 'confirmed', note: null },
+      { status: 'failed', note: 'authorization_gone' },
+    ]);
+    expect(await balance(wallet)).toBe(
+      100n * USDC - 2n * (plans.basic.amount + plans.addon.amount) - plans.pro.amount,
+    );
+    // What is left of the approval: what the two oldest still need after this period.
+    expect(await delegated(wallet)).toBe(
+      share(plans.basic) - 2n * plans.basic.amount + (share(plans.addon) - 2n * plans.addon.amount),
     );
   });
 

@@ -372,6 +372,87 @@ describe('Database schema', () => {
     }
   });
 
+  it("the upgrade writes each wallet's approval totals from its live token-delegate subscriptions, and moves their versions", async () => {
+    const db = await createTestDatabase();
+    const orm = await MikroORM.init(mikroOrmOptions(db.url));
+    try {
+      const migrator = orm.getMigrator();
+      await migrator.down({ to: 'Migration20261206010000' });
+      const sql = orm.em.getConnection();
+      const [alice, bob] = [
+        '9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin',
+        '4Nd1mBQtrMJVYVfKf2PJy9NZUZdTAsp7D4xWLs4gDB4T',
+      ];
+      const [{ id: merchant }] = await sql.execute<{ id: string }[]>(
+        `INSERT INTO merchants (id, created_at, updated_at, name, wallet_address, webhook_secret)
+         VALUES (gen_random_uuid(), now(), now(), 'Acme', ?, 'whsec_x') RETURNING id`,
+        ['7dHbWXmci3dT8UFYWYZweBLXgycu7Y3iL6trKn1Y7ARj'],
+      );
+      // A subscription of `wallet` to a plan of its own in `mint`, as given.
+      const subscription = async (
+        wallet: string,
+        mint: string,
+        scheme: string,
+        status: string,
+        amounts: [authorized: number, charged: number],
+        revoked = false,
+      ) => {
+        const [{ id: customer }] = await sql.execute<{ id: string }[]>(
+          `INSERT INTO customers (id, merchant_id, wallet_address, created_at, updated_at)
+           VALUES (gen_random_uuid(), ?, ?, now(), now())
+           ON CONFLICT (merchant_id, wallet_address) DO UPDATE SET updated_at = now()
+           RETURNING id`,
+          [merchant, wallet],
+        );
+        await sql.execute(
+          `WITH p AS (
+             INSERT INTO plans (id, merchant_id, label, mint, amount, interval_seconds, active,
+               onchain_plan_id, created_at, updated_at)
+             VALUES (gen_random_uuid(), ?, 'p', ?, 1000000, 2592000, true,
+                     left(md5(random()::text), 16), now(), now())
+             RETURNING id)
+           INSERT INTO subscriptions (id, merchant_id, plan_id, customer_id, status,
+             current_period_end, onchain_address, authorized_amount, charged_amount,
+             periods_charged, created_at, updated_at, scheme, revoked_at)
+           SELECT gen_random_uuid(), ?, p.id, ?, ?, now(), 'x', ?, ?, 0, now(), now(), ?,
+                  CASE WHEN ? THEN now() END
+             FROM p`,
+          [merchant, mint, merchant, customer, status, ...amounts, scheme, revoked],
+        );
+      };
+      await subscription(alice, 'USDC', 'token-delegate', 'Active', [12_000_000, 1_000_000]);
+      await subscription(alice, 'USDC', 'token-delegate', 'PastDue', [5_000_000, 0]);
+      await subscription(alice, 'USDC', 'token-delegate', 'Active', [1_000_000, 3_000_000]);
+      await subscription(alice, 'USDC', 'token-delegate', 'Cancelled', [9_000_000, 0]);
+      await subscription(alice, 'USDC', 'token-delegate', 'Active', [9_000_000, 0], true);
+      await subscription(alice, 'USDC', 'program', 'Active', [0, 0]);
+      await subscription(alice, 'PYUSD', 'token-delegate', 'Active', [7_000_000, 0]);
+      await subscription(bob, 'USDC', 'token-delegate', 'Completed', [4_000_000, 4_000_000]);
+      const rows = () =>
+        sql.execute<{ wallet: string; mint: string; version: string; totals: string | null }[]>(
+          `SELECT wallet, mint, version::text,
+                  (to_jsonb(v) ->> 'need') || '/' || (to_jsonb(v) ->> 'live') AS totals
+             FROM wallet_approval_versions v ORDER BY wallet, mint`,
+        );
+      // Before: versions only, one a subscription written.
+      expect(await rows()).toEqual([
+        { wallet: bob, mint: 'USDC', version: '1', totals: null },
+        { wallet: alice, mint: 'PYUSD', version: '1', totals: null },
+        { wallet: alice, mint: 'USDC', version: '5', totals: null },
+      ]);
+      await migrator.up();
+      // After: what the live ones need (11 + 5 + 0), how many; each version one more.
+      expect(await rows()).toEqual([
+        { wallet: bob, mint: 'USDC', version: '1', totals: '0/0' },
+        { wallet: alice, mint: 'PYUSD', version: '2', totals: '7000000/1' },
+        { wallet: alice, mint: 'USDC', version: '6', totals: '16000000/3' },
+      ]);
+    } finally {
+      await orm.close(true);
+      await db.drop();
+    }
+  });
+
   it('every migration file is registered in migrations/index.ts, in order', () => {
     const dir = join(__dirname, '..', 'src', 'database', 'migrations');
     const files = readdirSync(dir)

@@ -37,7 +37,21 @@ describe("a wallet's approval version", () => {
           [wallet],
         )
       ).rows[0].version;
-    return { id: rows[0].id, wallet, version };
+    /** The totals kept with the wallet's approval, and the same computed from its subscriptions. */
+    const totals = async () =>
+      (
+        await sql.query<{ kept: string; computed: string }>(
+          `SELECT COALESCE((SELECT need::text || '/' || live FROM wallet_approval_versions
+                             WHERE wallet = $1 AND mint = 'USDC'), '0/0') AS kept,
+                  (SELECT COALESCE(SUM(GREATEST(authorized_amount - charged_amount, 0)), 0)::text
+                          || '/' || count(*)
+                     FROM subscriptions
+                    WHERE wallet = $1 AND mint = 'USDC' AND scheme = 'token-delegate'
+                      AND status IN ('Active', 'PastDue') AND revoked_at IS NULL) AS computed`,
+          [wallet],
+        )
+      ).rows[0];
+    return { id: rows[0].id, wallet, version, totals };
   }
 
   /** A subscription of `customerId` to a plan of its own, under `scheme`, written by `client`. */
@@ -78,8 +92,8 @@ describe("a wallet's approval version", () => {
 
   const signature = (c: string) => c.repeat(87);
 
-  it("moves once with each change a charge's reservation reads, and with nothing else", async () => {
-    const { id, version } = await customer();
+  it("moves once with each change a charge's reservation reads, and with nothing else; its totals are the subscriptions' after each", async () => {
+    const { id, version, totals } = await customer();
     expect(await version()).toBe('0');
     const delegated = await subscribe(id, 'token-delegate');
     expect(await version()).toBe('1');
@@ -90,6 +104,8 @@ describe("a wallet's approval version", () => {
       await sql.query(statement, params);
       if (moves) expected++;
       expect([what, await version()]).toEqual([what, String(expected)]);
+      const { kept, computed } = await totals();
+      expect([what, kept]).toEqual([what, computed]);
     };
     // What the reservation reads of a token-delegate subscription.
     const s = 'UPDATE subscriptions SET';
@@ -140,6 +156,83 @@ describe("a wallet's approval version", () => {
     // Moved to the program: one more; deleted as a program subscription: none.
     await step('moved', `${s} scheme = 'program' WHERE id = $1`, [delegated], true);
     await step('program deleted', 'DELETE FROM subscriptions WHERE id = $1', [program], false);
+  });
+
+  it('keeps what the live ones need and how many they are through every change of a subscription, whatever writes it', async () => {
+    const { id, totals } = await customer();
+    const delegated = await subscribe(id, 'token-delegate');
+    const other = await subscribe(id, 'token-delegate');
+    const program = await subscribe(id, 'program');
+    // Two live, each needing 12 USDC.
+    expect(await totals()).toEqual({ kept: '24000000/2', computed: '24000000/2' });
+    const s = 'UPDATE subscriptions SET';
+    const steps: [string, string, string, string][] = [
+      ['charged', `${s} charged_amount = 1000000 WHERE id = $1`, delegated, '23000000/2'],
+      ['re-authorised', `${s} authorized_amount = 30000000 WHERE id = $1`, delegated, '41000000/2'],
+      // Charged past its share (a share lowered below what it was charged): it needs nothing.
+      ['over', `${s} authorized_amount = 500000 WHERE id = $1`, delegated, '12000000/2'],
+      ['back', `${s} authorized_amount = 12000000 WHERE id = $1`, delegated, '23000000/2'],
+      ['past due', `${s} status = 'PastDue' WHERE id = $1`, delegated, '23000000/2'],
+      ['completed', `${s} status = 'Completed' WHERE id = $1`, delegated, '12000000/1'],
+      ['active again', `${s} status = 'Active' WHERE id = $1`, delegated, '23000000/2'],
+      ['revoked', `${s} revoked_at = now() WHERE id = $1`, other, '11000000/1'],
+      ['revoked, charged', `${s} charged_amount = 2000000 WHERE id = $1`, other, '11000000/1'],
+      ['moved', `${s} scheme = 'program' WHERE id = $1`, delegated, '0/0'],
+      ['moved back', `${s} scheme = 'token-delegate' WHERE id = $1`, delegated, '11000000/1'],
+      ['to delegate', `${s} scheme = 'token-delegate' WHERE id = $1`, program, '23000000/2'],
+      ['cancelled', `${s} status = 'Cancelled' WHERE id = $1`, program, '11000000/1'],
+      ['deleted', 'DELETE FROM subscriptions WHERE id = $1', delegated, '0/0'],
+    ];
+    for (const [what, statement, subscription, expected] of steps) {
+      await sql.query(statement, [subscription]);
+      expect([what, await totals()]).toEqual([what, { kept: expected, computed: expected }]);
+    }
+    // Two changes of one row in one transaction, and one rolled back.
+    const {
+      rows: [added],
+    } = await sql.query<{ id: string }>(
+      `INSERT INTO subscriptions (id, merchant_id, plan_id, customer_id, status,
+         current_period_end, onchain_address, authorized_amount, charged_amount, periods_charged,
+         created_at, updated_at, scheme)
+       SELECT gen_random_uuid(), merchant_id, plan_id, customer_id, 'Active', now(), 'x',
+              5000000, 0, 0, now(), now(), 'token-delegate'
+         FROM subscriptions WHERE id = $1 RETURNING id`,
+      [program],
+    );
+    expect(await totals()).toEqual({ kept: '5000000/1', computed: '5000000/1' });
+    await sql.query('BEGIN');
+    await sql.query(`${s} charged_amount = 1000000 WHERE id = $1`, [added.id]);
+    await sql.query(`${s} status = 'PastDue', charged_amount = 3000000 WHERE id = $1`, [added.id]);
+    await sql.query('COMMIT');
+    await sql.query('BEGIN');
+    await sql.query(`${s} authorized_amount = 99000000 WHERE id = $1`, [added.id]);
+    await sql.query('ROLLBACK');
+    expect(await totals()).toEqual({ kept: '2000000/1', computed: '2000000/1' });
+  });
+
+  it('keeps the totals of two transactions that change the same wallet at once', async () => {
+    const { id, totals } = await customer();
+    const [a, b] = await Promise.all([
+      subscribe(id, 'token-delegate'),
+      subscribe(id, 'token-delegate'),
+    ]);
+    const [x, y] = [
+      new Client({ connectionString: fixture.url }),
+      new Client({ connectionString: fixture.url }),
+    ];
+    await Promise.all([x.connect(), y.connect()]);
+    try {
+      await x.query('BEGIN');
+      await y.query('BEGIN');
+      await x.query('UPDATE subscriptions SET charged_amount = 4000000 WHERE id = $1', [a]);
+      await y.query(`UPDATE subscriptions SET status = 'Cancelled' WHERE id = $1`, [b]);
+      await subscribe(id, 'token-delegate', y);
+      // Both move the wallet's row at their commit, each its own rows' change.
+      await Promise.all([x.query('COMMIT'), y.query('COMMIT')]);
+      expect(await totals()).toEqual({ kept: '20000000/2', computed: '20000000/2' });
+    } finally {
+      await Promise.all([x.end(), y.end()]);
+    }
   });
 
   it('moves when a token-delegate subscription with a charge in flight is deleted with it', async () => {

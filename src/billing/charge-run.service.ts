@@ -18,6 +18,7 @@ import { UsageService } from '../usage/usage.service';
 import { drainBatches } from './concurrency';
 import { AttemptRow, ChargeAttemptsRepository } from './repositories/charge-attempts.repository';
 import {
+  ReservationSelf,
   WalletReservation,
   WalletReservationsRepository,
   WalletSeen,
@@ -275,7 +276,8 @@ export class ChargeRunService {
           result.deferred++;
           return;
         }
-        input.reservedForEarlier = seen.reserved;
+        // A claim's reading is an upper bound: the exact sum is read only if the bound does not fit.
+        input.reservedForEarlier = this.reservations.judged(seen, row.subscriber, row.mint, self);
         // With no other live subscription there is nothing earlier to reserve for.
         if (seen.siblings > 0) unchanged = { wallet: row.subscriber, mint: row.mint, seen };
       }
@@ -365,8 +367,7 @@ export class ChargeRunService {
     if (this.chain.approvalOf(row.s_scheme) && outcome.state !== 'succeeded') {
       // A failure is explained from the accounts as they are now: the reservation too.
       const self = { createdAt: row.s_created_at, id: row.subscription_id };
-      input.reservedForEarlier = async () =>
-        (await this.reservations.walletReservation(row.subscriber, row.mint, self)).reserved;
+      input.reservedForEarlier = () => this.reservations.earlier(row.subscriber, row.mint, self);
     }
     switch (outcome.state) {
       case 'succeeded':
@@ -418,7 +419,7 @@ export class ChargeRunService {
    */
   private async quietReservation(
     row: AttemptRow,
-    self: { createdAt: Date | string; id: string },
+    self: ReservationSelf,
     waits: number,
   ): Promise<WalletReservation | null> {
     for (let i = 0; ; i++) {

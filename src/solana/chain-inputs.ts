@@ -140,7 +140,19 @@ export interface ChargeInput {
    * Token-delegate scheme: what the subscriber's earlier live subscriptions in this mint still
    * need of the shared approval. They are covered first: an approval too small for all of them
    * ends exactly the newest ones it can no longer cover. Default 0. A function is called after
-   * the token account was read, so charges landing meanwhile can only make it smaller.
+   * the token account was read, so charges landing meanwhile can only make it smaller. A
+   * `ReservationBound` is an upper bound of it, with the exact sum read only when needed.
    */
-  reservedForEarlier?: bigint | (() => Promise<bigint>);
+  reservedForEarlier?: bigint | (() => Promise<bigint>) | ReservationBound;
+}
+
+/**
+ * An upper bound of what the earlier subscriptions still need (what all the wallet's other live
+ * ones need, kept with the wallet's approval), and how to read the exact sum. An approval that
+ * covers the charge and the bound covers it with the exact sum too; only one that falls short
+ * of the bound reads the exact sum (`reservedOf`) before judging.
+ */
+export interface ReservationBound {
+  atMost: bigint;
+  exactly: () => Promise<bigint>;
 }

@@ -417,8 +417,17 @@ export abstract class ChainPort {
   abstract existingAccounts(addresses: string[]): Promise<Set<string>>;
 }
 
-/** `ChargeInput.reservedForEarlier`, resolved (call after reading the token account). */
-export async function reservedOf(input: ChargeInput): Promise<bigint> {
+/**
+ * `ChargeInput.reservedForEarlier`, resolved (call after reading the token account). `room` is
+ * what the approved allowance leaves past the charge: a `ReservationBound` within it is as good
+ * as the exact sum (the charge is covered either way), so the exact sum is read only when the
+ * bound does not fit.
+ */
+export async function reservedOf(input: ChargeInput, room: bigint): Promise<bigint> {
   const reserved = input.reservedForEarlier;
-  return typeof reserved === 'function' ? reserved() : (reserved ?? 0n);
+  if (typeof reserved === 'function') return reserved();
+  if (typeof reserved === 'object') {
+    return reserved.atMost <= room ? reserved.atMost : reserved.exactly();
+  }
+  return reserved ?? 0n;
 }

@@ -49,12 +49,13 @@ export async function classifyChargeFailure(
   ]);
   const issuer = issuerRefusal(mint, issuerInfos);
   if (issuer) return issuer.reason;
+  const sourceState = tokenAccountState(source, sourceInfo, program, reads.service);
   const doomed = doomedCharge(
-    tokenAccountState(source, sourceInfo, program, reads.service),
+    sourceState,
     tokenAccountState(destination, destinationInfo, program, reads.service),
     input.amount,
     reads.scheme.approval !== null,
-    await reservedOf(input),
+    await reservedOf(input, sourceState.delegatedAmount - input.amount),
   );
   if (doomed) return doomed.reason;
   const reason = await reads.scheme.classifyProgramError(input, error);

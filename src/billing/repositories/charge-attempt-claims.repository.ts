@@ -122,11 +122,16 @@ export const claimDueAll = sql<IClaimDueAllQuery>`
  * `limit`). A re-armed try whose bytes are kept keeps its amount: it is settled first, for what
  * those bytes pull.
  *
- * Each claimed attempt comes with its wallet's reservation (`r_*`: `walletReservation`'s
- * statement, word for word, for the attempt's wallet, mint and subscription), read in the same
- * statement rather than in one more round trip per charge. Read in the claim's snapshot, it is
- * what a read of its own just before would have seen: the charge is still recorded only while
- * that reservation's version is still the wallet's (`recordTries`).
+ * Each claimed attempt comes with its wallet's reservation as an upper bound (`r_*`): what the
+ * wallet's other live subscriptions in the mint need in all (the wallet's approval row keeps
+ * the total and the count, Migration20261207010000: the subscription's own share taken off),
+ * the charges of the others in flight (one probe of the turn index; the state tested in the
+ * select list, as in `walletReservation`), and the version they are of: one row read by its
+ * key, not each sibling's. What all the others need is at least what those created before it
+ * need (`walletReservation`'s exact sum, read only when the approval falls short of the bound:
+ * `ReservationBound`). Read in the claim's snapshot, it is what a read of its own just before
+ * would have seen: the charge is still recorded only while that version is still the wallet's
+ * (`recordTries`).
  */
 export const claimDueOneAtATime = sql<IClaimDueOneAtATimeQuery>`
   WITH candidates AS (
@@ -175,7 +180,7 @@ export const claimDueOneAtATime = sql<IClaimDueOneAtATimeQuery>`
          s.scheme AS "s_scheme!", s.authorized_amount::text AS "s_authorized_amount!",
          s.charged_amount::text AS "s_charged_amount!", s.created_at AS "s_created_at!",
          c.wallet_address AS "subscriber!", m.wallet_address AS "merchant_wallet!",
-         w."reserved!" AS "r_reserved!", w."in_flight!" AS "r_in_flight!",
+         w."others_need!" AS "r_reserved!", w."in_flight!" AS "r_in_flight!",
          w."siblings!" AS "r_siblings!", w."version!" AS "r_version!",
          s.current_period_end::text AS "due_at!", (SELECT count(*) FROM candidates)::int AS "walked!"
     FROM claimed a
@@ -183,24 +188,14 @@ export const claimDueOneAtATime = sql<IClaimDueOneAtATimeQuery>`
     JOIN plans p ON p.id = s.plan_id
     JOIN customers c ON c.id = s.customer_id
     JOIN merchants m ON m.id = a.merchant_id
-   CROSS JOIN LATERAL (SELECT c.wallet_address AS wallet, a.mint AS mint,
-                              s.created_at AS self_created_at, s.id AS self_id) r
    CROSS JOIN LATERAL (
-      SELECT COALESCE(SUM(GREATEST(s.authorized_amount - s.charged_amount - COALESCE(inflight.amount, 0), 0))
-               FILTER (WHERE l.live AND (s.created_at, s.id) < (r.self_created_at, r.self_id)), 0)::text AS "reserved!",
-             count(inflight.id) FILTER (WHERE s.id <> r.self_id)::int AS "in_flight!",
-             count(*) FILTER (WHERE l.live AND s.id <> r.self_id)::int AS "siblings!",
-             COALESCE((SELECT v.version FROM wallet_approval_versions v
-                        WHERE v.wallet = r.wallet AND v.mint = r.mint), 0)::text AS "version!"
-        FROM subscriptions s
-        LEFT JOIN (
-          SELECT CASE WHEN ia.state = 'sent' OR (ia.state = 'pending' AND ia.signature IS NOT NULL) THEN ia.id END AS id,
-                 CASE WHEN ia.state = 'sent' OR (ia.state = 'pending' AND ia.signature IS NOT NULL) THEN ia.amount END AS amount,
-                 ia.subscription_id, ia.period
-            FROM charge_attempts ia WHERE ia.wallet = r.wallet AND ia.mint = r.mint
-          OFFSET 0) inflight ON inflight.subscription_id = s.id AND inflight.period = s.periods_charged + 1
-       CROSS JOIN LATERAL (SELECT s.status IN ('Active', 'PastDue') AND s.revoked_at IS NULL AS live) l
-       WHERE s.wallet = r.wallet AND s.mint = r.mint AND s.scheme = 'token-delegate' AND (l.live OR inflight.id IS NOT NULL)
+      SELECT (COALESCE(v.need, 0) - CASE WHEN l.live THEN GREATEST(s.authorized_amount - s.charged_amount, 0) ELSE 0 END)::text AS "others_need!",
+             (COALESCE(v.live, 0) - CASE WHEN l.live THEN 1 ELSE 0 END)::int AS "siblings!",
+             COALESCE(v.version, 0)::text AS "version!",
+             (SELECT count(CASE WHEN ia.subscription_id <> s.id AND (ia.state = 'sent' OR (ia.state = 'pending' AND ia.signature IS NOT NULL)) THEN 1 END)
+                FROM charge_attempts ia WHERE ia.wallet = s.wallet AND ia.mint = s.mint)::int AS "in_flight!"
+        FROM (SELECT s.scheme = 'token-delegate' AND s.status IN ('Active', 'PastDue') AND s.revoked_at IS NULL AS live) l
+        LEFT JOIN wallet_approval_versions v ON v.wallet = s.wallet AND v.mint = s.mint
    ) w
    ORDER BY s.current_period_end, s.id`;
 
@@ -414,6 +409,7 @@ async function claimDueIn(db: SqlTx, claim: DueClaim): Promise<AttemptRow[]> {
         ...(row as AttemptRow),
         seen: {
           reserved: BigInt(r_reserved),
+          upperBound: true,
           inFlight: r_in_flight,
           siblings: r_siblings,
           version: r_version,

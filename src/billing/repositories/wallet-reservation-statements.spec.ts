@@ -10,11 +10,12 @@ function statement(file: string, name: string): string {
 }
 
 /**
- * A token-delegate charge is judged on its wallet's reservation (`walletReservation`, read with
- * each claimed attempt by the claim too) and recorded only while the version of the wallet's
- * approval it was read at is still the wallet's (`recordTries`). pgtyped takes each statement as
- * one static text, so each holds its copy: were they to drift apart, the versions would never
- * match (every charge deferred) or, worse, match what they should not.
+ * A token-delegate charge is judged on its wallet's reservation (`walletReservation`; a claim
+ * reads the totals kept in the wallet's approval row with each attempt, an upper bound of it)
+ * and recorded only while the version of the wallet's approval it was read at is still the
+ * wallet's (`recordTries`). pgtyped takes each statement as one static text, so each holds its
+ * copy: were they to drift apart, the versions would never match (every charge deferred) or,
+ * worse, match what they should not.
  */
 describe('the reservation a charge is judged on and the one it is recorded under', () => {
   const version = (wallet: string, mint: string) =>
@@ -31,19 +32,26 @@ describe('the reservation a charge is judged on and the one it is recorded under
     );
   });
 
-  it("and the one a claim reads with each attempt, its parameters the attempt's", () => {
+  it("and the one a claim reads with each attempt: the attempt's wallet's row, its in-flight test the reservation's", () => {
     const reservation = statement('wallet-reservations.repository.ts', 'walletReservation');
     const claim = statement('charge-attempt-claims.repository.ts', 'claimDueOneAtATime');
-    const perAttempt = reservation
-      .replaceAll('$wallet!', 'r.wallet')
-      .replaceAll('$mint!', 'r.mint')
-      .replaceAll('$selfCreatedAt!', 'r.self_created_at')
-      .replaceAll('$selfId!', 'r.self_id');
-    expect(perAttempt).not.toContain('$');
+    // The version and the kept totals of one row: the claimed subscription's wallet and mint.
     expect(claim).toContain(
-      'CROSS JOIN LATERAL (SELECT c.wallet_address AS wallet, a.mint AS mint, ' +
-        's.created_at AS self_created_at, s.id AS self_id) r ' +
-        `CROSS JOIN LATERAL ( ${perAttempt} ) w`,
+      'LEFT JOIN wallet_approval_versions v ON v.wallet = s.wallet AND v.mint = s.mint ) w',
+    );
+    expect(claim).toContain('COALESCE(v.version, 0)::text AS "version!"');
+    // What the claimed subscription holds of the totals is taken off as the triggers count it.
+    expect(claim).toContain(
+      "(SELECT s.scheme = 'token-delegate' AND s.status IN ('Active', 'PastDue') AND s.revoked_at IS NULL AS live) l",
+    );
+    // A charge in flight is what the exact reservation counts as one, found by the same turn.
+    const inFlight = "(ia.state = 'sent' OR (ia.state = 'pending' AND ia.signature IS NOT NULL))";
+    expect(reservation).toContain(
+      `CASE WHEN ia.state = 'sent' OR (ia.state = 'pending' AND ia.signature IS NOT NULL) THEN ia.id END`,
+    );
+    expect(claim).toContain(
+      `(SELECT count(CASE WHEN ia.subscription_id <> s.id AND ${inFlight} THEN 1 END) ` +
+        'FROM charge_attempts ia WHERE ia.wallet = s.wallet AND ia.mint = s.mint)::int AS "in_flight!"',
     );
   });
 });

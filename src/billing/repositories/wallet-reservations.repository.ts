@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { sql } from '../../database/typed-sql';
 import { Db } from '../../database/db';
+import type { ReservationBound } from '../../solana/chain.port';
 import type { SqlTx } from '../../database/pg-transaction';
 import type {
   IReservedForApprovalExceptQuery,
@@ -91,6 +92,11 @@ export const walletReservation = sql<IWalletReservationQuery>`
 export interface WalletReservation {
   /** What the live ones created before it still need (`reservedAllowance` with `before`). */
   reserved: bigint;
+  /**
+   * `reserved` is what all the others need (an upper bound of what the earlier ones need: the
+   * totals kept with the wallet's approval, as a claim reads them), not the exact sum.
+   */
+  upperBound?: boolean;
   /** Charges of the others sent and not settled: they may land at any moment. */
   inFlight: number;
   /** The wallet's other live subscriptions in the mint. */
@@ -224,5 +230,25 @@ export class WalletReservationsRepository {
       siblings: row.siblings,
       version: row.version,
     };
+  }
+
+  /**
+   * What a charge judged on `seen` holds back for the earlier ones
+   * (`ChargeInput.reservedForEarlier`): a claim's upper bound (`upperBound`), with their exact
+   * sum read only should the approval fall short of it; else the exact sum read.
+   */
+  judged(
+    seen: WalletReservation,
+    wallet: string,
+    mint: string,
+    self: ReservationSelf,
+  ): bigint | ReservationBound {
+    if (!seen.upperBound) return seen.reserved;
+    return { atMost: seen.reserved, exactly: () => this.earlier(wallet, mint, self) };
+  }
+
+  /** What the live ones created before `self` still need: `walletReservation`'s, read now. */
+  async earlier(wallet: string, mint: string, self: ReservationSelf): Promise<bigint> {
+    return (await this.walletReservation(wallet, mint, self)).reserved;
   }
 }

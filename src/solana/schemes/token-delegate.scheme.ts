@@ -205,7 +205,8 @@ export class TokenDelegateScheme implements SubscriptionScheme {
       program,
       service,
     );
-    const doomed = doomedCharge(source, destination, input.amount, true, await reservedOf(input));
+    const reserved = await reservedOf(input, source.delegatedAmount - input.amount);
+    const doomed = doomedCharge(source, destination, input.amount, true, reserved);
     if (doomed) throw new ChargeFailedError(doomed.reason, doomed.message);
     const transfer = createTransferCheckedInstruction(
       publicKeyOf(accounts.source.address),
