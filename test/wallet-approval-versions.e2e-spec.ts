@@ -240,10 +240,10 @@ describe("a wallet's approval version", () => {
     const delegated = await subscribe(id, 'token-delegate');
     await attempt(delegated, 'sent', signature('5'));
     expect(await version()).toBe('2');
-    // Its attempt goes with it (a cascade), and finds no subscription to move: the
-    // subscription's own delete moves the version.
+    // Its attempt goes with it (a cascade): the subscription's delete moves the version, and
+    // so does the attempt's, by the wallet whose turn it held.
     await sql.query('DELETE FROM subscriptions WHERE id = $1', [delegated]);
-    expect(await version()).toBe('3');
+    expect(await version()).toBe('4');
   });
 
   it('starts at 1 for a wallet with none, whichever of two transactions commits first', async () => {

@@ -34,6 +34,7 @@ import { Migration20261204010000 } from './Migration20261204010000';
 import { Migration20261205010000 } from './Migration20261205010000';
 import { Migration20261206010000 } from './Migration20261206010000';
 import { Migration20261207010000 } from './Migration20261207010000';
+import { Migration20261207020000 } from './Migration20261207020000';
 
 /**
  * Every migration, in order. The MikroORM CLI writes new ones next to this file
@@ -76,4 +77,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261205010000', class: Migration20261205010000 },
   { name: 'Migration20261206010000', class: Migration20261206010000 },
   { name: 'Migration20261207010000', class: Migration20261207010000 },
+  { name: 'Migration20261207020000', class: Migration20261207020000 },
 ];
