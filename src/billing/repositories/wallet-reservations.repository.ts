@@ -242,9 +242,11 @@ export class WalletReservationsRepository {
     wallet: string,
     mint: string,
     self: ReservationSelf,
-  ): bigint | ReservationBound {
+  ): bigint | ReservationBound | (() => Promise<bigint>) {
     if (!seen.upperBound) return seen.reserved;
-    return { atMost: seen.reserved, exactly: () => this.earlier(wallet, mint, self) };
+    const exactly = () => this.earlier(wallet, mint, self);
+    // Below 0 the kept totals are not the subscriptions' (they never should be): no bound.
+    return seen.reserved < 0n ? exactly : { atMost: seen.reserved, exactly };
   }
 
   /** What the live ones created before `self` still need: `walletReservation`'s, read now. */
