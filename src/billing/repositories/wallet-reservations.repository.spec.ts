@@ -16,12 +16,12 @@ describe("a token-delegate charge's reservation as judged", () => {
   function repository(exact: bigint) {
     const reads = { count: 0 };
     const db = {
-      query: async () => {
+      query: () => {
         reads.count++;
-        return {
+        return Promise.resolve({
           rows: [{ reserved: exact.toString(), in_flight: 0, siblings: 2, version: '4' }],
           rowCount: 1,
-        };
+        });
       },
     } as unknown as Db;
     return { reservations: new WalletReservationsRepository(db), reads };
