@@ -246,8 +246,36 @@ describe("a wallet's approval version", () => {
     expect(await version()).toBe('4');
   });
 
+  it('moves with a try in flight whose turn moves: its subscription left the token-delegate scheme and the try was resumed without a wallet, then back', async () => {
+    const { id, wallet, version } = await customer();
+    const delegated = await subscribe(id, 'token-delegate');
+    const a = await attempt(delegated, 'sent', signature('3'));
+    const turn = async () =>
+      (
+        await sql.query<{ wallet: string | null }>(
+          'SELECT wallet FROM charge_attempts WHERE id = $1',
+          [a],
+        )
+      ).rows[0].wallet;
+    expect(await turn()).toBe(wallet);
+    let expected = Number(await version());
+    const step = async (what: string, statement: string, params: unknown[]) => {
+      await sql.query(statement, params);
+      expect([what, await version()]).toEqual([what, String(++expected)]);
+    };
+    await step('moved', `UPDATE subscriptions SET scheme = 'program' WHERE id = $1`, [delegated]);
+    // As \`resumeStale\` writes it: no wallet's turn under the program. The wallet's reservation
+    // no longer finds it in flight.
+    await step('turn left', 'UPDATE charge_attempts SET wallet = NULL WHERE id = $1', [a]);
+    expect(await turn()).toBeNull();
+    await step('back', `UPDATE subscriptions SET scheme = 'token-delegate' WHERE id = $1`, [
+      delegated,
+    ]);
+    await step('turn again', 'UPDATE charge_attempts SET wallet = $2 WHERE id = $1', [a, wallet]);
+  });
+
   it('starts at 1 for a wallet with none, whichever of two transactions commits first', async () => {
-    const { id, version } = await customer();
+    const { id, version, totals } = await customer();
     const [a, b] = [
       new Client({ connectionString: fixture.url }),
       new Client({ connectionString: fixture.url }),
@@ -261,13 +289,14 @@ describe("a wallet's approval version", () => {
       // Both bump at their commit: the first inserts the wallet's row, the second finds it.
       await Promise.all([a.query('COMMIT'), b.query('COMMIT')]);
       expect(await version()).toBe('2');
+      expect(await totals()).toEqual({ kept: '24000000/2', computed: '24000000/2' });
     } finally {
       await Promise.all([a.end(), b.end()]);
     }
   });
 
   it("moves at commit: a settlement (its attempt, then its subscription) and a customer's cancel of that subscription at the same moment both commit", async () => {
-    const { id, version } = await customer();
+    const { id, version, totals } = await customer();
     const delegated = await subscribe(id, 'token-delegate');
     const a = await attempt(delegated, 'sent', signature('4'));
     const before = Number(await version());
@@ -299,6 +328,8 @@ describe("a wallet's approval version", () => {
       await charged;
       await settle.query('COMMIT');
       expect(await version()).toBe(String(before + 3));
+      // The same row changed by both, each its own share: cancelled, it needs nothing.
+      expect(await totals()).toEqual({ kept: '0/0', computed: '0/0' });
     } finally {
       await Promise.all([settle.end(), cancel.end()]);
     }

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { LIVE, NEED } from '../../database/migrations/Migration20261207010000';
 
 /** The text of the `sql` statement `name` in `file` (beside this spec), whitespace collapsed. */
 function statement(file: string, name: string): string {
@@ -40,10 +41,11 @@ describe('the reservation a charge is judged on and the one it is recorded under
       'LEFT JOIN wallet_approval_versions v ON v.wallet = s.wallet AND v.mint = s.mint ) w',
     );
     expect(claim).toContain('COALESCE(v.version, 0)::text AS "version!"');
-    // What the claimed subscription holds of the totals is taken off as the triggers count it.
-    expect(claim).toContain(
-      "(SELECT s.scheme = 'token-delegate' AND s.status IN ('Active', 'PastDue') AND s.revoked_at IS NULL AS live) l",
-    );
+    // What the claimed subscription holds of the totals is taken off as the triggers count it:
+    // live, and its need, as Migration20261207010000 writes them (quotes and case aside).
+    const plain = (text: string) => text.replaceAll('"', '').toLowerCase();
+    expect(plain(claim)).toContain(`(select ${plain(LIVE('s')).slice(1, -1)} as live) l`);
+    expect(plain(claim)).toContain(`case when l.live then ${plain(NEED('s'))} else 0 end`);
     // A charge in flight is what the exact reservation counts as one, found by the same turn.
     const inFlight = "(ia.state = 'sent' OR (ia.state = 'pending' AND ia.signature IS NOT NULL))";
     expect(reservation).toContain(

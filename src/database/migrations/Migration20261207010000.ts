@@ -1,11 +1,12 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /** A token-delegate subscription that holds a share of its wallet's approval (docs/billing.md). */
-const LIVE = (row: string) =>
+export const LIVE = (row: string) =>
   `(${row}."scheme" = 'token-delegate' and ${row}."status" in ('Active', 'PastDue') and ${row}."revoked_at" is null)`;
 
 /** What a live subscription still needs of the approval: its share less what it was charged. */
-const NEED = (row: string) => `greatest(${row}."authorized_amount" - ${row}."charged_amount", 0)`;
+export const NEED = (row: string) =>
+  `greatest(${row}."authorized_amount" - ${row}."charged_amount", 0)`;
 
 /**
  * One more version of the approval of `wallet` in `mint`, its kept totals moved by `need` and
@@ -44,7 +45,11 @@ const bump = (wallet: string, mint: string) =>
  *
  * The totals of the subscriptions there are now are written here, with writes of
  * `subscriptions` held off until this commits (a change committed between the sums and the new
- * function would be in neither).
+ * function would be in neither). The share lock is taken before the new columns' exclusive lock
+ * of the approval rows: a settlement, which writes subscriptions and then (at its commit) the
+ * approval row, waits for the upgrade or goes before it. A transaction that read the approval
+ * rows and then wrote subscriptions would deadlock with it; none does, and PostgreSQL would
+ * abort one side whole, the upgrade then running again at the next start (nothing half-kept).
  */
 export class Migration20261207010000 extends Migration {
   override async up(): Promise<void> {

@@ -1,5 +1,12 @@
 import { Migration } from '@mikro-orm/migrations';
 
+/** An attempt whose try may land at any moment (as Migration20261205010000). */
+const IN_FLIGHT = (row: 'old' | 'new') =>
+  `(${row}."state" = 'sent' or (${row}."state" = 'pending' and ${row}."signature" is not null))`;
+
+/** The bumps run at the commit of their change (as Migration20261205010000). */
+const AT_COMMIT = 'deferrable initially deferred';
+
 /**
  * One more version of the approval of `wallet` in `mint` (the first is 1), its totals as they
  * are: an attempt's charge going in flight or out of it changes no subscription.
@@ -18,24 +25,44 @@ const bump = (wallet: string, mint: string) =>
  * with no turn on either side (under the Subscriptions program, or written before the turn)
  * looks up its subscription's wallet, as the trigger did for every attempt: one read of
  * `subscriptions` by its key at each charge's recording and at its settlement (~10 µs of
- * PostgreSQL a charge in `npm run bench:engine`).
+ * PostgreSQL a charge in `npm run bench:engine`). A try in flight whose turn moves to another
+ * wallet, or to none, moves both (it fired on the state and the amount only before).
  */
 export class Migration20261207020000 extends Migration {
   override async up(): Promise<void> {
     this.addSql(
       `create or replace function "charge_attempts_approval_moved"() returns trigger language plpgsql as $$ ` +
-        `declare w text; m text; begin ` +
-        `if tg_op <> 'DELETE' and new."wallet" is not null then w := new."wallet"; m := new."mint"; ` +
-        `elsif tg_op <> 'INSERT' and old."wallet" is not null then w := old."wallet"; m := old."mint"; ` +
-        `else select s."wallet", s."mint" into w, m from "subscriptions" s ` +
+        `declare w text; m text; ow text; om text; begin ` +
+        `if tg_op <> 'DELETE' and new."wallet" is not null then w := new."wallet"; m := new."mint"; end if; ` +
+        `if tg_op <> 'INSERT' and old."wallet" is not null then ow := old."wallet"; om := old."mint"; end if; ` +
+        `if w is null and ow is null then select s."wallet", s."mint" into w, m from "subscriptions" s ` +
         `where s."id" = case when tg_op = 'DELETE' then old."subscription_id" else new."subscription_id" end and s."scheme" = 'token-delegate'; ` +
         `end if; ` +
         `if w is not null then ${bump('w', 'm')} end if; ` +
+        `if ow is not null and (w is null or ow <> w or om <> m) then ${bump('ow', 'om')} end if; ` +
         `return null; end $$;`,
+    );
+    // A try in flight whose turn moves (`resumeStale` writes the wallet again: none once its
+    // subscription left the token-delegate scheme) leaves one wallet's reservation and joins
+    // another's: both move.
+    this.addSql(`drop trigger "charge_attempts_approval_updated" on "charge_attempts";`);
+    this.addSql(
+      `create constraint trigger "charge_attempts_approval_updated" after update on "charge_attempts" ${AT_COMMIT} for each row ` +
+        `when (${IN_FLIGHT('old')} is distinct from ${IN_FLIGHT('new')} ` +
+        `or (${IN_FLIGHT('new')} and old."amount" <> new."amount") ` +
+        `or ((${IN_FLIGHT('old')} or ${IN_FLIGHT('new')}) and (old."wallet", old."mint") is distinct from (new."wallet", new."mint"))) ` +
+        `execute function "charge_attempts_approval_moved"();`,
     );
   }
 
   override async down(): Promise<void> {
+    this.addSql(`drop trigger "charge_attempts_approval_updated" on "charge_attempts";`);
+    this.addSql(
+      `create constraint trigger "charge_attempts_approval_updated" after update on "charge_attempts" ${AT_COMMIT} for each row ` +
+        `when (${IN_FLIGHT('old')} is distinct from ${IN_FLIGHT('new')} ` +
+        `or (${IN_FLIGHT('new')} and old."amount" <> new."amount")) ` +
+        `execute function "charge_attempts_approval_moved"();`,
+    );
     this.addSql(
       `create or replace function "charge_attempts_approval_moved"() returns trigger language plpgsql as $$ ` +
         `declare w text; m text; begin ` +
