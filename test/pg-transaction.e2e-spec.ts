@@ -3,7 +3,12 @@ import { randomUUID } from 'node:crypto';
 import { sql as typed } from '@pgtyped/runtime';
 import { Client } from 'pg';
 import { mikroOrmOptions } from '../src/database/mikro-orm.options';
-import { inPgTransaction, pgQuery, withPgSession } from '../src/database/pg-transaction';
+import {
+  inPgTransaction,
+  pgQuery,
+  type SqlTx,
+  withPgSession,
+} from '../src/database/pg-transaction';
 import { createTestDatabase } from './setup/test-database';
 
 /** The raw pg transactions of the hot write paths, on a real database. */
@@ -158,5 +163,102 @@ describe('inPgTransaction / withPgSession', () => {
     } finally {
       await single.close(true);
     }
+  });
+
+  describe('pipelined reads (Db.pipelined)', () => {
+    const pipelined = <T>(orm: MikroORM, work: (ex: SqlTx) => Promise<T>) =>
+      withPgSession(orm.em, (session) => session.pipelined(work));
+
+    it("the pool's connections pipeline: statements started together share one connection and each gets its own rows", async () => {
+      const knex = orm.em.getConnection().getKnex().client as {
+        acquireConnection(): Promise<Client>;
+        releaseConnection(client: Client): Promise<void>;
+      };
+      const client = await knex.acquireConnection();
+      try {
+        expect(client.pipeline).toBe(true);
+      } finally {
+        await knex.releaseConnection(client);
+      }
+      const rows = await pipelined(orm, (ex) =>
+        Promise.all(
+          [1, 2, 3].map((n) =>
+            ex.execute<{ n: number; pid: number }[]>(
+              'SELECT ?::int AS n, pg_backend_pid() AS pid',
+              [n],
+            ),
+          ),
+        ),
+      );
+      expect(rows.map(([row]) => row.n)).toEqual([1, 2, 3]);
+      expect(new Set(rows.map(([row]) => row.pid)).size).toBe(1);
+    });
+
+    it('a failing statement fails alone: the ones sent with it answer, each commits on its own', async () => {
+      const note = `pipe-${randomUUID()}`;
+      const results = await pipelined(orm, (ex) =>
+        Promise.allSettled([
+          ex.execute('INSERT INTO tx_probe (id, note) VALUES (?, ?) RETURNING note', [
+            randomUUID(),
+            note,
+          ]),
+          ex.execute('SELECT 1 / (? - 1) AS n', [1]),
+          ex.query('SELECT $1::text AS note', [note]),
+        ]),
+      );
+      expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+      expect((results[1] as PromiseRejectedResult).reason).toBeInstanceOf(Error);
+      expect((results[2] as PromiseFulfilledResult<{ rows: unknown[] }>).value.rows).toEqual([
+        { note },
+      ]);
+      expect(await count(note)).toBe(1);
+    });
+
+    it('gives the connection back only once every statement sent has answered, even when the work failed first', async () => {
+      const single = await MikroORM.init(mikroOrmOptions(db.url, { pool: { min: 0, max: 1 } }));
+      try {
+        let slowAnswered = false;
+        const failure = new Error('the work gave up');
+        await expect(
+          pipelined(single, async (ex) => {
+            void ex
+              .execute<{ n: number }[]>('SELECT 7 AS n FROM pg_sleep(0.3)')
+              .then(() => (slowAnswered = true));
+            await Promise.resolve();
+            throw failure;
+          }),
+        ).rejects.toBe(failure);
+        expect(slowAnswered).toBe(true);
+        // The one connection is idle again: the next statement gets its own answer.
+        expect(await pgQuery<{ n: number }[]>(single.em, 'SELECT ?::int AS n', [5])).toEqual([
+          { n: 5 },
+        ]);
+      } finally {
+        await single.close(true);
+      }
+    });
+
+    it('a schema change under its prepared statements costs no request: the reads run again', async () => {
+      const single = await MikroORM.init(mikroOrmOptions(db.url, { pool: { min: 0, max: 1 } }));
+      try {
+        await sql.query('CREATE TABLE pipe_plan_probe (id int PRIMARY KEY, label varchar(10))');
+        await sql.query("INSERT INTO pipe_plan_probe VALUES (1, 'a'), (2, 'b')");
+        const read = () =>
+          pipelined(single, (ex) =>
+            Promise.all(
+              [1, 2].map((id) =>
+                ex.execute<{ label: string }[]>('SELECT label FROM pipe_plan_probe WHERE id = ?', [
+                  id,
+                ]),
+              ),
+            ),
+          );
+        expect(await read()).toEqual([[{ label: 'a' }], [{ label: 'b' }]]);
+        await sql.query('ALTER TABLE pipe_plan_probe ALTER COLUMN label TYPE varchar(11)');
+        expect(await read()).toEqual([[{ label: 'a' }], [{ label: 'b' }]]);
+      } finally {
+        await single.close(true);
+      }
+    });
   });
 });

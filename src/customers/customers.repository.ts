@@ -220,8 +220,8 @@ export class CustomersRepository {
   }
 
   /** The merchant's customer; undefined when absent or another merchant's. */
-  async find(merchantId: string, id: string): Promise<CustomerRow | undefined> {
-    const [row] = await findCustomer.run({ id, merchantId }, this.db);
+  async find(ex: SqlTx, merchantId: string, id: string): Promise<CustomerRow | undefined> {
+    const [row] = await findCustomer.run({ id, merchantId }, ex);
     return row;
   }
 

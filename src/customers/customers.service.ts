@@ -62,9 +62,12 @@ export class CustomersService {
     );
   }
 
-  /** One customer (without its history: see the customer-detail module). */
-  async get(merchantId: string, id: string): Promise<CustomerResponse> {
-    return toCustomerResponse(await this.findRow(merchantId, id));
+  /**
+   * One customer (without its history: see the customer-detail module), read on `ex` (a
+   * pipelined read's handle) or on its own.
+   */
+  async get(merchantId: string, id: string, ex?: SqlTx): Promise<CustomerResponse> {
+    return toCustomerResponse(await this.findRow(merchantId, id, ex));
   }
 
   /**
@@ -147,8 +150,8 @@ export class CustomersService {
     return (await this.customers.findByWallet(tx, merchantId, wallet))?.id ?? null;
   }
 
-  private async findRow(merchantId: string, id: string): Promise<CustomerRow> {
-    const row = await this.customers.find(merchantId, id);
+  private async findRow(merchantId: string, id: string, ex?: SqlTx): Promise<CustomerRow> {
+    const row = await this.customers.find(ex ?? this.db, merchantId, id);
     if (!row) throw new NotFoundError('Customer');
     return row;
   }

@@ -70,6 +70,15 @@ export class Db implements SqlTx {
     return inPgTransaction(this.em, work, options);
   }
 
+  /**
+   * Independent reads on one pooled connection, sent together and answered in about one round
+   * trip (see `PgSession.pipelined`): `work` starts them at once (`Promise.all`) on `ex`. Each
+   * statement commits on its own and reads its own snapshot.
+   */
+  pipelined<T>(work: (ex: SqlTx) => Promise<T>): Promise<T> {
+    return withPgSession(this.em, (session) => session.pipelined(work));
+  }
+
   /** One pooled connection for several statements and transactions in a row. */
   session<T>(work: (session: PgSession) => Promise<T>): Promise<T> {
     return withPgSession(this.em, work);

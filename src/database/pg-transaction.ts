@@ -230,6 +230,34 @@ export class PgSession extends PgStatements {
     return result;
   }
 
+  /**
+   * `work`'s statements on this one connection, sent without waiting for each other's answers:
+   * the pool's clients pipeline (`pipeline: true`, see `mikroOrmOptions`), so statements that
+   * `work` starts together (`Promise.all`) go out at once and PostgreSQL answers them in order,
+   * in about one round trip instead of one each. Each commits on its own (autocommit), so each
+   * reads its own snapshot: for independent reads, such as a page made of several owners' rows.
+   * Returns only once every statement sent has settled, even when `work` failed early, so the
+   * connection goes back to the pool idle. After a prepared plan went stale, `work` runs once more
+   * with fresh statements.
+   */
+  async pipelined<T>(work: (ex: SqlTx) => Promise<T>): Promise<T> {
+    try {
+      return await this.pipelinedOnce(work);
+    } catch (error) {
+      if (!(await this.renewedStatements())) throw error;
+      return this.pipelinedOnce(work);
+    }
+  }
+
+  private async pipelinedOnce<T>(work: (ex: SqlTx) => Promise<T>): Promise<T> {
+    const statements = new PipelinedStatements(this.link);
+    try {
+      return await work(statements);
+    } finally {
+      await statements.settled();
+    }
+  }
+
   /** After a stale plan: drops this connection's prepared statements; false when none went stale. */
   private async renewedStatements(): Promise<boolean> {
     if (!this.link.stalePlan) return false;
@@ -249,6 +277,33 @@ export class PgSession extends PgStatements {
       });
     const results = ([] as PgQueryResult[]).concat(result);
     return results[results.length - 1].command;
+  }
+}
+
+/** Autocommit statements that may be in flight together on one connection (`PgSession.pipelined`). */
+class PipelinedStatements extends PgStatements {
+  private readonly sent: Promise<unknown>[] = [];
+
+  constructor(link: Link) {
+    super(link, false);
+  }
+
+  override execute<T extends SqlResult>(sql: string, params: unknown[] = []): Promise<T> {
+    return this.track(super.execute<T>(sql, params));
+  }
+
+  override query(text: string, values: unknown[]): Promise<{ rows: unknown[]; rowCount: number }> {
+    return this.track(super.query(text, values));
+  }
+
+  /** Resolves once every statement sent has answered, whatever it answered. */
+  async settled(): Promise<void> {
+    await Promise.allSettled(this.sent);
+  }
+
+  private track<T>(statement: Promise<T>): Promise<T> {
+    this.sent.push(statement);
+    return statement;
   }
 }
 

@@ -289,8 +289,8 @@ export class InvoicesRepository {
   }
 
   /** A customer's invoices, newest first. */
-  async listForCustomer(merchantId: string, customerId: string): Promise<InvoiceRow[]> {
-    return (await listForCustomer.run({ merchantId, customerId }, this.db)).map(narrowed);
+  async listForCustomer(ex: SqlTx, merchantId: string, customerId: string): Promise<InvoiceRow[]> {
+    return (await listForCustomer.run({ merchantId, customerId }, ex)).map(narrowed);
   }
 
   /**

@@ -282,8 +282,12 @@ export class InvoicesService {
     return this.views.listForPortal(merchantId, customerId);
   }
 
-  async listForCustomer(merchantId: string, customerId: string): Promise<InvoiceResponse[]> {
-    const rows = await this.invoices.listForCustomer(merchantId, customerId);
+  async listForCustomer(
+    merchantId: string,
+    customerId: string,
+    ex?: SqlTx,
+  ): Promise<InvoiceResponse[]> {
+    const rows = await this.invoices.listForCustomer(ex ?? this.db, merchantId, customerId);
     return rows.map((row) => toInvoiceResponse(row, this.config.publicBaseUrl));
   }
 

@@ -327,9 +327,9 @@ export class SubscriptionsRepository {
   }
 
   /** A customer's subscriptions, newest first. */
-  async listForCustomer(merchantId: string, customerId: string): Promise<SubscriptionRow[]> {
-    const rows = await listSubscriptionsOfCustomer.run({ merchantId, customerId }, this.db);
-    return rows as SubscriptionRow[];
+  listForCustomer(ex: SqlTx, merchantId: string, customerId: string): Promise<SubscriptionRow[]> {
+    const rows = listSubscriptionsOfCustomer.run({ merchantId, customerId }, ex);
+    return rows as Promise<SubscriptionRow[]>;
   }
 
   /**

@@ -147,8 +147,12 @@ export class SubscriptionsService {
   }
 
   /** A customer's subscriptions, newest first (customer detail, D7). */
-  async listForCustomer(merchantId: string, customerId: string): Promise<SubscriptionResponse[]> {
-    const rows = await this.repository.listForCustomer(merchantId, customerId);
+  async listForCustomer(
+    merchantId: string,
+    customerId: string,
+    ex?: SqlTx,
+  ): Promise<SubscriptionResponse[]> {
+    const rows = await this.repository.listForCustomer(ex ?? this.db, merchantId, customerId);
     return rows.map(toSubscriptionResponse);
   }
 
