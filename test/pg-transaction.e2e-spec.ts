@@ -69,6 +69,20 @@ describe('inPgTransaction / withPgSession', () => {
     expect(raw.rows).toEqual([{ one: 1, two: 2, three: 3 }]);
   });
 
+  it('a text with ? placeholders and the same text already numbered (pgtyped) are two statements', async () => {
+    const text = 'SELECT 1 AS "n!"';
+    // The numbered form runs without its columns' nullability hints; the other as it is.
+    const numbered = await withPgSession(orm.em, (session) => session.query(text, []));
+    const asWritten = await pgQuery<Record<string, number>[]>(orm.em, text);
+    expect(numbered.rows).toEqual([{ n: 1 }]);
+    expect(asWritten).toEqual([{ 'n!': 1 }]);
+    const other = 'SELECT 2 AS "m?"';
+    expect(await pgQuery<Record<string, number>[]>(orm.em, other)).toEqual([{ 'm?': 2 }]);
+    expect((await withPgSession(orm.em, (session) => session.query(other, []))).rows).toEqual([
+      { m: 2 },
+    ]);
+  });
+
   it('commits every statement of the work together, with bound parameters', async () => {
     const rows = await inPgTransaction(orm.em, async (tx) => {
       expect(tx.isInTransaction()).toBe(true);

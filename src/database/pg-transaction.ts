@@ -30,10 +30,19 @@ interface Statement {
   index: number | undefined;
 }
 
-/** Each SQL text's statement, made once: the hot paths' texts are the code's constants. */
-const statements = new Map<string, Statement>();
+/**
+ * Each SQL text's statement, made once: the hot paths' texts are the code's constants (and
+ * pgtyped's, kept by `typed-sql.ts`). A text with `?`s and the same text already numbered are two
+ * statements, kept apart in two maps: keyed by the caller's own string, whose hash V8 computes
+ * once, where a key made per call (a prefix added) is hashed again in full at every statement.
+ */
+const statements = {
+  placeholders: new Map<string, Statement>(),
+  numbered: new Map<string, Statement>(),
+};
 /** Past this many texts, statements run unnamed (planned each time) and are not kept. */
 const STATEMENT_CACHE_LIMIT = 1000;
+let statementCount = 0;
 
 /**
  * The statement for `sql`. Prepared: each pooled connection parses and plans it once, then only
@@ -41,14 +50,13 @@ const STATEMENT_CACHE_LIMIT = 1000;
  * this process's own; MikroORM's queries are never named, so they cannot collide.
  */
 function statement(sql: string, numbered = false): Statement {
-  // A text with `?`s and the same text already numbered are two statements: keyed apart.
-  const key = numbered ? `$${sql}` : sql;
-  let found = statements.get(key);
+  const kept = numbered ? statements.numbered : statements.placeholders;
+  let found = kept.get(sql);
   if (found === undefined) {
-    const cacheable = statements.size < STATEMENT_CACHE_LIMIT;
+    const cacheable = statementCount < STATEMENT_CACHE_LIMIT;
     const text = numbered ? withoutNullabilityHints(sql) : numberPlaceholders(sql);
-    found = { text, index: cacheable ? statements.size : undefined };
-    if (cacheable) statements.set(key, found);
+    found = { text, index: cacheable ? statementCount++ : undefined };
+    if (cacheable) kept.set(sql, found);
   }
   return found;
 }
