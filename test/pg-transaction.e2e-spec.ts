@@ -208,24 +208,80 @@ describe('inPgTransaction / withPgSession', () => {
       expect(new Set(rows.map(([row]) => row.pid)).size).toBe(1);
     });
 
-    it('a failing statement fails alone: the ones sent with it answer, each commits on its own', async () => {
-      const note = `pipe-${randomUUID()}`;
+    it('a failing read fails alone: the ones sent with it answer', async () => {
       const results = await pipelined(orm, (ex) =>
         Promise.allSettled([
-          ex.execute('INSERT INTO tx_probe (id, note) VALUES (?, ?) RETURNING note', [
-            randomUUID(),
-            note,
-          ]),
+          ex.execute<{ n: number }[]>('SELECT ?::int AS n', [1]),
           ex.execute('SELECT 1 / (? - 1) AS n', [1]),
-          ex.query('SELECT $1::text AS note', [note]),
+          ex.query('SELECT $1::text AS note', ['after']),
         ]),
       );
       expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
       expect((results[1] as PromiseRejectedResult).reason).toBeInstanceOf(Error);
+      expect((results[0] as PromiseFulfilledResult<unknown>).value).toEqual([{ n: 1 }]);
       expect((results[2] as PromiseFulfilledResult<{ rows: unknown[] }>).value.rows).toEqual([
-        { note },
+        { note: 'after' },
       ]);
-      expect(await count(note)).toBe(1);
+    });
+
+    it('takes SELECTs only: a write is refused before it is sent (running the reads again must change nothing)', async () => {
+      const note = `pipe-${randomUUID()}`;
+      const writes = [
+        ['INSERT INTO tx_probe (id, note) VALUES (?, ?)', [randomUUID(), note]],
+        [
+          'WITH w AS (INSERT INTO tx_probe (id, note) VALUES (?, ?) RETURNING id) SELECT id FROM w',
+          [randomUUID(), note],
+        ],
+      ] as const;
+      for (const [text, params] of writes) {
+        await expect(pipelined(orm, (ex) => ex.execute(text, [...params]))).rejects.toThrow(
+          'A pipelined read must be a SELECT',
+        );
+      }
+      expect(await count(note)).toBe(0);
+    });
+
+    it('refuses a statement sent once its work has ended: it cannot land in another unit of work on the same connection', async () => {
+      const single = await MikroORM.init(mikroOrmOptions(db.url, { pool: { min: 0, max: 1 } }));
+      try {
+        let kept: SqlTx | undefined;
+        let late: Promise<unknown> | undefined;
+        const failure = new Error('a sibling failed');
+        await expect(
+          pipelined(single, async (ex) => {
+            kept = ex;
+            // A branch of two steps: its second read goes out after the work has failed.
+            late = ex
+              .execute('SELECT 1')
+              .then(() => new Promise((resolve) => setTimeout(resolve, 50)))
+              .then(() => ex.execute('SELECT 2'));
+            late.catch(() => undefined);
+            await Promise.resolve();
+            throw failure;
+          }),
+        ).rejects.toBe(failure);
+        // Meanwhile the connection serves another unit of work.
+        const note = `after-${randomUUID()}`;
+        await inPgTransaction(single.em, async (tx) => {
+          await tx.execute('INSERT INTO tx_probe (id, note) VALUES (?, ?)', [randomUUID(), note]);
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        });
+        await expect(late).rejects.toThrow('after the end of its unit of work');
+        await expect(kept!.execute('SELECT 3')).rejects.toThrow(
+          'after the end of its unit of work',
+        );
+        expect(await count(note)).toBe(1);
+        let tx: SqlTx | undefined;
+        await inPgTransaction(single.em, (t) => Promise.resolve((tx = t)));
+        await expect(tx!.execute('SELECT 4')).rejects.toThrow('after the end of its unit of work');
+        let session: SqlTx | undefined;
+        await withPgSession(single.em, (s) => Promise.resolve((session = s)));
+        await expect(session!.execute('SELECT 5')).rejects.toThrow(
+          'after the end of its unit of work',
+        );
+      } finally {
+        await single.close(true);
+      }
     });
 
     it('gives the connection back only once every statement sent has answered, even when the work failed first', async () => {

@@ -28,6 +28,8 @@ export type SqlResult = QueryResult | EntityData<AnyEntity> | EntityData<AnyEnti
 interface Statement {
   text: string;
   index: number | undefined;
+  /** A `SELECT` (its first word): what a pipelined read may run. */
+  select: boolean;
 }
 
 /**
@@ -40,6 +42,8 @@ const statements = {
   placeholders: new Map<string, Statement>(),
   numbered: new Map<string, Statement>(),
 };
+/** A statement that only reads: `SELECT` first (a `WITH` may hide a write). */
+const SELECT = /^\s*SELECT\b/i;
 /** Past this many texts, statements run unnamed (planned each time) and are not kept. */
 const STATEMENT_CACHE_LIMIT = 1000;
 let statementCount = 0;
@@ -55,7 +59,7 @@ function statement(sql: string, numbered = false): Statement {
   if (found === undefined) {
     const cacheable = statementCount < STATEMENT_CACHE_LIMIT;
     const text = numbered ? withoutNullabilityHints(sql) : numberPlaceholders(sql);
-    found = { text, index: cacheable ? statementCount++ : undefined };
+    found = { text, index: cacheable ? statementCount++ : undefined, select: SELECT.test(text) };
     if (cacheable) kept.set(sql, found);
   }
   return found;
@@ -138,10 +142,21 @@ interface Link {
 
 /** Statements on a pooled `pg` client: parameters bound by PostgreSQL, not inlined. */
 class PgStatements implements SqlTx {
+  private ended = false;
+
   constructor(
     protected readonly link: Link,
     private readonly inTransaction: boolean,
   ) {}
+
+  /**
+   * The unit of work these statements belong to has ended (its transaction committed or rolled
+   * back, its connection given back): a statement sent after it would run outside it, possibly
+   * on another unit's connection, so it is refused.
+   */
+  end(): void {
+    this.ended = true;
+  }
 
   async execute<T extends SqlResult>(sql: string, params: unknown[] = []): Promise<T> {
     return (await this.run(statement(sql), params)).rows as unknown as T;
@@ -152,7 +167,15 @@ class PgStatements implements SqlTx {
     return { rows, rowCount: rowCount ?? 0 };
   }
 
-  private async run({ text, index }: Statement, values: unknown[]): Promise<PgQueryResult<never>> {
+  /** Why `statement` may not run on this handle, or undefined when it may. */
+  protected refused(_statement: Statement): string | undefined {
+    return this.ended ? 'A statement after the end of its unit of work was refused' : undefined;
+  }
+
+  private async run(statement: Statement, values: unknown[]): Promise<PgQueryResult<never>> {
+    const refusal = this.refused(statement);
+    if (refusal) throw new Error(refusal);
+    const { text, index } = statement;
     const { client } = this.link;
     const name = index === undefined ? undefined : `hot_${index}_${generations.get(client) ?? 0}`;
     try {
@@ -225,12 +248,15 @@ export class PgSession extends PgStatements {
       throw error;
     });
     let result: T;
+    const tx = new PgStatements(this.link, true);
     try {
-      result = await work(new PgStatements(this.link, true));
+      result = await work(tx);
     } catch (error) {
+      tx.end();
       await this.link.client.query('ROLLBACK').catch(() => undefined);
       throw error;
     }
+    tx.end();
     // A transaction that an error aborted answers COMMIT with ROLLBACK (no error): never a
     // success for work whose statements did not all commit.
     const committed = await this.command('COMMIT');
@@ -239,14 +265,15 @@ export class PgSession extends PgStatements {
   }
 
   /**
-   * `work`'s statements on this one connection, sent without waiting for each other's answers:
-   * the pool's clients pipeline (`pipeline: true`, see `mikroOrmOptions`), so statements that
-   * `work` starts together (`Promise.all`) go out at once and PostgreSQL answers them in order,
-   * in about one round trip instead of one each. Each commits on its own (autocommit), so each
-   * reads its own snapshot: for independent reads, such as a page made of several owners' rows.
-   * Returns only once every statement sent has settled, even when `work` failed early, so the
-   * connection goes back to the pool idle. After a prepared plan went stale, `work` runs once more
-   * with fresh statements.
+   * `work`'s reads on this one connection, sent without waiting for each other's answers: the
+   * pool's clients pipeline (`pipeline: true`, see `mikroOrmOptions`), so reads that `work` starts
+   * together (`Promise.all`) go out at once and PostgreSQL answers them in order, in about one
+   * round trip instead of one each. Each commits on its own (autocommit), so each reads its own
+   * snapshot: for independent reads, such as a page made of several owners' rows. Only `SELECT`s
+   * are taken (anything else is refused before it is sent), so running `work` again changes
+   * nothing. Returns only once every statement sent has answered, even when `work` failed early,
+   * so the connection goes back to the pool idle; a statement sent after that is refused. After a
+   * prepared plan went stale, `work` runs once more with fresh statements.
    */
   async pipelined<T>(work: (ex: SqlTx) => Promise<T>): Promise<T> {
     try {
@@ -258,11 +285,12 @@ export class PgSession extends PgStatements {
   }
 
   private async pipelinedOnce<T>(work: (ex: SqlTx) => Promise<T>): Promise<T> {
-    const statements = new PipelinedStatements(this.link);
+    const reads = new PipelinedReads(this.link);
     try {
-      return await work(statements);
+      return await work(reads);
     } finally {
-      await statements.settled();
+      reads.end();
+      await reads.settled();
     }
   }
 
@@ -288,12 +316,16 @@ export class PgSession extends PgStatements {
   }
 }
 
-/** Autocommit statements that may be in flight together on one connection (`PgSession.pipelined`). */
-class PipelinedStatements extends PgStatements {
+/** Reads that may be in flight together on one connection (`PgSession.pipelined`). */
+class PipelinedReads extends PgStatements {
   private readonly sent: Promise<unknown>[] = [];
 
   constructor(link: Link) {
     super(link, false);
+  }
+
+  protected override refused(statement: Statement): string | undefined {
+    return statement.select ? super.refused(statement) : 'A pipelined read must be a SELECT';
   }
 
   override execute<T extends SqlResult>(sql: string, params: unknown[] = []): Promise<T> {
@@ -306,7 +338,11 @@ class PipelinedStatements extends PgStatements {
 
   /** Resolves once every statement sent has answered, whatever it answered. */
   async settled(): Promise<void> {
-    await Promise.allSettled(this.sent);
+    for (let answered = 0; answered < this.sent.length;) {
+      const pending = this.sent.slice(answered);
+      answered = this.sent.length;
+      await Promise.allSettled(pending);
+    }
   }
 
   private track<T>(statement: Promise<T>): Promise<T> {
@@ -351,9 +387,11 @@ export async function withPgSession<T>(
   const client = await knexClient.acquireConnection().catch((error: unknown) => {
     throw convert(error);
   });
+  const session = new PgSession(client, convert);
   try {
-    return await work(new PgSession(client, convert));
+    return await work(session);
   } finally {
+    session.end();
     await knexClient.releaseConnection(client);
   }
 }
