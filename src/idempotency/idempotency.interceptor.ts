@@ -7,10 +7,11 @@ import {
   NestInterceptor,
 } from '@nestjs/common';
 import { HTTP_CODE_METADATA } from '@nestjs/common/constants';
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 import { catchError, from, mergeMap, Observable, switchMap } from 'rxjs';
 import type { AuthContext } from '../common/decorators/current-merchant.decorator';
 import { errorResponse } from '../common/filters/all-exceptions.filter';
+import { requestIdOf } from '../common/logging';
 import { SECRET_RESPONSE } from '../common/decorators/secret-response.decorator';
 import { StoredResponse } from '../common/http/stored-response';
 import { IdempotencyClaim, IdempotencyService } from './idempotency.service';
@@ -41,6 +42,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const merchantId = req.user?.merchantId;
     if (key === undefined || merchantId === undefined) return next.handle();
     if (Reflect.getMetadata(SECRET_RESPONSE, context.getHandler())) return next.handle();
+    const requestId = requestIdOf(context.switchToHttp().getResponse<Response>()) ?? '';
     const value = Array.isArray(key) ? key.join(', ') : key;
     const fingerprint = this.idempotency.fingerprint(req.method, req.originalUrl, req.body);
     const status =
@@ -58,7 +60,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
           // 5xx releases the key. A failure to store a success must never release the key.
           catchError(async (error: unknown) => {
             if (!(error instanceof StoredResponse)) {
-              const answer = errorResponse(error, typeof req.id === 'string' ? req.id : '');
+              const answer = errorResponse(error, requestId);
               if (answer.status >= 500) await this.idempotency.release(claim);
               else
                 await this.idempotency.complete(claim, answer.status, JSON.stringify(answer.body));
@@ -70,7 +72,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
               await this.idempotency.complete(claim, status, JSON.stringify(body) ?? '');
             } catch (error) {
               // The work is done: answer it. The key stays held until its lease ends.
-              this.logger.warn({ err: error, requestId: req.id }, 'Idempotent response not stored');
+              this.logger.warn({ err: error, requestId }, 'Idempotent response not stored');
             }
             return body;
           }),

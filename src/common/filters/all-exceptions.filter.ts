@@ -18,7 +18,7 @@ import { ThrottlerException } from '@nestjs/throttler';
 import type { Request, Response } from 'express';
 import { DomainError, FieldError, RateLimitedError } from '../errors/domain-error';
 import { ERROR_STATUS, ErrorCode } from '../errors/error-codes';
-import { requestId as assignRequestId, loggableUrl } from '../logging';
+import { requestId as assignRequestId, loggableUrl, requestIdOf, RequestLocals } from '../logging';
 import { StoredResponse } from '../http/stored-response';
 import { MoneyError } from '../money';
 
@@ -67,7 +67,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const ctx = host.switchToHttp();
-    const req = ctx.getRequest<Request & { id?: string }>();
+    const req = ctx.getRequest<Request>();
     const res = ctx.getResponse<Response>();
     if (exception instanceof StoredResponse) {
       if (!res.headersSent) {
@@ -75,12 +75,13 @@ export class AllExceptionsFilter implements ExceptionFilter {
       }
       return;
     }
-    const { status, body } = errorResponse(exception, req.id ?? assignRequestId(req, res));
+    const requestId = requestIdOf(res) ?? assignRequestId(req, res);
+    const { status, body } = errorResponse(exception, requestId);
     if (status >= 500) {
       this.logger.error(
         {
           err: exception,
-          requestId: req.id,
+          requestId,
           method: req.method,
           url: loggableUrl(req.originalUrl),
         },
@@ -92,7 +93,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
       res.setHeader('retry-after', String(seconds));
     }
     // The access-log line of this request names the error code.
-    res.locals.errorCode = body.error.code;
+    (res.locals as RequestLocals).errorCode = body.error.code;
     // A streamed list that failed after its first batch: end the connection, so the client sees
     // a broken response at once rather than waiting on one that never ends.
     if (res.headersSent) {
