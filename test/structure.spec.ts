@@ -14,6 +14,7 @@ import {
   source,
   eagerStatementTags,
   executorsOutsideRepositories,
+  requestPropertiesSet,
   sqlOutsideRepositories,
   tablesIn,
   tablesPastOwner,
@@ -156,6 +157,22 @@ describe('source structure', () => {
     it('the floor importing a room', () => {
       const planted = tree(['common/x.ts', "import { A } from '../billing/a';"]);
       expect(importsInto(planted, 'common', DOMAIN)).toEqual([['common/x.ts', 'billing']]);
+    });
+
+    it('a property set on an HTTP request', () => {
+      const planted = tree(
+        ['auth/guard.ts', 'req.user = user;'],
+        ['common/log.ts', '(req as Request & { id?: string }).id = id;'],
+        ['portal/guard.ts', 'request.portal = await verify();'],
+        ['app.setup.ts', 'if (req.body === undefined) req.body = {};'],
+        ['billing/moves.ts', 'if (row.id === request.id) return; // req.user = x in a comment'],
+        ['common/locals.ts', 'AUTH.set(res, user);'],
+      );
+      expect(requestPropertiesSet(planted)).toEqual([
+        'auth/guard.ts',
+        'common/log.ts',
+        'portal/guard.ts',
+      ]);
     });
 
     it('common importing config', () => {
@@ -356,6 +373,10 @@ describe('source structure', () => {
   ])('%s imports nothing above it', (module, above) => {
     const offending = importsOf(module).filter(([, target]) => above.includes(target));
     expect(offending).toEqual([]);
+  });
+
+  it('nothing sets a property on an HTTP request: what a request carries lives in res.locals', () => {
+    expect(requestPropertiesSet(sources)).toEqual([]);
   });
 
   it('every POST route is declared with @IdempotentPost (the Idempotency-Key handling, D15)', () => {

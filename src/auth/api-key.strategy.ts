@@ -10,7 +10,8 @@ export const API_KEY_STRATEGY = 'api-key';
  * or bodies.
  */
 export function createApiKeyStrategy(apiKeys: ApiKeysService): Strategy<VerifyFunctionWithRequest> {
-  const verify: VerifyFunctionWithRequest = (req: Request, token, done) => {
+  // `req` is what the guard hands passport (`BearerView`): the request's headers, body, query.
+  const verify: VerifyFunctionWithRequest = (req: Pick<Request, 'headers'>, token, done) => {
     const header = req.headers.authorization ?? '';
     if (!/^bearer\s+/i.test(header) || header.replace(/^bearer\s+/i, '').trim() !== token) {
       done(null, false);

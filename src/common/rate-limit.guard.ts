@@ -1,7 +1,8 @@
 import { ExecutionContext, Injectable } from '@nestjs/common';
 import { ThrottlerGuard } from '@nestjs/throttler';
 import { THROTTLER_SKIP } from '@nestjs/throttler/dist/throttler.constants';
-import type { AuthContext } from './decorators/current-merchant.decorator';
+import type { Request } from 'express';
+import { AUTH } from './decorators/current-merchant.decorator';
 
 const SKIPPED = Promise.resolve(true);
 
@@ -30,9 +31,11 @@ export class RateLimitGuard extends ThrottlerGuard {
     return skipped ? SKIPPED : super.canActivate(context);
   }
 
-  protected override getTracker(req: Record<string, unknown>): Promise<string> {
-    const user = req.user as AuthContext | undefined;
-    return Promise.resolve(user ? `merchant:${user.merchantId}` : `ip:${String(req.ip)}`);
+  protected override getTracker(request: Record<string, unknown>): Promise<string> {
+    const req = request as unknown as Request;
+    // express links each request to its response; who it acts for is kept there.
+    const auth = req.res ? AUTH.get(req.res) : undefined;
+    return Promise.resolve(auth ? `merchant:${auth.merchantId}` : `ip:${String(req.ip)}`);
   }
 
   /** The tracker alone (the default adds the controller and handler: a budget per route). */

@@ -1,5 +1,6 @@
 import { createParamDecorator, ExecutionContext } from '@nestjs/common';
-import type { IdempotentRequest } from './idempotency.interceptor';
+import type { Response } from 'express';
+import { IDEMPOTENCY_CLAIM } from './idempotency.interceptor';
 import type { IdempotencyClaim } from './idempotency.service';
 
 /**
@@ -8,5 +9,5 @@ import type { IdempotencyClaim } from './idempotency.service';
  */
 export const Idempotency = createParamDecorator(
   (_: unknown, ctx: ExecutionContext): IdempotencyClaim | undefined =>
-    ctx.switchToHttp().getRequest<IdempotentRequest>().idempotencyClaim,
+    IDEMPOTENCY_CLAIM.get(ctx.switchToHttp().getResponse<Response>()),
 );

@@ -9,18 +9,16 @@ import {
 import { HTTP_CODE_METADATA } from '@nestjs/common/constants';
 import type { Request, Response } from 'express';
 import { catchError, from, mergeMap, Observable, switchMap } from 'rxjs';
-import type { AuthContext } from '../common/decorators/current-merchant.decorator';
+import { AUTH } from '../common/decorators/current-merchant.decorator';
 import { errorResponse } from '../common/filters/all-exceptions.filter';
+import { RequestLocal } from '../common/http/request-locals';
 import { requestIdOf } from '../common/logging';
 import { SECRET_RESPONSE } from '../common/decorators/secret-response.decorator';
 import { StoredResponse } from '../common/http/stored-response';
 import { IdempotencyClaim, IdempotencyService } from './idempotency.service';
 
-/** The request, as the interceptor leaves it for `@IdempotencyClaimParam()`. */
-export interface IdempotentRequest extends Request {
-  user?: AuthContext;
-  idempotencyClaim?: IdempotencyClaim;
-}
+/** The request's hold on its key, as the interceptor leaves it for `@Idempotency()`. */
+export const IDEMPOTENCY_CLAIM = new RequestLocal<IdempotencyClaim>('idempotencyClaim');
 
 /**
  * Every authenticated `POST` under `/api` with an `Idempotency-Key` header (D15): validated
@@ -37,12 +35,13 @@ export class IdempotencyInterceptor implements NestInterceptor {
   constructor(private readonly idempotency: IdempotencyService) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    const req = context.switchToHttp().getRequest<IdempotentRequest>();
+    const req = context.switchToHttp().getRequest<Request>();
+    const res = context.switchToHttp().getResponse<Response>();
     const key = req.method === 'POST' ? req.headers['idempotency-key'] : undefined;
-    const merchantId = req.user?.merchantId;
+    const merchantId = AUTH.get(res)?.merchantId;
     if (key === undefined || merchantId === undefined) return next.handle();
     if (Reflect.getMetadata(SECRET_RESPONSE, context.getHandler())) return next.handle();
-    const requestId = requestIdOf(context.switchToHttp().getResponse<Response>()) ?? '';
+    const requestId = requestIdOf(res) ?? '';
     const value = Array.isArray(key) ? key.join(', ') : key;
     const fingerprint = this.idempotency.fingerprint(req.method, req.originalUrl, req.body);
     const status =
@@ -54,7 +53,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
     })();
     return from(claimed).pipe(
       switchMap((claim) => {
-        req.idempotencyClaim = claim;
+        IDEMPOTENCY_CLAIM.set(res, claim);
         return next.handle().pipe(
           // The handler's errors only (this comes before the success step): a 4xx is kept, a
           // 5xx releases the key. A failure to store a success must never release the key.

@@ -1,9 +1,11 @@
 import { CanActivate, createParamDecorator, ExecutionContext, Injectable } from '@nestjs/common';
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 import { PORTAL_SESSION_HEADER, PortalSessions } from '../auth/portal-sessions.service';
 import type { PortalGrant } from '../auth/portal-token';
+import { RequestLocal } from '../common/http/request-locals';
 
-type PortalRequest = Request & { portal?: PortalGrant };
+/** The session's grant, set by `PortalSessionGuard`. */
+const PORTAL_GRANT = new RequestLocal<PortalGrant>('portalGrant');
 
 /** The portal API's authentication: a valid, unexpired session in `X-Portal-Session`. */
 @Injectable()
@@ -11,15 +13,19 @@ export class PortalSessionGuard implements CanActivate {
   constructor(private readonly sessions: PortalSessions) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const req = context.switchToHttp().getRequest<PortalRequest>();
-    req.portal = await this.sessions.verify(req.header(PORTAL_SESSION_HEADER));
+    const http = context.switchToHttp();
+    const req = http.getRequest<Request>();
+    PORTAL_GRANT.set(
+      http.getResponse<Response>(),
+      await this.sessions.verify(req.header(PORTAL_SESSION_HEADER)),
+    );
     return true;
   }
 }
 
 /** The session's grant (merchant, customer, expiry), set by `PortalSessionGuard`. */
 export const Portal = createParamDecorator((_: unknown, ctx: ExecutionContext): PortalGrant => {
-  const req = ctx.switchToHttp().getRequest<PortalRequest>();
-  if (!req.portal) throw new Error('Portal used on a route without PortalSessionGuard');
-  return req.portal;
+  const grant = PORTAL_GRANT.get(ctx.switchToHttp().getResponse<Response>());
+  if (!grant) throw new Error('Portal used on a route without PortalSessionGuard');
+  return grant;
 });

@@ -1,5 +1,6 @@
 import { createParamDecorator, ExecutionContext } from '@nestjs/common';
-import type { Request } from 'express';
+import type { Response } from 'express';
+import { RequestLocal } from '../http/request-locals';
 
 /** Who a request acts for, set by the API-key strategy. */
 export interface AuthContext {
@@ -7,9 +8,12 @@ export interface AuthContext {
   apiKeyId: string;
 }
 
+/** Who the request acts for: set by the API-key guard once the key is verified. */
+export const AUTH = new RequestLocal<AuthContext>('auth');
+
 /** The authenticated merchant's id. */
 export const MerchantId = createParamDecorator((_: unknown, ctx: ExecutionContext): string => {
-  const req = ctx.switchToHttp().getRequest<Request & { user?: AuthContext }>();
-  if (!req.user) throw new Error('MerchantId used on a route without authentication');
-  return req.user.merchantId;
+  const auth = AUTH.get(ctx.switchToHttp().getResponse<Response>());
+  if (!auth) throw new Error('MerchantId used on a route without authentication');
+  return auth.merchantId;
 });

@@ -18,7 +18,7 @@ import { ThrottlerException } from '@nestjs/throttler';
 import type { Request, Response } from 'express';
 import { DomainError, FieldError, RateLimitedError } from '../errors/domain-error';
 import { ERROR_STATUS, ErrorCode } from '../errors/error-codes';
-import { requestId as assignRequestId, loggableUrl, requestIdOf, RequestLocals } from '../logging';
+import { requestId as assignRequestId, ERROR_CODE, loggableUrl, requestIdOf } from '../logging';
 import { StoredResponse } from '../http/stored-response';
 import { MoneyError } from '../money';
 
@@ -93,7 +93,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
       res.setHeader('retry-after', String(seconds));
     }
     // The access-log line of this request names the error code.
-    (res.locals as RequestLocals).errorCode = body.error.code;
+    ERROR_CODE.set(res, body.error.code);
     // A streamed list that failed after its first batch: end the connection, so the client sees
     // a broken response at once rather than waiting on one that never ends.
     if (res.headersSent) {
