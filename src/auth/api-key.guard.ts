@@ -100,7 +100,7 @@ export class BearerView {
   }
 
   get body(): unknown {
-    return this.req.body;
+    return this.req.body as unknown;
   }
 
   get query(): Request['query'] {
