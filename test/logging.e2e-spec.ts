@@ -1,5 +1,7 @@
+import { spawn } from 'node:child_process';
 import { AddressInfo, connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
+import { ensureBuilt } from './helpers/dist';
 import { createTestApp, randomWallet, TestApp, TestMerchant } from './helpers/test-app';
 import { waitFor } from './helpers/webhook-receiver';
 
@@ -134,5 +136,42 @@ describe('Request log', () => {
       status: 400,
       msg: 'HTTP request refused by the server',
     });
+  });
+});
+
+/**
+ * The service's standard output is gathered and written in batches (`common/log-batch.ts`): a
+ * process that exits writes every line it logged, in order.
+ */
+describe('Log lines at exit', () => {
+  const LINES = 2000;
+  // The compiled logger, as the service runs it: standard output batched (batchedStdout).
+  const script = `
+    const { createRootLogger } = require(process.argv[1]);
+    const logger = createRootLogger('info');
+    for (let i = 0; i < ${LINES}; i++) logger.info({ i }, 'line');
+    if (process.argv[2] === 'exit') process.exit(0);
+  `;
+
+  it.each([
+    ['process.exit() right after the last line', 'exit'],
+    ['the end of its event loop', 'drain'],
+  ])('%s', async (_, how) => {
+    const logging = ensureBuilt('src', 'common', 'logging.js');
+    const child = spawn(process.execPath, ['-e', script, logging, how], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(err).toBe('');
+    expect(code).toBe(0);
+    const numbers = out
+      .trim()
+      .split('\n')
+      .map((line) => (JSON.parse(line) as { i: number }).i);
+    expect(numbers).toEqual(Array.from({ length: LINES }, (__, i) => i));
   });
 });

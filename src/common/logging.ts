@@ -5,6 +5,7 @@ import { performance } from 'node:perf_hooks';
 import type { Params } from 'nestjs-pino';
 import pino, { DestinationStream, Logger as PinoLogger } from 'pino';
 import { AUTH } from './decorators/current-merchant.decorator';
+import { batchedStdout } from './log-batch';
 import { RequestLocal } from './http/request-locals';
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -50,8 +51,9 @@ export function requestId(req: IncomingMessage, res: ServerResponse): string {
 }
 
 /**
- * The root logger: structured JSON lines, written asynchronously in batches (pino flushes what is
- * buffered when the process exits), so a request never waits on a write to stdout.
+ * The root logger: structured JSON lines, gathered and written asynchronously in batches
+ * (`batchedStdout`; what is gathered is written when the process exits), so a request never
+ * waits on a write to stdout.
  *
  * Request ids: every access line and every error line of a request carries its `requestId`.
  * Lines are not tagged through a per-request context (AsyncLocalStorage): on Node 20 that costs
@@ -60,31 +62,9 @@ export function requestId(req: IncomingMessage, res: ServerResponse): string {
  */
 export function createRootLogger(
   level: string,
-  destination: DestinationStream = bufferedStdout(),
+  destination: DestinationStream = batchedStdout(),
 ): PinoLogger {
   return pino({ level }, destination);
-}
-
-/** How long a log line may wait in the buffer before it is written. */
-const LOG_FLUSH_MS = 200;
-
-/**
- * Standard output through sonic-boom, asynchronously and in batches of at least 4 KB, written
- * within `LOG_FLUSH_MS` when traffic is low: one write per request costs a system call and a
- * thread-pool round trip (~0.2 ms of a one-core server at a few hundred requests per second).
- * pino writes what is buffered synchronously when the process exits; a process killed with
- * SIGKILL loses at most the last `LOG_FLUSH_MS` of lines.
- */
-function bufferedStdout(): DestinationStream {
-  const destination = pino.destination({ dest: 1, sync: false, minLength: 4096 });
-  setInterval(() => {
-    try {
-      destination.flush();
-    } catch {
-      // a flush while a write is under way is refused; the next tick writes it
-    }
-  }, LOG_FLUSH_MS).unref();
-  return destination;
 }
 
 /**
