@@ -1,4 +1,7 @@
 import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { AddressInfo, connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { ensureBuilt } from './helpers/dist';
@@ -144,21 +147,24 @@ describe('Request log', () => {
  * process that exits writes every line it logged, in order.
  */
 describe('Log lines at exit', () => {
-  const LINES = 2000;
   // The compiled logger, as the service runs it: standard output batched (batchedStdout).
   const script = `
     const { createRootLogger } = require(process.argv[1]);
     const logger = createRootLogger('info');
-    for (let i = 0; i < ${LINES}; i++) logger.info({ i }, 'line');
+    for (let i = 0; i < Number(process.argv[3]); i++) logger.info({ i }, 'line');
     if (process.argv[2] === 'exit') process.exit(0);
   `;
 
+  // 2 000 lines: chunks handed over while logging, the last one at exit; 3 lines: all of them
+  // still gathered (under 4 KB) when the process ends, with nothing being written.
   it.each([
-    ['process.exit() right after the last line', 'exit'],
-    ['the end of its event loop', 'drain'],
-  ])('%s', async (_, how) => {
+    ['process.exit() right after the last line', 'exit', 2000],
+    ['process.exit() with every line still gathered', 'exit', 3],
+    ['the end of its event loop', 'drain', 2000],
+    ['the end of its event loop, every line still gathered', 'drain', 3],
+  ])('%s (%s, %d lines)', async (_, how, LINES) => {
     const logging = ensureBuilt('src', 'common', 'logging.js');
-    const child = spawn(process.execPath, ['-e', script, logging, how], {
+    const child = spawn(process.execPath, ['-e', script, logging, how, String(LINES)], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -173,5 +179,50 @@ describe('Log lines at exit', () => {
       .split('\n')
       .map((line) => (JSON.parse(line) as { i: number }).i);
     expect(numbers).toEqual(Array.from({ length: LINES }, (__, i) => i));
+  });
+
+  it('process.exit() while standard output is a pipe nearly full that nobody reads yet', async () => {
+    const logging = ensureBuilt('src', 'common', 'logging.js');
+    const dir = await mkdtemp(join(tmpdir(), 'log-exit-'));
+    const file = join(dir, 'full.js');
+    // Node makes a piped standard output non-blocking once it is touched; 63 KB of the pipe's
+    // 64 KB are taken, and the last line (3 KB) is logged when nothing is being written.
+    await writeFile(
+      file,
+      `
+      const { writeSync } = require('node:fs');
+      const { createRootLogger } = require(process.argv[2]);
+      void process.stdout;
+      writeSync(1, 'x'.repeat(63 * 1024) + '\\n');
+      const logger = createRootLogger('info');
+      setTimeout(() => {
+        logger.info({ tail: 'y'.repeat(3000) }, 'the last line');
+        process.exit(0);
+      }, 300);
+      `,
+    );
+    try {
+      // The reader starts a second later: the line must wait for it, not be dropped.
+      const child = spawn(
+        'sh',
+        ['-c', `"${process.execPath}" "${file}" "${logging}" | (sleep 1; cat)`],
+        {
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+      const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+      expect(err).toBe('');
+      expect(code).toBe(0);
+      const lines = out.trim().split('\n');
+      expect(lines).toHaveLength(2);
+      expect(lines[0]).toBe('x'.repeat(63 * 1024));
+      expect(JSON.parse(lines[1])).toMatchObject({ msg: 'the last line', tail: 'y'.repeat(3000) });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

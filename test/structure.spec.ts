@@ -164,6 +164,8 @@ describe('source structure', () => {
         ['auth/guard.ts', 'req.user = user;'],
         ['common/log.ts', '(req as Request & { id?: string }).id = id;'],
         ['portal/guard.ts', 'request.portal = await verify();'],
+        ['auth/lazy.ts', 'req.user ??= user;'],
+        ['auth/assign.ts', 'Object.assign(req, { user });'],
         ['app.setup.ts', 'if (req.body === undefined) req.body = {};'],
         ['billing/moves.ts', 'if (row.id === request.id) return; // req.user = x in a comment'],
         ['common/locals.ts', 'AUTH.set(res, user);'],
@@ -172,6 +174,8 @@ describe('source structure', () => {
         'auth/guard.ts',
         'common/log.ts',
         'portal/guard.ts',
+        'auth/lazy.ts',
+        'auth/assign.ts',
       ]);
     });
 

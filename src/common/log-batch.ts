@@ -2,12 +2,22 @@ import pino, { DestinationStream } from 'pino';
 
 /** What `LineBatch` hands its chunks to: sonic-boom, as `pino.destination` makes it. */
 export interface LineSink {
+  /** Holds a chunk (sonic-boom writes by itself only once it holds `HELD` characters). */
   write(chunk: string): unknown;
+  /** Writes what it holds, asynchronously. */
+  flush(cb?: (error?: Error) => void): void;
+  /** Writes what it holds now, waiting out a full pipe. */
   flushSync(): void;
 }
 
 /** Gathered lines are handed over once they reach this many characters. */
 const CHUNK = 4096;
+/**
+ * What sonic-boom holds before it writes by itself (its `minLength`, which must stay under its
+ * 16 KB `maxWrite`): below it, it writes only when `LineBatch` flushes, so a chunk handed over at
+ * exit is written synchronously rather than by an asynchronous write the exit cuts short.
+ */
+const HELD = 16 * 1024 - 1;
 /** How long a log line may wait in memory before it is handed over and written. */
 export const LOG_FLUSH_MS = 200;
 
@@ -34,15 +44,23 @@ export class LineBatch implements DestinationStream {
   write(line: string): void {
     this.lines.push(line);
     this.length += line.length;
-    if (this.length >= this.chunk) this.handOver();
+    if (this.length >= this.chunk) this.flush();
   }
 
-  /** Hands what is gathered to the destination, which writes it asynchronously. */
-  flush(): void {
+  /** Hands what is gathered to the destination and has it written asynchronously. */
+  flush(cb?: (error?: Error) => void): void {
     this.handOver();
+    try {
+      this.sink.flush(cb);
+    } catch {
+      // the destination has ended (the process is exiting): nothing is left to write to
+    }
   }
 
-  /** Hands what is gathered over, and has the destination write everything now (at exit). */
+  /**
+   * Hands what is gathered over and has the destination write everything now (at exit): nothing
+   * asynchronous is started, which the exit would cut short (a full pipe on standard output).
+   */
   flushSync(): void {
     this.handOver();
     try {
@@ -71,16 +89,14 @@ let stdout: LineBatch | undefined;
  * Standard output, batched (`LineBatch`) and written asynchronously by sonic-boom: one per process
  * (standard output is one file descriptor; every app of the process logs through it). A line
  * waits at most `LOG_FLUSH_MS` in memory; what is gathered is written synchronously when the
- * process exits (`process.exit`, the end of its event loop); a process killed with SIGKILL loses
- * at most the last `LOG_FLUSH_MS` of lines.
+ * process exits (`process.exit`, the end of its event loop); a process killed with SIGKILL
+ * loses at most the last `LOG_FLUSH_MS` of lines.
  */
 export function batchedStdout(): DestinationStream {
   if (stdout) return stdout;
-  // Registered before pino registers sonic-boom's own exit hooks (when the destination is made),
-  // so the gathered lines are handed over before sonic-boom writes what it holds, or ends.
-  process.on('beforeExit', () => stdout?.flush());
+  // 'exit' comes after process.exit() and at the loop's end alike (tested for both).
   process.on('exit', () => stdout?.flushSync());
-  const batch = new LineBatch(pino.destination({ dest: 1, sync: false }));
+  const batch = new LineBatch(pino.destination({ dest: 1, sync: false, minLength: HELD }));
   setInterval(() => batch.flush(), LOG_FLUSH_MS).unref();
   return (stdout = batch);
 }

@@ -214,7 +214,7 @@ export function executorsOutsideRepositories(sources: readonly SourceFile[]): st
  * `req.body` is the one the framework reads (the body middleware sets it).
  */
 const REQUEST_PROPERTY_SET =
-  /(?:\b(?:req|request)|\((?:req|request) as [^)]*\))\.(?!body\b)[A-Za-z_$][\w$]*\s*=(?!=)/;
+  /(?:\b(?:req|request)|\((?:req|request) as [^)]*\))\.(?!body\b)[A-Za-z_$][\w$]*\s*(?:\?\?|\|\||&&)?=(?!=)|Object\.(?:assign|defineProperty)\(\s*(?:req|request)\b/;
 
 /** Files (specs aside) that set a property on an HTTP request. */
 export function requestPropertiesSet(sources: readonly SourceFile[]): string[] {
