@@ -147,6 +147,17 @@ describe('Request log', () => {
  * process that exits writes every line it logged, in order.
  */
 describe('Log lines at exit', () => {
+  /** Runs a command to its end: what it wrote to each output (read to the end), and its code. */
+  const runToEnd = async (command: string, args: string[]) => {
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    return { out, err, code };
+  };
+
   // The compiled logger, as the service runs it: standard output batched (batchedStdout).
   const script = `
     const { createRootLogger } = require(process.argv[1]);
@@ -164,14 +175,13 @@ describe('Log lines at exit', () => {
     ['the end of its event loop, every line still gathered', 'drain', 3],
   ])('%s (%s, %d lines)', async (_, how, LINES) => {
     const logging = ensureBuilt('src', 'common', 'logging.js');
-    const child = spawn(process.execPath, ['-e', script, logging, how, String(LINES)], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    const { out, err, code } = await runToEnd(process.execPath, [
+      '-e',
+      script,
+      logging,
+      how,
+      String(LINES),
+    ]);
     expect(err).toBe('');
     expect(code).toBe(0);
     const numbers = out
@@ -203,18 +213,10 @@ describe('Log lines at exit', () => {
     );
     try {
       // The reader starts a second later: the line must wait for it, not be dropped.
-      const child = spawn(
-        'sh',
-        ['-c', `"${process.execPath}" "${file}" "${logging}" | (sleep 1; cat)`],
-        {
-          stdio: ['ignore', 'pipe', 'pipe'],
-        },
-      );
-      let out = '';
-      let err = '';
-      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-      child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-      const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+      const { out, err, code } = await runToEnd('sh', [
+        '-c',
+        `"${process.execPath}" "${file}" "${logging}" | (sleep 1; cat)`,
+      ]);
       expect(err).toBe('');
       expect(code).toBe(0);
       const lines = out.trim().split('\n');
